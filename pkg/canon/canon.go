@@ -1,0 +1,39 @@
+// Package canon produces the canonical JSON form of a document: object keys
+// sorted, no insignificant white space, numbers kept exactly as written and
+// no HTML escaping. Two documents that mean the same have the same bytes, so
+// the canonical form is what idempotency keys and argument hashes are built on.
+package canon
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+)
+
+// JSON returns the canonical form of one JSON document. It fails when raw is
+// not exactly one valid JSON value.
+func JSON(raw []byte) ([]byte, error) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, fmt.Errorf("canon: %w", err)
+	}
+	if dec.More() {
+		return nil, errors.New("canon: more than one JSON value")
+	}
+	return Value(v)
+}
+
+// Value returns the canonical JSON of an already decoded value. Maps are
+// written with sorted keys by encoding/json; json.Number keeps the digits.
+func Value(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, fmt.Errorf("canon: %w", err)
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+}
