@@ -1,0 +1,176 @@
+package provider
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/toolgate/toolgate/pkg/canon"
+)
+
+// Gemini generateContent / streamGenerateContent (AI Studio and Vertex AI).
+// Calls are functionCall parts, with args as an object, or (Vertex streaming
+// function-call arguments) a functionCall {name, willContinue} followed by
+// partialArgs fragments and closed by a functionCall without willContinue.
+// Gemini says STOP for function calls, so STOP with calls is tool_calls.
+// Only candidate 0 is read. Thought parts are not visible text.
+
+type gemFunctionCall struct {
+	ID           string          `json:"id"`
+	Name         string          `json:"name"`
+	Args         json.RawMessage `json:"args"`
+	PartialArgs  []partialArg    `json:"partialArgs"`
+	WillContinue bool            `json:"willContinue"`
+}
+
+type gemPart struct {
+	Text         *string          `json:"text"`
+	Thought      bool             `json:"thought"`
+	FunctionCall *gemFunctionCall `json:"functionCall"`
+}
+
+type gemCandidate struct {
+	Index   int `json:"index"`
+	Content *struct {
+		Parts []gemPart `json:"parts"`
+	} `json:"content"`
+	FinishReason json.RawMessage `json:"finishReason"`
+}
+
+type gemChunk struct {
+	Candidates    []gemCandidate `json:"candidates"`
+	UsageMetadata *struct {
+		CandidatesTokenCount int `json:"candidatesTokenCount"`
+		ThoughtsTokenCount   int `json:"thoughtsTokenCount"`
+	} `json:"usageMetadata"`
+	ModelVersion   string `json:"modelVersion"`
+	ResponseID     string `json:"responseId"`
+	PromptFeedback *struct {
+		BlockReason string `json:"blockReason"`
+	} `json:"promptFeedback"`
+	Error json.RawMessage `json:"error"`
+}
+
+var errGemShape = errors.New("provider: gemini: not a generateContent response: expected candidates, usageMetadata, promptFeedback or error")
+
+// gemWhole reads one response object, or the JSON array of chunks that
+// streamGenerateContent returns without alt=sse.
+func gemWhole(body []byte, s *state) error {
+	body = bytes.TrimSpace(body)
+	if len(body) > 0 && body[0] == '[' {
+		var chunks []json.RawMessage
+		if err := json.Unmarshal(body, &chunks); err != nil {
+			return fmt.Errorf("provider: gemini: %w", err)
+		}
+		for _, c := range chunks {
+			if err := gemEvent(c, s); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	return gemEvent(body, s)
+}
+
+func gemEvent(ev []byte, s *state) error {
+	var c gemChunk
+	if err := json.Unmarshal(ev, &c); err != nil {
+		return fmt.Errorf("provider: gemini: %w", err)
+	}
+	if c.Candidates == nil && c.UsageMetadata == nil && c.PromptFeedback == nil && len(c.Error) == 0 {
+		return errGemShape
+	}
+	cand := gemFirst(c.Candidates)
+	if s.done && cand != nil && cand.Content != nil && len(cand.Content.Parts) > 0 {
+		return ErrAfterTerminal
+	}
+	if c.ResponseID != "" {
+		s.id = c.ResponseID
+	}
+	if c.ModelVersion != "" {
+		s.model = c.ModelVersion
+	}
+	if u := c.UsageMetadata; u != nil && u.CandidatesTokenCount+u.ThoughtsTokenCount > 0 {
+		// The output cap counts thinking tokens too.
+		s.outputTokens = u.CandidatesTokenCount + u.ThoughtsTokenCount
+	}
+	if e := decodeError(c.Error); e != nil {
+		s.setError(e)
+		return nil
+	}
+	if pf := c.PromptFeedback; pf != nil && pf.BlockReason != "" {
+		s.finish, s.providerFinish, s.done = ReasonContentFilter, pf.BlockReason, true
+	}
+	if cand == nil {
+		return nil
+	}
+	if cand.Content != nil {
+		for i := range cand.Content.Parts {
+			if err := s.gemPart(&cand.Content.Parts[i]); err != nil {
+				return err
+			}
+		}
+	}
+	if w := scalarString(cand.FinishReason); w != "" {
+		s.finish, s.providerFinish, s.done = geminiReason(w), w, true
+	}
+	return nil
+}
+
+func gemFirst(cs []gemCandidate) *gemCandidate {
+	for i := range cs {
+		if cs[i].Index == 0 {
+			return &cs[i]
+		}
+	}
+	return nil
+}
+
+func (s *state) gemPart(p *gemPart) error {
+	if p.Text != nil && !p.Thought {
+		s.text.WriteString(*p.Text)
+	}
+	fc := p.FunctionCall
+	if fc == nil {
+		return nil
+	}
+	c := s.gemOpen
+	if fc.Name != "" {
+		if c != nil { // a new call before the previous one closed
+			c.open, c.truncWhy = false, "next call began before this one closed"
+		}
+		c = s.newCall(len(s.calls))
+		c.id, c.name, c.object = fc.ID, fc.Name, true
+		c.args = []byte("{}")
+		if len(fc.Args) > 0 && string(fc.Args) != "null" {
+			obj, err := canon.JSON(fc.Args)
+			if err != nil {
+				return fmt.Errorf("provider: gemini: functionCall %s args: %w", fc.Name, err)
+			}
+			c.args = obj
+		}
+		s.gemOpen = nil
+	}
+	if c == nil {
+		return nil // a stray terminator or separator
+	}
+	for _, a := range fc.PartialArgs {
+		if c.partial == nil {
+			c.partial = &partialArgs{}
+		}
+		if err := c.partial.apply(a); err != nil {
+			return err
+		}
+	}
+	if c.id == "" {
+		c.id = fc.ID
+	}
+	c.open = fc.WillContinue
+	if c.open {
+		s.gemOpen = c
+	} else {
+		s.gemOpen = nil
+	}
+	return nil
+}

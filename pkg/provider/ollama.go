@@ -1,0 +1,72 @@
+package provider
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+)
+
+// Ollama native /api/chat, whole (stream:false) and NDJSON-streamed. Calls
+// arrive whole in message.tool_calls with arguments as an object; a stream
+// line may carry some calls and the final line ("done": true) the reason.
+// done_reason is "stop" even with calls, so stop with calls is tool_calls.
+// Ollama's OpenAI-compatible /v1 endpoint is openai-chat, not this.
+
+type ollamaLine struct {
+	Model   string `json:"model"`
+	Message *struct {
+		Content   string `json:"content"`
+		ToolCalls []struct {
+			ID       string `json:"id"`
+			Function struct {
+				Name      string          `json:"name"`
+				Arguments json.RawMessage `json:"arguments"`
+			} `json:"function"`
+		} `json:"tool_calls"`
+	} `json:"message"`
+	Done       *bool           `json:"done"`
+	DoneReason string          `json:"done_reason"`
+	EvalCount  int             `json:"eval_count"`
+	Error      json.RawMessage `json:"error"`
+}
+
+var errOllamaShape = errors.New("provider: ollama: not an /api/chat response: expected message, done or error")
+
+func ollamaWhole(body []byte, s *state) error { return ollamaEvent(body, s) }
+
+func ollamaEvent(ev []byte, s *state) error {
+	var l ollamaLine
+	if err := json.Unmarshal(ev, &l); err != nil {
+		return fmt.Errorf("provider: ollama: %w", err)
+	}
+	if l.Message == nil && l.Done == nil && len(l.Error) == 0 {
+		return errOllamaShape
+	}
+	if s.done {
+		return ErrAfterTerminal
+	}
+	if l.Model != "" {
+		s.model = l.Model
+	}
+	if e := decodeError(l.Error); e != nil {
+		s.setError(e)
+		return nil
+	}
+	if m := l.Message; m != nil {
+		s.text.WriteString(m.Content)
+		for _, tc := range m.ToolCalls {
+			c := s.newCall(len(s.calls))
+			c.id, c.name = tc.ID, tc.Function.Name
+			if err := c.addChatArgs(tc.Function.Arguments); err != nil {
+				return fmt.Errorf("provider: ollama: tool call %s: %w", tc.Function.Name, err)
+			}
+		}
+	}
+	if l.EvalCount > 0 {
+		s.outputTokens = l.EvalCount
+	}
+	if l.Done != nil && *l.Done {
+		s.finish, s.providerFinish, s.done = ollamaReason(l.DoneReason), l.DoneReason, true
+	}
+	return nil
+}

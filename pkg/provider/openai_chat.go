@@ -1,0 +1,241 @@
+package provider
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/toolgate/toolgate/pkg/canon"
+)
+
+// OpenAI Chat Completions and the OpenAI-compatible servers (Groq, DeepSeek,
+// Mistral, xAI, vLLM, llama.cpp, Ollama /v1, Anthropic's compat endpoint).
+// Only choice 0 is read: a tool-calling request asks for one choice.
+
+type chatFunction struct {
+	Name      string          `json:"name"`
+	Arguments json.RawMessage `json:"arguments"` // a string; some servers send an object
+}
+
+type chatToolCall struct {
+	Index    *int         `json:"index"`
+	ID       string       `json:"id"`
+	Function chatFunction `json:"function"`
+}
+
+type chatMessage struct {
+	Content   json.RawMessage `json:"content"`
+	Refusal   *string         `json:"refusal"`
+	ToolCalls []chatToolCall  `json:"tool_calls"`
+}
+
+type chatChoice struct {
+	Index        int          `json:"index"`
+	Message      chatMessage  `json:"message"`
+	Delta        *chatMessage `json:"delta"`
+	FinishReason *string      `json:"finish_reason"`
+}
+
+type chatBody struct {
+	ID      string          `json:"id"`
+	Model   string          `json:"model"`
+	Choices []chatChoice    `json:"choices"`
+	Usage   *chatUsage      `json:"usage"`
+	Error   json.RawMessage `json:"error"`
+}
+
+type chatUsage struct {
+	CompletionTokens int `json:"completion_tokens"`
+}
+
+var errChatShape = errors.New("provider: openai-chat: not a chat completion: expected an object with choices, usage or error")
+
+var doneSentinel = []byte("[DONE]")
+
+func decodeChat(b []byte) (chatBody, error) {
+	var c chatBody
+	if err := json.Unmarshal(b, &c); err != nil {
+		return c, fmt.Errorf("provider: openai-chat: %w", err)
+	}
+	return c, nil
+}
+
+func (c *chatBody) common(s *state) bool {
+	if c.ID != "" && s.id == "" {
+		s.id = c.ID
+	}
+	if c.Model != "" && s.model == "" {
+		s.model = c.Model
+	}
+	if c.Usage != nil && c.Usage.CompletionTokens > 0 {
+		s.outputTokens = c.Usage.CompletionTokens
+	}
+	if e := decodeError(c.Error); e != nil {
+		s.setError(e)
+		return true
+	}
+	return false
+}
+
+func chatWhole(body []byte, s *state) error {
+	c, err := decodeChat(body)
+	if err != nil {
+		return err
+	}
+	if c.common(s) {
+		return nil
+	}
+	if c.Choices == nil {
+		return errChatShape
+	}
+	ch := firstChoice(c.Choices)
+	if ch == nil {
+		return nil
+	}
+	m := ch.Message
+	s.text.WriteString(contentText(m.Content))
+	if m.Refusal != nil && *m.Refusal != "" {
+		s.refusal = true
+	}
+	for i, tc := range m.ToolCalls {
+		cb := s.newCall(i)
+		cb.id, cb.name = tc.ID, tc.Function.Name
+		if err := cb.addChatArgs(tc.Function.Arguments); err != nil {
+			return err
+		}
+	}
+	if ch.FinishReason != nil {
+		s.finish, s.providerFinish = chatReason(*ch.FinishReason), *ch.FinishReason
+	}
+	return nil
+}
+
+func chatEvent(ev []byte, s *state) error {
+	if bytes.Equal(ev, doneSentinel) {
+		s.done = true
+		return nil
+	}
+	c, err := decodeChat(ev)
+	if err != nil {
+		return err
+	}
+	if c.Choices == nil && c.Usage == nil && len(c.Error) == 0 {
+		return errChatShape
+	}
+	ch := firstChoice(c.Choices)
+	if s.done && ch != nil && ch.Delta != nil && (len(ch.Delta.ToolCalls) > 0 || contentText(ch.Delta.Content) != "") {
+		return ErrAfterTerminal
+	}
+	if c.common(s) || ch == nil || ch.Delta == nil && ch.FinishReason == nil {
+		return nil
+	}
+	if d := ch.Delta; d != nil {
+		s.text.WriteString(contentText(d.Content))
+		if d.Refusal != nil && *d.Refusal != "" {
+			s.refusal = true
+		}
+		for _, tc := range d.ToolCalls {
+			if err := s.chatDelta(tc); err != nil {
+				return err
+			}
+		}
+	}
+	if ch.FinishReason != nil && *ch.FinishReason != "" {
+		s.finish, s.providerFinish = chatReason(*ch.FinishReason), *ch.FinishReason
+		s.done = true // a usage-only chunk and [DONE] may still follow
+	}
+	return nil
+}
+
+// chatDelta routes one tool_calls delta to its call: by index when present
+// (a new non-empty id with a name at a used index starts a new call, as some
+// servers reuse index 0); without index (Mistral) a new id starts a call and
+// anything else continues the last one.
+func (s *state) chatDelta(tc chatToolCall) error {
+	var c *callBuf
+	if tc.Index != nil {
+		if s.chatByIndex == nil {
+			s.chatByIndex = map[int]*callBuf{}
+		}
+		c = s.chatByIndex[*tc.Index]
+		if c != nil && tc.ID != "" && c.id != "" && tc.ID != c.id && tc.Function.Name != "" {
+			c = nil
+		}
+		if c == nil {
+			c = s.newCall(*tc.Index)
+			s.chatByIndex[*tc.Index] = c
+		}
+	} else {
+		if n := len(s.calls); n > 0 && (tc.ID == "" || tc.ID == s.calls[n-1].id) {
+			c = s.calls[n-1]
+		} else {
+			c = s.newCall(len(s.calls))
+		}
+	}
+	if c.id == "" {
+		c.id = tc.ID
+	}
+	if c.name == "" {
+		c.name = tc.Function.Name
+	}
+	return c.addChatArgs(tc.Function.Arguments)
+}
+
+// addChatArgs appends an arguments fragment: a JSON string is appended as
+// text; an object (non-standard servers) is kept as canonical JSON.
+func (c *callBuf) addChatArgs(raw json.RawMessage) error {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil
+	}
+	if raw[0] == '"' {
+		var frag string
+		if err := json.Unmarshal(raw, &frag); err != nil {
+			return fmt.Errorf("provider: arguments fragment: %w", err)
+		}
+		c.args = append(c.args, frag...)
+		return nil
+	}
+	obj, err := canon.JSON(raw)
+	if err != nil {
+		return fmt.Errorf("provider: arguments object: %w", err)
+	}
+	c.args, c.object = obj, true
+	return nil
+}
+
+func firstChoice(cs []chatChoice) *chatChoice {
+	for i := range cs {
+		if cs[i].Index == 0 {
+			return &cs[i]
+		}
+	}
+	return nil
+}
+
+// contentText reads message content given as a string or as an array of
+// parts with text.
+func contentText(raw json.RawMessage) string {
+	if len(raw) == 0 || raw[0] == 'n' {
+		return ""
+	}
+	if raw[0] == '"' {
+		var s string
+		_ = json.Unmarshal(raw, &s)
+		return s
+	}
+	var parts []struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	}
+	if json.Unmarshal(raw, &parts) != nil {
+		return ""
+	}
+	var b bytes.Buffer
+	for _, p := range parts {
+		if p.Type == "" || p.Type == "text" || p.Type == "output_text" {
+			b.WriteString(p.Text)
+		}
+	}
+	return b.String()
+}

@@ -1,0 +1,258 @@
+package provider
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+)
+
+// OpenAI Responses API (also Azure, LM Studio's Open Responses, DeepSeek's
+// compatible endpoint). Client calls are function_call items (JSON text
+// arguments) and custom_tool_call items (free-text input). Server-run items
+// (web_search_call, mcp_call, tool_search, ...) are not client calls.
+
+type respContent struct {
+	Type    string `json:"type"`
+	Text    string `json:"text"`
+	Refusal string `json:"refusal"`
+}
+
+type respItem struct {
+	Type      string          `json:"type"`
+	ID        string          `json:"id"`
+	CallID    string          `json:"call_id"`
+	Name      string          `json:"name"`
+	Arguments json.RawMessage `json:"arguments"`
+	Input     *string         `json:"input"`
+	Content   []respContent   `json:"content"`
+}
+
+type respBody struct {
+	ID                string `json:"id"`
+	Model             string `json:"model"`
+	Status            string `json:"status"`
+	MaxOutputTokens   int    `json:"max_output_tokens"`
+	IncompleteDetails *struct {
+		Reason string `json:"reason"`
+	} `json:"incomplete_details"`
+	Output []respItem `json:"output"`
+	Usage  *struct {
+		OutputTokens int `json:"output_tokens"`
+	} `json:"usage"`
+	Error json.RawMessage `json:"error"`
+}
+
+type respEventBody struct {
+	Type        string          `json:"type"`
+	Response    *respBody       `json:"response"`
+	Item        *respItem       `json:"item"`
+	ItemID      string          `json:"item_id"`
+	OutputIndex int             `json:"output_index"`
+	Delta       json.RawMessage `json:"delta"`
+	Arguments   json.RawMessage `json:"arguments"`
+	Input       *string         `json:"input"`
+	// error event fields
+	Code    json.RawMessage `json:"code"`
+	Message string          `json:"message"`
+	Error   json.RawMessage `json:"error"`
+}
+
+var errRespShape = errors.New("provider: openai-responses: not a Responses API object: expected output, status or error")
+
+func respWhole(body []byte, s *state) error {
+	var r respBody
+	if err := json.Unmarshal(body, &r); err != nil {
+		return fmt.Errorf("provider: openai-responses: %w", err)
+	}
+	if r.Output == nil && r.Status == "" && len(r.Error) == 0 {
+		return errRespShape
+	}
+	return s.respFinal(&r, true)
+}
+
+// respFinal applies a whole response object: from a body, or from the
+// terminal event, where calls the stream already carried are kept as they
+// arrived.
+func (s *state) respFinal(r *respBody, whole bool) error {
+	s.respHeader(r)
+	if r.Usage != nil {
+		s.outputTokens = r.Usage.OutputTokens
+	}
+	for i := range r.Output {
+		it := &r.Output[i]
+		if it.Type == "message" && whole {
+			s.respMessage(it)
+			continue
+		}
+		if !isClientCall(it.Type) {
+			continue
+		}
+		if !whole && s.byItem[it.ID] != nil {
+			continue
+		}
+		if err := s.respItem(i, it).setItemArgs(it); err != nil {
+			return err
+		}
+	}
+	switch r.Status {
+	case "completed":
+		s.finish, s.providerFinish = ReasonStop, r.Status
+	case "incomplete":
+		s.providerFinish = "incomplete"
+		s.finish = ReasonUnknown
+		if r.IncompleteDetails != nil {
+			s.providerFinish += ":" + r.IncompleteDetails.Reason
+			switch r.IncompleteDetails.Reason {
+			case "max_output_tokens":
+				s.finish = ReasonLength
+			case "content_filter":
+				s.finish = ReasonContentFilter
+			}
+		}
+	case "failed":
+		s.finish, s.providerFinish = ReasonError, r.Status
+	default:
+		s.finish, s.providerFinish = ReasonUnknown, r.Status
+	}
+	if e := decodeError(r.Error); e != nil {
+		s.setError(e)
+	}
+	return nil
+}
+
+func (s *state) respHeader(r *respBody) {
+	if r.ID != "" {
+		s.id = r.ID
+	}
+	if r.Model != "" {
+		s.model = r.Model
+	}
+	if r.MaxOutputTokens > 0 {
+		s.maxTokens = r.MaxOutputTokens
+	}
+}
+
+func (s *state) respMessage(it *respItem) {
+	for _, c := range it.Content {
+		switch c.Type {
+		case "output_text":
+			s.text.WriteString(c.Text)
+		case "refusal":
+			s.refusal = true
+		}
+	}
+}
+
+func isClientCall(t string) bool { return t == "function_call" || t == "custom_tool_call" }
+
+// respItem finds or creates the call for an output item.
+func (s *state) respItem(outputIndex int, it *respItem) *callBuf {
+	if s.byItem == nil {
+		s.byItem = map[string]*callBuf{}
+	}
+	c := s.byItem[it.ID]
+	if c == nil {
+		c = s.newCall(outputIndex)
+		if it.ID != "" {
+			s.byItem[it.ID] = c
+		}
+	}
+	if c.id == "" {
+		c.id = it.CallID
+	}
+	if c.name == "" {
+		c.name = it.Name
+	}
+	c.freeText = it.Type == "custom_tool_call"
+	return c
+}
+
+// setItemArgs replaces the arguments with the item's final ones, when it
+// carries any.
+func (c *callBuf) setItemArgs(it *respItem) error {
+	if it.Input != nil {
+		c.args = append(c.args[:0], *it.Input...)
+		return nil
+	}
+	if len(it.Arguments) == 0 || string(it.Arguments) == "null" {
+		return nil
+	}
+	c.args, c.object = c.args[:0], false
+	return c.addChatArgs(it.Arguments)
+}
+
+func respEvent(ev []byte, s *state) error {
+	var e respEventBody
+	if err := json.Unmarshal(ev, &e); err != nil {
+		return fmt.Errorf("provider: openai-responses: %w", err)
+	}
+	if e.Type == "" {
+		return errors.New("provider: openai-responses: event has no type")
+	}
+	if s.done {
+		return ErrAfterTerminal
+	}
+	switch e.Type {
+	case "response.created", "response.in_progress", "response.queued":
+		if e.Response != nil {
+			s.respHeader(e.Response)
+		}
+	case "response.output_item.added", "response.output_item.done":
+		if e.Item == nil || !isClientCall(e.Item.Type) {
+			return nil
+		}
+		return s.respItem(e.OutputIndex, e.Item).setItemArgs(e.Item)
+	case "response.function_call_arguments.delta", "response.custom_tool_call_input.delta":
+		c := s.respCallFor(&e)
+		var frag string
+		if err := json.Unmarshal(e.Delta, &frag); err != nil {
+			return fmt.Errorf("provider: openai-responses: %s: delta: %w", e.Type, err)
+		}
+		c.args = append(c.args, frag...)
+	case "response.function_call_arguments.done":
+		c := s.respCallFor(&e)
+		c.args, c.object = c.args[:0], false
+		return c.addChatArgs(e.Arguments)
+	case "response.custom_tool_call_input.done":
+		c := s.respCallFor(&e)
+		c.freeText = true
+		if e.Input != nil {
+			c.args = append(c.args[:0], *e.Input...)
+		}
+	case "response.output_text.delta":
+		var frag string
+		if err := json.Unmarshal(e.Delta, &frag); err != nil {
+			return fmt.Errorf("provider: openai-responses: output_text delta: %w", err)
+		}
+		s.text.WriteString(frag)
+	case "response.refusal.delta", "response.refusal.done":
+		s.refusal = true
+	case "response.completed", "response.incomplete", "response.failed":
+		if e.Response == nil {
+			return fmt.Errorf("provider: openai-responses: %s without response object", e.Type)
+		}
+		s.done = true
+		return s.respFinal(e.Response, false)
+	case "error":
+		er := decodeError(e.Error)
+		if er == nil {
+			er = &Error{Code: scalarString(e.Code), Message: e.Message}
+		}
+		s.setError(er)
+	}
+	return nil
+}
+
+// respCallFor finds the call an argument event belongs to, by item id, then
+// by output index; an event for an unseen item starts a call.
+func (s *state) respCallFor(e *respEventBody) *callBuf {
+	if c := s.byItem[e.ItemID]; c != nil {
+		return c
+	}
+	for _, c := range s.calls {
+		if c.key == e.OutputIndex {
+			return c
+		}
+	}
+	return s.respItem(e.OutputIndex, &respItem{ID: e.ItemID, Type: "function_call"})
+}

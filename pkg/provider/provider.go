@@ -1,0 +1,192 @@
+// Package provider normalizes LLM provider responses — whole bodies or streams
+// event by event — into one shape: the proposed tool calls with their raw
+// arguments, the assistant's visible text, a normalized completion reason
+// beside the provider's own word, and any provider error.
+//
+// It is pure: no I/O, no NATS. It never completes or repairs arguments; it only
+// reports what arrived and whether it looks cut off (Call.Truncated). A call
+// from a stream is a draft until Done reports the provider's terminal event.
+package provider
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Provider names, as sent in the Toolgate-Provider header.
+const (
+	OpenAIChat      = "openai-chat"
+	OpenAIResponses = "openai-responses"
+	Anthropic       = "anthropic"
+	Gemini          = "gemini"
+	Ollama          = "ollama"
+)
+
+// Known reports whether name is one of the provider names above.
+func Known(name string) bool {
+	switch name {
+	case OpenAIChat, OpenAIResponses, Anthropic, Gemini, Ollama:
+		return true
+	}
+	return false
+}
+
+// ErrUnknownProvider is returned for a provider name Known rejects.
+var ErrUnknownProvider = errors.New("provider: unknown provider (use openai-chat, openai-responses, anthropic, gemini or ollama)")
+
+// ErrAfterTerminal is returned by Add for an event that starts or continues a
+// response after the provider's terminal event. The event is ignored. A
+// recording holding several responses back to back (agent runs) continues in
+// a new Accumulator.
+var ErrAfterTerminal = errors.New("provider: event after the terminal event (a new response needs a new accumulator)")
+
+// Call is one proposed tool call, in output order.
+type Call struct {
+	// Index is the position among this response's calls, 0..n-1.
+	Index int `json:"index"`
+	// ID is the provider's own call id; "" when the provider sent none.
+	ID   string `json:"id"`
+	Name string `json:"name"`
+	// Arguments is the raw argument text exactly as accumulated. When the
+	// provider sent an object (Anthropic whole input, Gemini args, Ollama
+	// arguments) it is that object's canonical JSON (package canon).
+	// For a free-text custom tool (OpenAI Responses custom_tool_call) it is
+	// the input text.
+	Arguments           string `json:"arguments"`
+	ArgumentsWereObject bool   `json:"arguments_were_object"`
+	// FreeText marks a custom tool whose input is not JSON.
+	FreeText bool `json:"free_text,omitempty"`
+	// Truncated is true when the provider said length/max_tokens, the
+	// arguments end before their JSON closes, the output token count reached
+	// the cap, or the call was still open at the terminal event — even when
+	// the provider claimed tool_calls. TruncatedWhy says which.
+	Truncated    bool   `json:"truncated"`
+	TruncatedWhy string `json:"truncated_why,omitempty"`
+}
+
+// Error is a provider error carried instead of (or after) output: an error
+// body, or an SSE error event. FailedGeneration is the model's rejected raw
+// text when the provider returns it (Groq tool_use_failed).
+type Error struct {
+	Type             string `json:"type,omitempty"`
+	Code             string `json:"code,omitempty"`
+	Message          string `json:"message,omitempty"`
+	FailedGeneration string `json:"failed_generation,omitempty"`
+}
+
+// Response is one normalized provider response.
+type Response struct {
+	Provider string `json:"provider"`
+	ID       string `json:"id,omitempty"`
+	Model    string `json:"model,omitempty"`
+	// Text is the assistant's own visible text (not reasoning or thinking),
+	// kept for recovering calls written as text.
+	Text  string `json:"text"`
+	Calls []Call `json:"calls"`
+	// Finish is the normalized reason; ProviderFinish the provider's own word
+	// ("end_turn", "MAX_TOKENS", "1", "incomplete:max_output_tokens", ...).
+	Finish         Reason `json:"finish"`
+	ProviderFinish string `json:"provider_finish,omitempty"`
+	Error          *Error `json:"error,omitempty"`
+	// Complete is true once the provider's terminal event was seen; always
+	// true for a whole body. Only calls of a Complete response with no Error
+	// may go further than progress display.
+	Complete     bool `json:"complete"`
+	OutputTokens int  `json:"output_tokens,omitempty"`
+	MaxTokens    int  `json:"max_tokens,omitempty"`
+}
+
+// Progress is what a UI may show about a call while a stream is open.
+type Progress struct {
+	Index         int
+	Name          string
+	ArgumentBytes int
+}
+
+// Option adjusts normalization.
+type Option func(*options)
+
+type options struct{ maxTokens int }
+
+// WithMaxTokens tells the normalizer the output token cap of the request, so
+// that a response whose output token count reached it marks its calls
+// truncated. A cap the provider reports itself (OpenAI Responses
+// max_output_tokens) is used when this option is absent.
+func WithMaxTokens(n int) Option { return func(o *options) { o.maxTokens = n } }
+
+// ParseResponse normalizes one complete (non-streamed) response body. A
+// provider error body yields a Response with Error set and Finish error, and
+// a nil error. The error is non-nil only when body is not that provider's
+// response shape.
+func ParseResponse(provider string, body []byte, opts ...Option) (Response, error) {
+	a, err := NewAccumulator(provider, opts...)
+	if err != nil {
+		return Response{}, err
+	}
+	if err := a.codec.whole(body, &a.st); err != nil {
+		return Response{Provider: provider}, err
+	}
+	a.st.done = true
+	return a.Response(), nil
+}
+
+// Accumulator assembles one streamed response event by event. It is not safe
+// for concurrent use.
+type Accumulator struct {
+	provider string
+	codec    codec
+	st       state
+}
+
+// NewAccumulator returns an empty accumulator for provider.
+func NewAccumulator(provider string, opts ...Option) (*Accumulator, error) {
+	c, ok := codecs[provider]
+	if !ok {
+		return nil, fmt.Errorf("%w: %q", ErrUnknownProvider, provider)
+	}
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
+	a := &Accumulator{provider: provider, codec: c}
+	a.st.maxTokensOpt = o.maxTokens
+	a.st.stopMeansCalls = c.stopMeansCalls
+	return a, nil
+}
+
+// Add feeds one event: one SSE data payload (without "data: ") or one NDJSON
+// line. "[DONE]" is accepted. Add never panics; on garbage it returns an error,
+// keeps what it had and stays usable.
+func (a *Accumulator) Add(event []byte) (err error) {
+	defer func() {
+		if r := recover(); r != nil { // a bug here must not take a gate down
+			err = fmt.Errorf("provider: %s: internal error on event: %v", a.provider, r)
+		}
+	}()
+	return a.codec.event(trimSpace(event), &a.st)
+}
+
+// Done reports whether the provider's terminal event arrived: "[DONE]" or a
+// chunk with finish_reason (openai-chat), response.completed/incomplete/failed
+// (openai-responses), message_stop (anthropic), a chunk with finishReason or
+// promptFeedback.blockReason (gemini), "done": true (ollama), or a provider
+// error event (any).
+func (a *Accumulator) Done() bool { return a.st.done }
+
+// Progress lists the calls seen so far with their argument bytes. It is for
+// display only; nothing may execute from it.
+func (a *Accumulator) Progress() []Progress {
+	calls := a.st.ordered()
+	out := make([]Progress, len(calls))
+	for i, c := range calls {
+		out[i] = Progress{Index: i, Name: c.name, ArgumentBytes: c.argLen()}
+	}
+	return out
+}
+
+// Response returns what arrived so far, normalized. Complete equals Done().
+func (a *Accumulator) Response() Response {
+	r := a.st.build()
+	r.Provider = a.provider
+	return r
+}
