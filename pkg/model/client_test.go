@@ -1,0 +1,171 @@
+package model
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestComplete_429_with_retry_after_then_success_waits_as_told(t *testing.T) {
+	for _, p := range []Protocol{ProtocolOpenAIChat, ProtocolAnthropic} {
+		t.Run(string(p), func(t *testing.T) {
+			ok := openAIOK
+			if p == ProtocolAnthropic {
+				ok = anthropicOK
+			}
+			srv := newScripted(t,
+				reply{status: 429, header: map[string]string{"Retry-After": "7"}, body: `{"error":"slow down"}`},
+				reply{status: 200, body: ok})
+			c, sl := newTestClient(t, p, srv, nil)
+			body, n, err := c.Complete(context.Background(), testRequest())
+			if err != nil || string(body) != ok {
+				t.Fatalf("Complete = %q, %v", body, err)
+			}
+			if n != 2 || len(srv.requests()) != 2 {
+				t.Errorf("requests = %d (server saw %d), want 2", n, len(srv.requests()))
+			}
+			if w := sl.all(); len(w) != 1 || w[0] != 7*time.Second {
+				t.Errorf("waits = %v, want [7s] from Retry-After", w)
+			}
+		})
+	}
+}
+
+func TestComplete_retry_after_http_date_is_read_against_the_clock(t *testing.T) {
+	now := time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
+	srv := newScripted(t,
+		reply{status: 503, header: map[string]string{"Retry-After": now.Add(4 * time.Second).Format(http.TimeFormat)}},
+		reply{status: 200, body: openAIOK})
+	sl := &sleeps{}
+	c, err := NewClient(Config{Protocol: ProtocolOpenAIChat, Endpoint: srv.URL, Model: "m"}, srv.Client(),
+		WithSleep(sl.sleep), WithClock(func() time.Time { return now }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, n, err := c.Complete(context.Background(), testRequest()); err != nil || n != 2 {
+		t.Fatalf("Complete: n=%d err=%v", n, err)
+	}
+	if w := sl.all(); len(w) != 1 || w[0] != 4*time.Second {
+		t.Errorf("waits = %v, want [4s]", w)
+	}
+}
+
+func TestComplete_500_every_time_gives_up_after_max_retries_plus_one(t *testing.T) {
+	srv := newScripted(t, reply{status: 500, body: `{"error":"boom"}`})
+	c, sl := newTestClient(t, ProtocolOpenAIChat, srv, func(c *Config) { c.MaxRetries = 2; c.MaxBackoff = 800 * time.Millisecond })
+	_, n, err := c.Complete(context.Background(), testRequest())
+	if n != 3 || len(srv.requests()) != 3 {
+		t.Fatalf("requests = %d (server saw %d), want 3", n, len(srv.requests()))
+	}
+	var he *HTTPError
+	if !errors.Is(err, ErrExhausted) || !errors.As(err, &he) || he.Status != 500 || !Retryable(err) {
+		t.Fatalf("err = %v; want ErrExhausted wrapping HTTPError 500, retryable", err)
+	}
+	w := sl.all()
+	if len(w) != 2 {
+		t.Fatalf("waits = %v, want 2", w)
+	}
+	// Exponential with equal jitter: [250ms,500ms], then [400ms,800ms] (capped).
+	if w[0] < 250*time.Millisecond || w[0] > 500*time.Millisecond || w[1] < 400*time.Millisecond || w[1] > 800*time.Millisecond {
+		t.Errorf("waits = %v, outside the backoff bounds", w)
+	}
+}
+
+func TestComplete_400_is_permanent_and_not_retried(t *testing.T) {
+	srv := newScripted(t, reply{status: 400, body: `{"error":{"message":"tool_choice not supported"}}`}, reply{status: 200, body: openAIOK})
+	c, sl := newTestClient(t, ProtocolOpenAIChat, srv, nil)
+	_, n, err := c.Complete(context.Background(), testRequest())
+	var he *HTTPError
+	if n != 1 || !errors.As(err, &he) || he.Status != 400 || Retryable(err) || errors.Is(err, ErrExhausted) {
+		t.Fatalf("n=%d err=%v; want one request and a permanent HTTPError 400", n, err)
+	}
+	if !strings.Contains(err.Error(), "tool_choice not supported") || len(sl.all()) != 0 {
+		t.Errorf("err = %v, waits = %v", err, sl.all())
+	}
+}
+
+func TestComplete_retry_after_beyond_max_backoff_is_returned_not_waited(t *testing.T) {
+	srv := newScripted(t, reply{status: 429, header: map[string]string{"Retry-After": "3600"}})
+	c, sl := newTestClient(t, ProtocolAnthropic, srv, nil)
+	_, n, err := c.Complete(context.Background(), testRequest())
+	var he *HTTPError
+	if n != 1 || !errors.As(err, &he) || he.RetryAfter != time.Hour || !Retryable(err) {
+		t.Fatalf("n=%d err=%v; want the 429 at once with RetryAfter 1h", n, err)
+	}
+	if len(sl.all()) != 0 {
+		t.Errorf("waited %v", sl.all())
+	}
+}
+
+func TestComplete_hanging_server_times_out_after_bounded_requests(t *testing.T) {
+	srv := newScripted(t, reply{hang: true})
+	c, _ := newTestClient(t, ProtocolOpenAIChat, srv, func(c *Config) { c.Timeout = 50 * time.Millisecond; c.MaxRetries = 1 })
+	_, n, err := c.Complete(context.Background(), testRequest())
+	if n != 2 || !errors.Is(err, ErrTimeout) || !errors.Is(err, ErrExhausted) {
+		t.Fatalf("n=%d err=%v; want 2 requests ending in ErrExhausted wrapping ErrTimeout", n, err)
+	}
+}
+
+func TestComplete_connection_refused_is_retried_then_exhausted(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	sl := &sleeps{}
+	c, err := NewClient(Config{Protocol: ProtocolOpenAIChat, Endpoint: "http://" + addr + "/v1", Model: "m", MaxRetries: 2}, nil, WithSleep(sl.sleep))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, n, err := c.Complete(context.Background(), testRequest())
+	if n != 3 || !errors.Is(err, ErrExhausted) || !Retryable(err) {
+		t.Fatalf("n=%d err=%v; want 3 requests, exhausted", n, err)
+	}
+}
+
+func TestComplete_cancelled_context_stops_while_waiting(t *testing.T) {
+	srv := newScripted(t, reply{status: 503})
+	ctx, cancel := context.WithCancel(context.Background())
+	c, err := NewClient(Config{Protocol: ProtocolOpenAIChat, Endpoint: srv.URL, Model: "m"}, srv.Client(),
+		WithSleep(func(ctx context.Context, d time.Duration) error { cancel(); return ctx.Err() }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, n, err := c.Complete(ctx, testRequest())
+	if n != 1 || !errors.Is(err, context.Canceled) || errors.Is(err, ErrExhausted) {
+		t.Fatalf("n=%d err=%v; want to stop after 1 request with context.Canceled", n, err)
+	}
+}
+
+func TestComplete_cancelled_context_makes_no_retry(t *testing.T) {
+	srv := newScripted(t, reply{status: 200, body: openAIOK})
+	c, _ := newTestClient(t, ProtocolOpenAIChat, srv, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, n, err := c.Complete(ctx, testRequest())
+	if n != 1 || !errors.Is(err, context.Canceled) || Retryable(err) {
+		t.Fatalf("n=%d err=%v; want one attempt and context.Canceled", n, err)
+	}
+}
+
+func TestComplete_api_key_echoed_by_server_is_redacted_from_errors(t *testing.T) {
+	srv := newScripted(t, reply{status: 401, body: `{"error":"invalid key sk-test-secret-123"}`})
+	c, _ := newTestClient(t, ProtocolAnthropic, srv, nil)
+	_, _, err := c.Complete(context.Background(), testRequest())
+	if err == nil || strings.Contains(err.Error(), "sk-test-secret-123") || !strings.Contains(err.Error(), "[redacted]") {
+		t.Fatalf("err = %v; want the key redacted", err)
+	}
+}
+
+func TestComplete_negative_max_retries_means_one_request(t *testing.T) {
+	srv := newScripted(t, reply{status: 502})
+	c, _ := newTestClient(t, ProtocolOpenAIChat, srv, func(c *Config) { c.MaxRetries = -1 })
+	if _, n, err := c.Complete(context.Background(), testRequest()); n != 1 || !errors.Is(err, ErrExhausted) {
+		t.Fatalf("n=%d err=%v", n, err)
+	}
+}
