@@ -1,0 +1,152 @@
+// Package call holds the call envelope that travels through the gates, its
+// statuses and the legal moves between them.
+package call
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Source says how a call was found.
+const (
+	SourceNative   = "native"   // the provider's own tool-call structure
+	SourceTextJSON = "textjson" // recovered from the assistant's text
+)
+
+// ErrIllegalTransition is returned by Move for a move the state machine does
+// not allow. It is a bug in a gate, never a property of the input, so the
+// worker dead-letters the call loudly instead of guessing.
+var ErrIllegalTransition = errors.New("call: illegal status transition")
+
+// Batch places a call among the calls of its response.
+type Batch struct {
+	ID     string `json:"id"`     // the response id
+	Index  int    `json:"index"`  // this call's position, 0-based
+	Size   int    `json:"size"`   // how many calls the response proposed
+	Atomic bool   `json:"atomic"` // none runs unless all passed every gate
+}
+
+// Request is the context the producer sent with the response.
+type Request struct {
+	Tenant       string   `json:"tenant,omitempty"`
+	Principal    string   `json:"principal,omitempty"`
+	Roles        []string `json:"roles,omitempty"`
+	Conversation string   `json:"conversation,omitempty"`
+	Tolerant     bool     `json:"tolerant,omitempty"`
+	DryRun       bool     `json:"dry_run,omitempty"`
+}
+
+// Step is one entry of a call's history.
+type Step struct {
+	Stage  string    `json:"stage"`
+	Status Status    `json:"status"`
+	At     time.Time `json:"at"`
+	Note   string    `json:"note,omitempty"`
+}
+
+// Repair is the evidence of one repair attempt.
+type Repair struct {
+	Attempt      int       `json:"attempt"`
+	Failure      Status    `json:"failure"`
+	RawArguments string    `json:"raw_arguments"`
+	Errors       []string  `json:"errors,omitempty"`
+	Answer       string    `json:"answer,omitempty"`
+	At           time.Time `json:"at"`
+}
+
+// Envelope is one proposed tool call and everything the gates learned about
+// it. It carries the seed's ToolCallRecord fields plus provenance, batch,
+// request context and history. It is the message body between gates.
+type Envelope struct {
+	CallID         string          `json:"call_id"`
+	ResponseID     string          `json:"response_id"`
+	ProviderCallID string          `json:"provider_call_id,omitempty"`
+	Provider       string          `json:"provider"`
+	Model          string          `json:"model,omitempty"`
+	Source         string          `json:"source"`
+	ToolName       string          `json:"tool_name"`
+	RawArguments   string          `json:"raw_arguments"`
+	FinishReason   string          `json:"finish_reason,omitempty"`
+	ProviderFinish string          `json:"provider_finish_reason,omitempty"`
+	Status         Status          `json:"status"`
+	Failure        Status          `json:"failure,omitempty"` // for Failed: the class that could not be repaired
+	Arguments      json.RawMessage `json:"arguments,omitempty"`
+	Errors         []string        `json:"errors,omitempty"`
+	RepairAttempts int             `json:"repair_attempts"`
+	Repairs        []Repair        `json:"repairs,omitempty"`
+	ToolRevision   uint64          `json:"tool_revision,omitempty"`
+	ValidTools     []string        `json:"valid_tools,omitempty"`
+	IdempotencyKey string          `json:"idempotency_key,omitempty"`
+	Result         json.RawMessage `json:"result,omitempty"`
+	Batch          Batch           `json:"batch"`
+	Request        Request         `json:"request"`
+	CreatedAt      time.Time       `json:"created_at"`
+	History        []Step          `json:"history"`
+}
+
+// New starts an envelope in Received, with its first history step.
+func New(responseID string, index int, now time.Time) Envelope {
+	e := Envelope{
+		CallID:     ID(responseID, index),
+		ResponseID: responseID,
+		Source:     SourceNative,
+		Status:     Received,
+		Batch:      Batch{ID: responseID, Index: index},
+		CreatedAt:  now.UTC(),
+	}
+	e.History = []Step{{Stage: "accumulate", Status: Received, At: e.CreatedAt}}
+	return e
+}
+
+// Move changes the status if the move is legal and records it in the
+// history. errs replace the envelope's errors (nil clears them).
+func (e *Envelope) Move(stage string, to Status, now time.Time, errs ...string) error {
+	if !Legal(e.Status, to) {
+		return fmt.Errorf("%w: %s -> %s at %s (call %s)", ErrIllegalTransition, e.Status, to, stage, e.CallID)
+	}
+	e.Status = to
+	e.Errors = errs
+	e.History = append(e.History, Step{Stage: stage, Status: to, At: now.UTC()})
+	return nil
+}
+
+// Note adds a remark to the last history step.
+func (e *Envelope) Note(note string) {
+	if n := len(e.History); n > 0 {
+		if e.History[n-1].Note != "" {
+			note = e.History[n-1].Note + "; " + note
+		}
+		e.History[n-1].Note = note
+	}
+}
+
+// Reset puts the envelope back in status to for a replay, bypassing the state
+// machine on purpose: an operator replays a dead letter after a fix. The
+// history keeps everything and records the replay.
+func (e *Envelope) Reset(stage string, to Status, now time.Time, note string) {
+	e.Status = to
+	e.Failure = ""
+	e.Errors = nil
+	e.History = append(e.History, Step{Stage: stage, Status: to, At: now.UTC(), Note: note})
+}
+
+// Attempt is the number that makes this envelope's outputs unique per
+// repair round, used in message ids.
+func (e *Envelope) Attempt() int { return e.RepairAttempts }
+
+// Marshal encodes the envelope.
+func (e *Envelope) Marshal() ([]byte, error) { return json.Marshal(e) }
+
+// Unmarshal decodes an envelope and checks the fields every gate relies on.
+func Unmarshal(data []byte) (Envelope, error) {
+	var e Envelope
+	if err := json.Unmarshal(data, &e); err != nil {
+		return e, fmt.Errorf("call: decode envelope: %w", err)
+	}
+	if e.CallID == "" || e.ResponseID == "" || e.Status == "" {
+		return e, errors.New("call: envelope lacks call_id, response_id or status")
+	}
+	return e, nil
+}

@@ -1,0 +1,100 @@
+// Package streams declares toolgate's subjects, streams, consumers and
+// key-value buckets as data, and applies them idempotently with Ensure.
+// Subjects are built here and nowhere else.
+package streams
+
+// The stages, in pipeline order. Each is a durable consumer name too, and a
+// durable's name never changes: renaming one makes JetStream redeliver
+// everything.
+const (
+	Accumulate = "accumulate"
+	Parse      = "parse"
+	Validate   = "validate"
+	Business   = "business"
+	Policy     = "policy"
+	Repair     = "repair"
+	Execute    = "execute"
+)
+
+// Stages lists every stage.
+var Stages = []string{Accumulate, Parse, Validate, Business, Policy, Repair, Execute}
+
+// IsStage reports whether s names a stage.
+func IsStage(s string) bool {
+	for _, st := range Stages {
+		if st == s {
+			return true
+		}
+	}
+	return false
+}
+
+// Public subjects (see DESIGN.md, "Public contract").
+const (
+	SubjectInResponse = "toolgate.in.response"
+	subjectInStream   = "toolgate.in.stream."
+	subjectInAll      = "toolgate.in.>"
+	subjectResults    = "toolgate.results."
+	subjectDLQ        = "toolgate.dlq."
+	subjectExec       = "toolgate.exec."
+	subjectProgress   = "toolgate.progress."
+	subjectAudit      = "toolgate.audit."
+	subjectGate       = "toolgate.gate."
+)
+
+// Headers on ingest and internal messages.
+const (
+	HeaderProvider     = "Toolgate-Provider"
+	HeaderResponseID   = "Toolgate-Response-Id"
+	HeaderTenant       = "Toolgate-Tenant"
+	HeaderPrincipal    = "Toolgate-Principal"
+	HeaderRoles        = "Toolgate-Roles"
+	HeaderConversation = "Toolgate-Conversation"
+	HeaderModel        = "Toolgate-Model"
+	HeaderTolerant     = "Toolgate-Tolerant"
+	HeaderDryRun       = "Toolgate-Dry-Run"
+	HeaderAtomic       = "Toolgate-Atomic"
+	HeaderSeq          = "Toolgate-Seq"
+	HeaderEnd          = "Toolgate-End"
+	HeaderCallID       = "Toolgate-Call-Id"
+	HeaderIdemKey      = "Toolgate-Idempotency-Key"
+	HeaderStage        = "Toolgate-Stage"
+	HeaderFailure      = "Toolgate-Failure"
+	HeaderError        = "Toolgate-Error"
+	HeaderStatus       = "Toolgate-Status"
+	HeaderTool         = "Toolgate-Tool"
+	HeaderOrigSubject  = "Toolgate-Original-Subject"
+	HeaderReplay       = "Toolgate-Replay"
+)
+
+// InStream is the subject of one provider stream's events.
+func InStream(responseID string) string { return subjectInStream + responseID }
+
+// Gate is the internal input subject of a stage after accumulate.
+func Gate(stage string) string { return subjectGate + stage }
+
+// Results is where every terminal outcome of a response's calls goes.
+func Results(responseID string) string { return subjectResults + responseID }
+
+// ResultsAll matches every result.
+func ResultsAll() string { return subjectResults + ">" }
+
+// DLQ is the dead-letter subject for a failure at a stage.
+func DLQ(stage, failure string) string { return subjectDLQ + stage + "." + failure }
+
+// Exec is the default NATS request/reply subject of a tool's executor.
+func Exec(tool string) string { return subjectExec + tool }
+
+// Progress carries stream progress events for a UI; nothing executes from it.
+func Progress(responseID string) string { return subjectProgress + responseID }
+
+// Audit carries one audit event per terminal outcome.
+func Audit(status string) string { return subjectAudit + status }
+
+// Input is the subject a stage consumes.
+func Input(stage string) string {
+	if stage == Accumulate {
+		return subjectInAll
+	}
+	return Gate(stage)
+}
