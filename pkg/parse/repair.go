@@ -47,7 +47,15 @@ func Repair(raw []byte, opts Cosmetic) (fixed []byte, changes []Change) {
 		case c == '\'' && opts.SingleQuotes:
 			j, s, ok := singleQuoted(raw, i)
 			if !ok {
-				return append(out, raw[i:]...), changes
+				// Unterminated: the opening quote is still converted when
+				// the text simply ends, so Strict reports truncation.
+				if j == len(raw) {
+					out = append(out, s...)
+					changes = append(changes, Change{ChangeSingleQuotes, i, string(raw[i:j]), string(s)})
+				} else {
+					out = append(out, raw[i:]...)
+				}
+				return out, changes
 			}
 			out = append(out, s...)
 			changes = append(changes, Change{ChangeSingleQuotes, i, string(raw[i:j]), string(s)})
@@ -114,14 +122,15 @@ func endDoubleQuoted(raw []byte, i int) int {
 
 // singleQuoted converts the single-quoted string at i into a double-quoted
 // one: \' becomes ', a bare " is escaped, other escapes are kept. ok is
-// false when the string is not closed on its line.
+// false when the string is not closed on its line; then end is len(raw) and
+// s the converted text without a closing quote if the input simply ended.
 func singleQuoted(raw []byte, i int) (end int, s []byte, ok bool) {
 	s = append(s, '"')
 	for j := i + 1; j < len(raw); j++ {
 		switch c := raw[j]; c {
 		case '\\':
 			if j+1 >= len(raw) {
-				return 0, nil, false
+				return len(raw), append(s, c), false
 			}
 			if raw[j+1] == '\'' {
 				s = append(s, '\'')
@@ -134,12 +143,12 @@ func singleQuoted(raw []byte, i int) (end int, s []byte, ok bool) {
 		case '\'':
 			return j + 1, append(s, '"'), true
 		case '\n':
-			return 0, nil, false
+			return j, nil, false
 		default:
 			s = append(s, c)
 		}
 	}
-	return 0, nil, false
+	return len(raw), s, false
 }
 
 // commentEnd returns the end of the comment at i; a line comment ends before
