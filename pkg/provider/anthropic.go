@@ -42,10 +42,10 @@ type anthEventBody struct {
 	Index        int          `json:"index"`
 	ContentBlock *anthBlock   `json:"content_block"`
 	Delta        *struct {
-		Type        string  `json:"type"`
-		Text        string  `json:"text"`
-		PartialJSON string  `json:"partial_json"`
-		StopReason  *string `json:"stop_reason"`
+		Type        string          `json:"type"`
+		Text        string          `json:"text"`
+		PartialJSON json.RawMessage `json:"partial_json"`
+		StopReason  *string         `json:"stop_reason"`
 	} `json:"delta"`
 	Usage *anthUsage      `json:"usage"`
 	Error json.RawMessage `json:"error"`
@@ -150,10 +150,15 @@ func anthEvent(ev []byte, s *state) error {
 			s.text.WriteString(e.Delta.Text)
 		case "input_json_delta":
 			// Deltas of server_tool_use blocks have no call and are dropped.
-			if c := s.chatByIndex[e.Index]; c != nil && e.Delta.PartialJSON != "" {
-				c.gotDelta = true
-				c.args = append(c.args, e.Delta.PartialJSON...)
+			c := s.chatByIndex[e.Index]
+			if c == nil || len(e.Delta.PartialJSON) == 0 || string(e.Delta.PartialJSON) == `""` {
+				return nil
 			}
+			args, err := appendJSONString(c.args, e.Delta.PartialJSON)
+			if err != nil {
+				return fmt.Errorf("provider: anthropic: input_json_delta: %w", err)
+			}
+			c.args, c.gotDelta = args, true
 		}
 	case "content_block_stop":
 		if c := s.chatByIndex[e.Index]; c != nil {

@@ -189,11 +189,11 @@ func (c *callBuf) addChatArgs(raw json.RawMessage) error {
 		return nil
 	}
 	if raw[0] == '"' {
-		var frag string
-		if err := json.Unmarshal(raw, &frag); err != nil {
-			return fmt.Errorf("provider: arguments fragment: %w", err)
+		args, err := appendJSONString(c.args, raw)
+		if err != nil {
+			return err
 		}
-		c.args = append(c.args, frag...)
+		c.args = args
 		return nil
 	}
 	obj, err := canon.JSON(raw)

@@ -204,11 +204,11 @@ func respEvent(ev []byte, s *state) error {
 		return s.respItem(e.OutputIndex, e.Item).setItemArgs(e.Item)
 	case "response.function_call_arguments.delta", "response.custom_tool_call_input.delta":
 		c := s.respCallFor(&e)
-		var frag string
-		if err := json.Unmarshal(e.Delta, &frag); err != nil {
+		args, err := appendJSONString(c.args, e.Delta)
+		if err != nil {
 			return fmt.Errorf("provider: openai-responses: %s: delta: %w", e.Type, err)
 		}
-		c.args = append(c.args, frag...)
+		c.args = args
 	case "response.function_call_arguments.done":
 		c := s.respCallFor(&e)
 		c.args, c.object = c.args[:0], false
