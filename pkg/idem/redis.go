@@ -1,0 +1,121 @@
+package idem
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Redis is the production store. Each claim is one Lua script round trip, so
+// binding the call id and creating the record are atomic.
+type Redis struct {
+	c      redis.UniversalClient
+	prefix string
+}
+
+// NewRedis returns a store on client c; keys start with "toolgate:".
+func NewRedis(c redis.UniversalClient) *Redis { return &Redis{c: c, prefix: "toolgate:"} }
+
+func (s *Redis) recKey(k string) string  { return s.prefix + "idem:" + k }
+func (s *Redis) callKey(k string) string { return s.prefix + "call:" + k }
+
+// claimScript: KEYS[1] record, KEYS[2] call binding; ARGV[1] record json,
+// ARGV[2] fingerprint, ARGV[3] retention ms.
+var claimScript = redis.NewScript(`
+local bound = redis.call('GET', KEYS[2])
+if bound and bound ~= ARGV[2] then return {'conflict', bound} end
+if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[3]) then
+  redis.call('SET', KEYS[2], ARGV[2], 'PX', ARGV[3])
+  return {'claimed', ''}
+end
+return {'exists', redis.call('GET', KEYS[1]) or ''}
+`)
+
+// Claim implements Store.
+func (s *Redis) Claim(ctx context.Context, rec Record, retention time.Duration) (Record, bool, error) {
+	rec.State = Pending
+	data, err := json.Marshal(rec)
+	if err != nil {
+		return Record{}, false, fmt.Errorf("idem: %w", err)
+	}
+	res, err := claimScript.Run(ctx, s.c, []string{s.recKey(rec.Key), s.callKey(rec.CallID)}, data, rec.Fingerprint, retention.Milliseconds()).StringSlice()
+	if err != nil {
+		return Record{}, false, fmt.Errorf("idem: redis claim: %w", err)
+	}
+	switch res[0] {
+	case "claimed":
+		return rec, true, nil
+	case "conflict":
+		return Record{}, false, ErrConflict
+	}
+	var existing Record
+	if err := json.Unmarshal([]byte(res[1]), &existing); err != nil {
+		return Record{}, false, fmt.Errorf("idem: decode record %s: %w", rec.Key, err)
+	}
+	return existing, false, nil
+}
+
+// completeScript: KEYS[1] record; ARGV[1] owner, ARGV[2] new record json,
+// ARGV[3] retention ms. Replaces a pending record only for its owner.
+var completeScript = redis.NewScript(`
+local cur = redis.call('GET', KEYS[1])
+if not cur then return 'missing' end
+local rec = cjson.decode(cur)
+if rec.owner ~= ARGV[1] or rec.state ~= 'pending' then return 'not_owner' end
+if ARGV[2] == '' then redis.call('DEL', KEYS[1]) return 'ok' end
+redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3])
+return 'ok'
+`)
+
+// Complete implements Store.
+func (s *Redis) Complete(ctx context.Context, key, owner string, ok bool, result json.RawMessage, errText string, retention time.Duration) error {
+	cur, found, err := s.Get(ctx, key)
+	if err != nil {
+		return err
+	}
+	if !found {
+		return fmt.Errorf("idem: complete %s: %w", key, ErrNotOwner)
+	}
+	cur.State, cur.OK, cur.Result, cur.Error, cur.CompletedAt = Completed, ok, result, errText, time.Now().UTC()
+	data, err := json.Marshal(cur)
+	if err != nil {
+		return fmt.Errorf("idem: %w", err)
+	}
+	return s.swap(ctx, key, owner, string(data), retention)
+}
+
+// Release implements Store.
+func (s *Redis) Release(ctx context.Context, key, owner string) error {
+	return s.swap(ctx, key, owner, "", 0)
+}
+
+func (s *Redis) swap(ctx context.Context, key, owner, data string, retention time.Duration) error {
+	res, err := completeScript.Run(ctx, s.c, []string{s.recKey(key)}, owner, data, retention.Milliseconds()).Text()
+	if err != nil {
+		return fmt.Errorf("idem: redis: %w", err)
+	}
+	if res != "ok" {
+		return fmt.Errorf("idem: %s (%s): %w", key, res, ErrNotOwner)
+	}
+	return nil
+}
+
+// Get implements Store.
+func (s *Redis) Get(ctx context.Context, key string) (Record, bool, error) {
+	data, err := s.c.Get(ctx, s.recKey(key)).Bytes()
+	if errors.Is(err, redis.Nil) {
+		return Record{}, false, nil
+	}
+	if err != nil {
+		return Record{}, false, fmt.Errorf("idem: redis get: %w", err)
+	}
+	var rec Record
+	if err := json.Unmarshal(data, &rec); err != nil {
+		return Record{}, false, fmt.Errorf("idem: decode record %s: %w", key, err)
+	}
+	return rec, true, nil
+}
