@@ -1,0 +1,73 @@
+package redact
+
+import (
+	"strings"
+	"testing"
+)
+
+// luhnRuns16 returns the maximal runs of exactly 16 digits in s that pass
+// the Luhn check.
+func luhnRuns16(s string) []string {
+	var runs []string
+	for i := 0; i < len(s); {
+		if !isDigit(s[i]) {
+			i++
+			continue
+		}
+		j := i
+		for j < len(s) && isDigit(s[j]) {
+			j++
+		}
+		if j-i == 16 && luhn(s, []span{{i, j}}) {
+			runs = append(runs, s[i:j])
+		}
+		i = j
+	}
+	return runs
+}
+
+// containsStandalone reports whether run occurs in s not as part of a
+// longer digit run.
+func containsStandalone(s, run string) bool {
+	for off := 0; ; {
+		i := strings.Index(s[off:], run)
+		if i < 0 {
+			return false
+		}
+		start, end := off+i, off+i+len(run)
+		if (start == 0 || !isDigit(s[start-1])) && (end == len(s) || !isDigit(s[end])) {
+			return true
+		}
+		off = start + 1
+	}
+}
+
+func FuzzArguments(f *testing.F) {
+	for _, seed := range []string{
+		secretsArgs,
+		`{"card":"4111111111111111"}`,
+		`{"card":4111111111111111}`,
+		`{"n":4111111111111111.5e3}`,
+		`{"password":"hun`,
+		`{"a":[{"b":"x@y.io"},"4242424242424242"`,
+		`password=abc Authorization: Bearer x`,
+		`"\u0034111111111111111"`,
+		"{\"k\":\"\xff4111111111111111\"}",
+		`[[[[[[[[[["sk-ant-api03-aaaaaaaaaaaa"]]]]]]]]]]`,
+		`-----BEGIN PRIVATE KEY-----`,
+	} {
+		f.Add([]byte(seed), "iban")
+	}
+	f.Fuzz(func(t *testing.T, raw []byte, field string) {
+		got := Arguments(raw, Options{SensitiveFields: []string{field, "/" + field}})
+		for _, run := range luhnRuns16(string(raw)) {
+			if got == string(raw) {
+				t.Fatalf("input with Luhn-valid run %s returned unchanged", run)
+			}
+			if containsStandalone(got, run) {
+				t.Fatalf("Luhn-valid run %s survived:\nin:  %q\nout: %q", run, raw, got)
+			}
+		}
+		_ = Text(string(raw))
+	})
+}
