@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/toolgate/toolgate/pkg/canon"
 )
@@ -116,8 +117,9 @@ func anthEvent(ev []byte, s *state) error {
 	if err := json.Unmarshal(ev, &e); err != nil {
 		return fmt.Errorf("provider: anthropic: %w", err)
 	}
-	if e.Type == "" {
-		return errors.New("provider: anthropic: event has no type")
+	if e.Type != "ping" && e.Type != "error" && !strings.HasPrefix(e.Type, "message_") && !strings.HasPrefix(e.Type, "content_block_") {
+		// Unknown message_* and content_block_* events are new features and are ignored.
+		return fmt.Errorf("provider: anthropic: event type %q is not a Messages API stream event", e.Type)
 	}
 	if s.done && e.Type != "ping" {
 		return ErrAfterTerminal

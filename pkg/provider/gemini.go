@@ -63,6 +63,9 @@ func gemWhole(body []byte, s *state) error {
 		if err := json.Unmarshal(body, &chunks); err != nil {
 			return fmt.Errorf("provider: gemini: %w", err)
 		}
+		if len(chunks) == 0 {
+			return errors.New("provider: gemini: empty chunk array")
+		}
 		for _, c := range chunks {
 			if err := gemEvent(c, s); err != nil {
 				return err
@@ -106,6 +109,11 @@ func gemEvent(ev []byte, s *state) error {
 		return nil
 	}
 	if cand.Content != nil {
+		for _, p := range cand.Content.Parts { // reject before changing anything
+			if err := gemCheck(p.FunctionCall); err != nil {
+				return err
+			}
+		}
 		for i := range cand.Content.Parts {
 			if err := s.gemPart(&cand.Content.Parts[i]); err != nil {
 				return err
@@ -171,6 +179,23 @@ func (s *state) gemPart(p *gemPart) error {
 		s.gemOpen = c
 	} else {
 		s.gemOpen = nil
+	}
+	return nil
+}
+
+// gemCheck rejects a functionCall whose args are not an object or whose
+// partialArgs paths do not parse.
+func gemCheck(fc *gemFunctionCall) error {
+	if fc == nil {
+		return nil
+	}
+	if len(fc.Args) > 0 && fc.Args[0] != '{' && string(fc.Args) != "null" {
+		return fmt.Errorf("provider: gemini: functionCall %s args must be an object", fc.Name)
+	}
+	for _, a := range fc.PartialArgs {
+		if _, err := splitJSONPath(a.JSONPath); err != nil {
+			return err
+		}
 	}
 	return nil
 }

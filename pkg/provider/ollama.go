@@ -45,6 +45,13 @@ func ollamaEvent(ev []byte, s *state) error {
 	if s.done {
 		return ErrAfterTerminal
 	}
+	if l.Message != nil {
+		for _, tc := range l.Message.ToolCalls { // reject before changing anything
+			if err := argsKind(tc.Function.Arguments); err != nil {
+				return fmt.Errorf("provider: ollama: %w", err)
+			}
+		}
+	}
 	if l.Model != "" {
 		s.model = l.Model
 	}

@@ -93,7 +93,15 @@ func chatWhole(body []byte, s *state) error {
 	if ch == nil {
 		return nil
 	}
+	if ch.Delta != nil {
+		return errors.New("provider: openai-chat: body is a stream chunk (choices[].delta); send stream events one by one to an Accumulator")
+	}
 	m := ch.Message
+	for _, tc := range m.ToolCalls {
+		if err := argsKind(tc.Function.Arguments); err != nil {
+			return err
+		}
+	}
 	s.text.WriteString(contentText(m.Content))
 	if m.Refusal != nil && *m.Refusal != "" {
 		s.refusal = true
@@ -131,6 +139,11 @@ func chatEvent(ev []byte, s *state) error {
 		return nil
 	}
 	if d := ch.Delta; d != nil {
+		for _, tc := range d.ToolCalls { // reject before changing anything
+			if err := argsKind(tc.Function.Arguments); err != nil {
+				return err
+			}
+		}
 		s.text.WriteString(contentText(d.Content))
 		if d.Refusal != nil && *d.Refusal != "" {
 			s.refusal = true
@@ -182,6 +195,15 @@ func (s *state) chatDelta(tc chatToolCall) error {
 	return c.addChatArgs(tc.Function.Arguments)
 }
 
+// argsKind accepts arguments given as a JSON string, an object, null or
+// nothing; anything else is not a tool call's arguments.
+func argsKind(raw json.RawMessage) error {
+	if len(raw) == 0 || raw[0] == '"' || raw[0] == '{' || string(raw) == "null" {
+		return nil
+	}
+	return fmt.Errorf("provider: tool call arguments must be a JSON string or object, got %.20s", raw)
+}
+
 // addChatArgs appends an arguments fragment: a JSON string is appended as
 // text; an object (non-standard servers) is kept as canonical JSON.
 func (c *callBuf) addChatArgs(raw json.RawMessage) error {
@@ -195,6 +217,9 @@ func (c *callBuf) addChatArgs(raw json.RawMessage) error {
 		}
 		c.args = args
 		return nil
+	}
+	if err := argsKind(raw); err != nil {
+		return err
 	}
 	obj, err := canon.JSON(raw)
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 )
 
 // OpenAI Responses API (also Azure, LM Studio's Open Responses, DeepSeek's
@@ -186,8 +187,9 @@ func respEvent(ev []byte, s *state) error {
 	if err := json.Unmarshal(ev, &e); err != nil {
 		return fmt.Errorf("provider: openai-responses: %w", err)
 	}
-	if e.Type == "" {
-		return errors.New("provider: openai-responses: event has no type")
+	if e.Type != "error" && !strings.HasPrefix(e.Type, "response.") {
+		// Unknown response.* events are new features and are ignored.
+		return fmt.Errorf("provider: openai-responses: event type %q is not a Responses API event", e.Type)
 	}
 	if s.done {
 		return ErrAfterTerminal
