@@ -1,0 +1,148 @@
+package textcall
+
+import "strings"
+
+// DeepSeek V3 special tokens, written with U+FF5C (fullwidth vertical bar)
+// and U+2581 (lower one eighth block). They reach us as ordinary text when a
+// server returns raw output, so no tokenizer is needed to find them.
+const (
+	dsCallBegin = "<｜tool▁call▁begin｜>"
+	dsCallEnd   = "<｜tool▁call▁end｜>"
+	dsSep       = "<｜tool▁sep｜>"
+	dsCallsEnd  = "<｜tool▁calls▁end｜>"
+)
+
+// deepseek recovers DeepSeek V3 calls, both
+// <｜tool▁call▁begin｜>function<｜tool▁sep｜>NAME\n```json\n{…}\n```<｜tool▁call▁end｜>
+// and the V3.1 form <｜tool▁call▁begin｜>NAME<｜tool▁sep｜>{…}<｜tool▁call▁end｜>.
+func (r *recoverer) deepseek() {
+	nextEnd := -2
+	for i, seen := 0, 0; ; seen++ {
+		start := indexFrom(r.text, dsCallBegin, i)
+		if start < 0 {
+			return
+		}
+		if seen == maxMarkers {
+			r.discard("deepseek", start, len(r.text), "more than "+itoa(maxMarkers)+" DeepSeek call markers")
+			return
+		}
+		body := start + len(dsCallBegin)
+		bodyEnd, end := len(r.text), len(r.text)
+		if e := nextIndex(r.text, dsCallEnd, body, &nextEnd); e >= 0 {
+			bodyEnd, end = e, e+len(dsCallEnd)
+		}
+		if n := indexFrom(r.text[:bodyEnd], dsCallBegin, body); n >= 0 {
+			bodyEnd, end = n, n
+		}
+		if e := indexFrom(r.text[:bodyEnd], dsCallsEnd, body); e >= 0 {
+			bodyEnd, end = e, e
+		}
+		i = end
+		r.claim(start, end)
+		r.deepseekCall(start, end, body, bodyEnd)
+	}
+}
+
+func (r *recoverer) deepseekCall(start, end, body, bodyEnd int) {
+	sep := indexFrom(r.text[:bodyEnd], dsSep, body)
+	if sep < 0 {
+		r.discard("deepseek", start, end, "no <｜tool▁sep｜> in the call")
+		return
+	}
+	left := strings.TrimSpace(r.text[body:sep])
+	p := sep + len(dsSep)
+	if nl := strings.IndexByte(r.text[p:bodyEnd], '\n'); nl >= 0 && strings.HasPrefix(strings.TrimSpace(r.text[p+nl:bodyEnd]), "```") {
+		// V3: type on the left, name then a fenced JSON block on the right.
+		name := strings.TrimSpace(r.text[p : p+nl])
+		f := p + nl + strings.Index(r.text[p+nl:bodyEnd], "```")
+		content := indexFrom(r.text[:bodyEnd], "\n", f)
+		if content < 0 {
+			r.discard("deepseek", start, end, "fenced arguments of "+name+" end before the JSON starts")
+			return
+		}
+		close := indexFrom(r.text[:bodyEnd], "```", content)
+		if close < 0 {
+			r.discard("deepseek", start, end, "fenced arguments of "+name+" have no closing fence (truncated)")
+			return
+		}
+		r.namedArgs("deepseek", start, end, name, content, close)
+		return
+	}
+	r.namedArgs("deepseek", start, end, left, p, bodyEnd)
+}
+
+// namedArgs records a call whose name is known and whose arguments are the
+// one JSON object in text[from:to].
+func (r *recoverer) namedArgs(format string, start, end int, name string, from, to int) {
+	if name == "" || strings.IndexFunc(name, func(c rune) bool { return c > 0x7f || !isNameByte(byte(c)) }) >= 0 {
+		r.discard(format, start, end, "no valid tool name")
+		return
+	}
+	p := skipSpace(r.text, from)
+	if p >= to || r.text[p] != '{' {
+		r.discard(format, start, end, "the arguments of "+name+" are not a JSON object")
+		return
+	}
+	v, next, err := r.decodeIn(p, to)
+	if err != nil {
+		r.discard(format, start, end, reasonOf(err))
+		return
+	}
+	if q := skipSpace(r.text, next); q < to {
+		r.discard(format, start, end, "unexpected text after the arguments of "+name)
+		return
+	}
+	r.add(format, start, end, name, v.(map[string]any))
+}
+
+// harmony recovers gpt-oss harmony calls: a header with the recipient
+// to=functions.NAME, then <|message|>, the JSON arguments, and <|call|>.
+// A message ending without <|call|> is accepted when its JSON is complete.
+func (r *recoverer) harmony() {
+	const recipient = "to=functions."
+	for i, seen := 0, 0; ; seen++ {
+		at := indexFrom(r.text, recipient, i)
+		if at < 0 {
+			return
+		}
+		if seen == maxMarkers {
+			r.discard("harmony", at, len(r.text), "more than "+itoa(maxMarkers)+" harmony recipients")
+			return
+		}
+		q := at + len(recipient)
+		for q < len(r.text) && isNameByte(r.text[q]) {
+			q++
+		}
+		name := r.text[at+len(recipient) : q]
+		i = q
+		start := strings.LastIndex(r.text[:at], "<|start|>")
+		if s := strings.LastIndex(r.text[:at], "<|end|>"); start < 0 || s > start {
+			start = strings.LastIndex(r.text[:at], "<|channel|>")
+		}
+		if start < 0 {
+			start = at
+		}
+		msg := indexFrom(r.text, "<|message|>", q)
+		if msg < 0 {
+			r.discard("harmony", start, len(r.text), "no <|message|> after the recipient functions."+name)
+			r.claim(start, len(r.text))
+			return
+		}
+		body := msg + len("<|message|>")
+		bodyEnd, end := len(r.text), len(r.text)
+		for _, stop := range []string{"<|call|>", "<|end|>", "<|return|>", "<|start|>"} {
+			if k := indexFrom(r.text[:bodyEnd], stop, body); k >= 0 {
+				bodyEnd, end = k, k
+				if stop != "<|start|>" {
+					end = k + len(stop)
+				}
+			}
+		}
+		i = end
+		if r.isClaimed(start) {
+			continue
+		}
+		r.claim(start, end)
+		r.namedArgs("harmony", start, end, name, body, bodyEnd)
+	}
+}
