@@ -1,0 +1,36 @@
+package model
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"testing"
+)
+
+const fixtures = "../../../shared/testdata/provider-fixtures/"
+
+// TestComplete_returns_real_provider_bodies_byte_for_byte: the body goes to
+// the provider normalizer unchanged, so nothing may be re-encoded on the way.
+func TestComplete_returns_real_provider_bodies_byte_for_byte(t *testing.T) {
+	for _, tc := range []struct {
+		p    Protocol
+		file string
+	}{
+		{ProtocolOpenAIChat, "openai-chat/openai-gpt-4o-single-tool-call.json"},
+		{ProtocolOpenAIChat, "ollama/ollama-openai-compat-gpt-oss-20b-tool-call.json"},
+		{ProtocolAnthropic, "anthropic/claude-3-7-sonnet-text-and-tool-use.json"},
+	} {
+		t.Run(tc.file, func(t *testing.T) {
+			want, err := os.ReadFile(fixtures + tc.file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			srv := newScripted(t, reply{status: 200, body: string(want)})
+			c, _ := newTestClient(t, tc.p, srv, nil)
+			got, n, err := c.Complete(context.Background(), testRequest())
+			if err != nil || n != 1 || !bytes.Equal(got, want) {
+				t.Fatalf("Complete: n=%d err=%v, body equal=%v", n, err, bytes.Equal(got, want))
+			}
+		})
+	}
+}
