@@ -101,6 +101,9 @@ func (c *Client) Complete(ctx context.Context, req Request) (body []byte, reques
 	}
 	limit := c.cfg.MaxRetries + 1
 	for n := 1; ; n++ {
+		if err := ctx.Err(); err != nil {
+			return nil, n - 1, fmt.Errorf("model: stopped: %w", err)
+		}
 		b, err := c.once(ctx, payload)
 		if err == nil {
 			return b, n, nil

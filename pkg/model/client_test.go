@@ -142,14 +142,14 @@ func TestComplete_cancelled_context_stops_while_waiting(t *testing.T) {
 	}
 }
 
-func TestComplete_cancelled_context_makes_no_retry(t *testing.T) {
+func TestComplete_cancelled_context_sends_nothing(t *testing.T) {
 	srv := newScripted(t, reply{status: 200, body: openAIOK})
 	c, _ := newTestClient(t, ProtocolOpenAIChat, srv, nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	_, n, err := c.Complete(ctx, testRequest())
-	if n != 1 || !errors.Is(err, context.Canceled) || Retryable(err) {
-		t.Fatalf("n=%d err=%v; want one attempt and context.Canceled", n, err)
+	if n != 0 || len(srv.requests()) != 0 || !errors.Is(err, context.Canceled) || Retryable(err) {
+		t.Fatalf("n=%d err=%v; want no request and context.Canceled", n, err)
 	}
 }
 
