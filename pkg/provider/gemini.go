@@ -88,6 +88,13 @@ func gemEvent(ev []byte, s *state) error {
 	if s.done && cand != nil && cand.Content != nil && len(cand.Content.Parts) > 0 {
 		return ErrAfterTerminal
 	}
+	if cand != nil && cand.Content != nil {
+		for _, p := range cand.Content.Parts { // reject before changing anything
+			if err := gemCheck(p.FunctionCall); err != nil {
+				return err
+			}
+		}
+	}
 	if c.ResponseID != "" {
 		s.id = c.ResponseID
 	}
@@ -109,11 +116,6 @@ func gemEvent(ev []byte, s *state) error {
 		return nil
 	}
 	if cand.Content != nil {
-		for _, p := range cand.Content.Parts { // reject before changing anything
-			if err := gemCheck(p.FunctionCall); err != nil {
-				return err
-			}
-		}
 		for i := range cand.Content.Parts {
 			if err := s.gemPart(&cand.Content.Parts[i]); err != nil {
 				return err
@@ -193,8 +195,15 @@ func gemCheck(fc *gemFunctionCall) error {
 		return fmt.Errorf("provider: gemini: functionCall %s args must be an object", fc.Name)
 	}
 	for _, a := range fc.PartialArgs {
-		if _, err := splitJSONPath(a.JSONPath); err != nil {
+		segs, err := splitJSONPath(a.JSONPath)
+		if err != nil {
 			return err
+		}
+		if segs[0].isIdx {
+			return fmt.Errorf("provider: gemini: partialArgs %s: arguments must be an object", a.JSONPath)
+		}
+		if n := a.NumberValue; len(n) > 0 && n[0] != '-' && (n[0] < '0' || n[0] > '9') {
+			return fmt.Errorf("provider: gemini: partialArgs %s: numberValue is not a number", a.JSONPath)
 		}
 	}
 	return nil

@@ -56,16 +56,10 @@ func (p *partialArgs) apply(a partialArg) error {
 	if p.root == nil {
 		p.root = map[string]any{}
 	}
-	var root any = p.root
-	out, err := setAt(root, segs, v, appendStr)
-	if err != nil {
-		return fmt.Errorf("provider: gemini: partialArgs %s: %w", a.JSONPath, err)
-	}
-	m, ok := out.(map[string]any)
-	if !ok {
+	if segs[0].isIdx {
 		return fmt.Errorf("provider: gemini: partialArgs %s: arguments must be an object", a.JSONPath)
 	}
-	p.root = m
+	p.root = setAt(p.root, segs, v, appendStr).(map[string]any)
 	return nil
 }
 
@@ -133,44 +127,32 @@ func splitJSONPath(p string) ([]seg, error) {
 }
 
 // setAt stores v at segs below cur and returns the (possibly new) container.
-func setAt(cur any, segs []seg, v any, appendStr bool) (any, error) {
+// A step that contradicts what is there (a key into an array) replaces it:
+// the later fragment wins, so applying a checked fragment cannot fail.
+func setAt(cur any, segs []seg, v any, appendStr bool) any {
 	s := segs[0]
 	if s.isIdx {
-		arr, ok := cur.([]any)
-		if cur != nil && !ok {
-			return nil, fmt.Errorf("index [%d] into a non-array", s.index)
-		}
+		arr, _ := cur.([]any)
 		for len(arr) <= s.index {
 			arr = append(arr, nil)
 		}
-		next, err := leaf(arr[s.index], segs[1:], v, appendStr)
-		if err != nil {
-			return nil, err
-		}
-		arr[s.index] = next
-		return arr, nil
+		arr[s.index] = leaf(arr[s.index], segs[1:], v, appendStr)
+		return arr
 	}
-	m, ok := cur.(map[string]any)
-	if cur != nil && !ok {
-		return nil, fmt.Errorf("key %q into a non-object", s.key)
-	}
+	m, _ := cur.(map[string]any)
 	if m == nil {
 		m = map[string]any{}
 	}
-	next, err := leaf(m[s.key], segs[1:], v, appendStr)
-	if err != nil {
-		return nil, err
-	}
-	m[s.key] = next
-	return m, nil
+	m[s.key] = leaf(m[s.key], segs[1:], v, appendStr)
+	return m
 }
 
-func leaf(old any, rest []seg, v any, appendStr bool) (any, error) {
+func leaf(old any, rest []seg, v any, appendStr bool) any {
 	if len(rest) > 0 {
 		return setAt(old, rest, v, appendStr)
 	}
 	if s, ok := old.(string); ok && appendStr {
-		return s + v.(string), nil
+		return s + v.(string)
 	}
-	return v, nil
+	return v
 }

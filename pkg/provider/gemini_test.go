@@ -107,3 +107,10 @@ func TestSplitJSONPath(t *testing.T) {
 		}
 	}
 }
+
+func TestGemini_contradicting_partial_path_takes_the_later_fragment(t *testing.T) {
+	a := feed(t, Gemini,
+		`{"candidates":[{"content":{"parts":[{"functionCall":{"name":"f","willContinue":true}}]}}]}`,
+		`{"candidates":[{"content":{"parts":[{"functionCall":{"partialArgs":[{"jsonPath":"$.a","stringValue":"x"},{"jsonPath":"$.a[1].b","boolValue":true},{"jsonPath":"$.n","numberValue":1e3}]}}]},"finishReason":"STOP"}]}`)
+	checkCalls(t, a.Response(), ReasonToolCalls, wantCall{"f", `{"a":[null,{"b":true}],"n":1e3}`})
+}
