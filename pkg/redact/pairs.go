@@ -6,40 +6,34 @@ import (
 	"strings"
 )
 
-// pairNameRe finds "name:" and "name=" in text: JSON members ("name": or,
-// inside an escaped JSON string, \"name\":), quoted names and bare names
-// (password=..., Authorization: ...).
-var pairNameRe = regexp.MustCompile(`(?:\\?"([A-Za-z0-9_.\- ]{1,64})\\?"|'([A-Za-z0-9_.\- ]{1,64})'|([A-Za-z_][A-Za-z0-9_.\-]{0,63}))\s*[:=]\s*`)
-
 // bareValueRe is an unquoted value, with its auth scheme when it has one.
 var bareValueRe = regexp.MustCompile(`^(?i:(?:bearer|basic|token|digest)\s+)?[^\s"',;&}\])]+`)
 
+// maxNameLen bounds the field names redactPairs looks at.
+const maxNameLen = 64
+
 // redactPairs masks the values that follow secret-like names in s (and
 // names in extra), and random-looking values that follow key-like names.
-// It reads text that need not be valid JSON: a value cut off by the end of s
-// is masked up to the end.
+// A name is a JSON member name ("name": or, inside an escaped JSON string,
+// \"name\":), a single-quoted name, or a bare word (password=...,
+// Authorization: ...), followed by ':' or '='. It reads text that need not
+// be valid JSON: a value cut off by the end of s is masked up to the end.
 func redactPairs(s string, extra map[string]bool) string {
 	var b strings.Builder
-	last, pos := 0, 0
-	for pos < len(s) {
-		loc := pairNameRe.FindStringSubmatchIndex(s[pos:])
-		if loc == nil {
-			break
+	last := 0
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; (c != ':' && c != '=') || i < last {
+			continue
 		}
-		var name string
-		for g := 1; g <= 3; g++ {
-			if loc[2*g] >= 0 {
-				name = s[pos+loc[2*g] : pos+loc[2*g+1]]
-				break
-			}
+		name := nameBefore(s, i)
+		if name == "" {
+			continue
 		}
-		vstart := pos + loc[1]
-		pos = vstart
 		secret := isSecretName(name) || extra[strings.ToLower(name)]
 		if !secret && !isKeyLikeName(name) {
 			continue
 		}
-		vs, ve := valueSpan(s, vstart)
+		vs, ve := valueSpan(s, skipSpace(s, i+1))
 		if ve <= vs || strings.HasPrefix(s[vs:], Placeholder) {
 			continue
 		}
@@ -48,13 +42,64 @@ func redactPairs(s string, extra map[string]bool) string {
 		}
 		b.WriteString(s[last:vs])
 		b.WriteString(Placeholder)
-		last, pos = ve, ve
+		last = ve
+		i = ve - 1
 	}
 	if last == 0 {
 		return s
 	}
 	b.WriteString(s[last:])
 	return b.String()
+}
+
+// nameBefore returns the field name that ends just before the separator
+// at sep (white space allowed between), or "" when there is none.
+func nameBefore(s string, sep int) string {
+	j := sep - 1
+	for j >= 0 && isSpace(s[j]) {
+		j--
+	}
+	if j < 0 {
+		return ""
+	}
+	if q := s[j]; q == '"' || q == '\'' {
+		end := j
+		if j > 0 && s[j-1] == '\\' {
+			end = j - 1
+		}
+		k := end - 1
+		for k >= 0 && end-k <= maxNameLen+1 && (isNameChar(s[k]) || s[k] == ' ') {
+			k--
+		}
+		if k < 0 || s[k] != q || k == end-1 {
+			return ""
+		}
+		return s[k+1 : end]
+	}
+	k := j
+	for k >= 0 && j-k < maxNameLen && isNameChar(s[k]) {
+		k--
+	}
+	name := s[k+1 : j+1]
+	for name != "" && !isLetter(name[0]) && name[0] != '_' {
+		name = name[1:]
+	}
+	return name
+}
+
+func isNameChar(c byte) bool {
+	return isLetter(c) || isDigit(c) || c == '_' || c == '.' || c == '-'
+}
+
+func isLetter(c byte) bool { return ('a' <= c && c <= 'z') || ('A' <= c && c <= 'Z') }
+
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
+
+func skipSpace(s string, i int) int {
+	for i < len(s) && isSpace(s[i]) {
+		i++
+	}
+	return i
 }
 
 // valueSpan returns the byte range of the value that starts at p: the
@@ -130,11 +175,11 @@ func looksRandom(v string) bool {
 	for i := 0; i < len(v); i++ {
 		c := v[i]
 		switch {
-		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
+		case isSpace(c):
 			return false
 		case isDigit(c):
 			digits = true
-		case ('a' <= c && c <= 'z') || ('A' <= c && c <= 'Z'):
+		case isLetter(c):
 			letters = true
 		}
 		counts[c]++

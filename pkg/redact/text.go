@@ -58,7 +58,7 @@ func redactText(s string, names map[string]bool) string {
 	if containsFold(s, "bearer") {
 		s = bearerRe.ReplaceAllString(s, "${1} "+Placeholder)
 	}
-	if len(s) >= 10 {
+	if len(s) >= 10 && hasKeyPrefix(s) {
 		s = knownKeyRe.ReplaceAllLiteralString(s, Placeholder)
 	}
 	s = redactCards(s)
@@ -66,6 +66,20 @@ func redactText(s string, names map[string]bool) string {
 		s = emailRe.ReplaceAllStringFunc(s, maskEmail)
 	}
 	return s
+}
+
+// keyPrefixes are the fixed starts of knownKeyRe's alternatives: a text
+// with none of them skips the regular expression.
+var keyPrefixes = []string{"sk-", "sk_", "rk_", "AKIA", "ASIA", "AGPA", "AIDA", "AROA", "ANPA",
+	"gho_", "ghp_", "ghu_", "ghs_", "ghr_", "github_pat_", "xox", "AIza", "glpat-", "hf_", "npm_", "eyJ"}
+
+func hasKeyPrefix(s string) bool {
+	for _, p := range keyPrefixes {
+		if strings.Contains(s, p) {
+			return true
+		}
+	}
+	return false
 }
 
 // maskEmail keeps the first character of the local part and the domain.
