@@ -152,6 +152,14 @@ func (s *state) respItem(outputIndex int, it *respItem) *callBuf {
 		s.byItem = map[string]*callBuf{}
 	}
 	c := s.byItem[it.ID]
+	if c == nil && it.ID == "" { // servers that omit item ids: same call id or output slot
+		for _, o := range s.calls {
+			if it.CallID != "" && o.id == it.CallID || it.CallID == "" && o.key == outputIndex {
+				c = o
+				break
+			}
+		}
+	}
 	if c == nil {
 		c = s.newCall(outputIndex)
 		if it.ID != "" {

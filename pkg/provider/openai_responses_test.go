@@ -68,3 +68,13 @@ func TestOpenAIResponses_error_event_ends_the_stream(t *testing.T) {
 		t.Errorf("%+v %+v", r, r.Error)
 	}
 }
+
+func TestOpenAIResponses_items_without_ids_are_one_call(t *testing.T) {
+	a := feed(t, OpenAIResponses,
+		`{"type":"response.output_item.added","output_index":0,"item":{"type":"function_call","call_id":"call_1","name":"f","arguments":""}}`,
+		`{"type":"response.function_call_arguments.delta","output_index":0,"delta":"{\"a\":"}`,
+		`{"type":"response.function_call_arguments.delta","output_index":0,"delta":"1}"}`,
+		`{"type":"response.output_item.done","output_index":0,"item":{"type":"function_call","call_id":"call_1","name":"f","arguments":"{\"a\":1}"}}`,
+		`{"type":"response.completed","response":{"status":"completed","output":[]}}`)
+	checkCalls(t, a.Response(), ReasonToolCalls, wantCall{"f", `{"a":1}`})
+}
