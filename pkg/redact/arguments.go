@@ -1,7 +1,6 @@
 package redact
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"strconv"
@@ -34,71 +33,132 @@ func Arguments(raw []byte, opts Options) string {
 	return redactText(string(raw), m.textNames())
 }
 
+// walker re-writes one valid JSON document (json.Valid has passed), so it
+// can read the bytes directly instead of through a json.Decoder.
 type walker struct {
-	dec  *json.Decoder
+	raw  []byte
+	pos  int
 	out  strings.Builder
 	m    matcher
 	path []string
 }
 
-var errUnexpectedToken = errors.New("redact: unexpected JSON token")
+var errUnexpected = errors.New("redact: unexpected JSON input")
 
 func redactJSON(raw []byte, m matcher) (string, error) {
-	w := &walker{dec: json.NewDecoder(bytes.NewReader(raw)), m: m}
-	w.dec.UseNumber()
+	w := &walker{raw: raw, m: m}
 	w.out.Grow(len(raw))
-	tok, err := w.dec.Token()
-	if err != nil {
-		return "", err
-	}
-	if err := w.emit(tok); err != nil {
+	if err := w.value(); err != nil {
 		return "", err
 	}
 	return w.out.String(), nil
 }
 
-// emit writes the value that starts with tok.
-func (w *walker) emit(tok json.Token) error {
-	switch v := tok.(type) {
-	case json.Delim:
-		if v == '{' {
-			return w.object()
+func (w *walker) skipSpace() {
+	for w.pos < len(w.raw) && isSpace(w.raw[w.pos]) {
+		w.pos++
+	}
+}
+
+// value writes the value at w.pos, redacting what it recognises.
+func (w *walker) value() error {
+	w.skipSpace()
+	if w.pos >= len(w.raw) {
+		return errUnexpected
+	}
+	switch c := w.raw[w.pos]; {
+	case c == '{':
+		return w.object()
+	case c == '[':
+		return w.array()
+	case c == '"':
+		str, err := w.str()
+		if err != nil {
+			return err
 		}
-		if v == '[' {
-			return w.array()
+		writeQuoted(&w.out, Text(str))
+	default:
+		lit := w.literal()
+		if lit == "" {
+			return errUnexpected
 		}
-		return errUnexpectedToken
-	case string:
-		writeQuoted(&w.out, Text(v))
-	case json.Number:
-		if r := Text(string(v)); r != string(v) {
+		if r := Text(lit); r != lit {
 			writeQuoted(&w.out, r)
 		} else {
-			w.out.WriteString(r)
+			w.out.WriteString(lit)
 		}
-	case bool:
-		w.out.WriteString(strconv.FormatBool(v))
-	case nil:
-		w.out.WriteString("null")
-	default:
-		return errUnexpectedToken
 	}
 	return nil
 }
 
+// literal consumes a number, true, false or null.
+func (w *walker) literal() string {
+	start := w.pos
+	for w.pos < len(w.raw) {
+		c := w.raw[w.pos]
+		if !isLetter(c) && !isDigit(c) && c != '-' && c != '+' && c != '.' {
+			break
+		}
+		w.pos++
+	}
+	return string(w.raw[start:w.pos])
+}
+
+// str consumes a string and returns its decoded value.
+func (w *walker) str() (string, error) {
+	start := w.pos
+	escaped := false
+	for w.pos++; w.pos < len(w.raw); w.pos++ {
+		switch w.raw[w.pos] {
+		case '\\':
+			escaped = true
+			w.pos++
+		case '"':
+			w.pos++
+			lit := w.raw[start:w.pos]
+			if !escaped {
+				return string(lit[1 : len(lit)-1]), nil
+			}
+			var v string
+			if err := json.Unmarshal(lit, &v); err != nil {
+				return "", err
+			}
+			return v, nil
+		}
+	}
+	return "", errUnexpected
+}
+
+// next skips white space and consumes c when it comes next.
+func (w *walker) next(c byte) bool {
+	w.skipSpace()
+	if w.pos < len(w.raw) && w.raw[w.pos] == c {
+		w.pos++
+		return true
+	}
+	return false
+}
+
 func (w *walker) object() error {
+	w.pos++ // '{'
 	w.out.WriteByte('{')
-	for i := 0; w.dec.More(); i++ {
-		kt, err := w.dec.Token()
+	for i := 0; !w.next('}'); i++ {
+		if i > 0 {
+			if !w.next(',') {
+				return errUnexpected
+			}
+			w.out.WriteByte(',')
+			w.skipSpace()
+		}
+		if w.pos >= len(w.raw) || w.raw[w.pos] != '"' {
+			return errUnexpected
+		}
+		key, err := w.str()
 		if err != nil {
 			return err
 		}
-		key, ok := kt.(string)
-		if !ok {
-			return errUnexpectedToken
-		}
-		if i > 0 {
-			w.out.WriteByte(',')
+		if !w.next(':') {
+			return errUnexpected
 		}
 		writeQuoted(&w.out, Text(key))
 		w.out.WriteByte(':')
@@ -109,31 +169,29 @@ func (w *walker) object() error {
 			return err
 		}
 	}
-	if _, err := w.dec.Token(); err != nil {
-		return err
-	}
 	w.out.WriteByte('}')
 	return nil
 }
 
 func (w *walker) array() error {
+	w.pos++ // '['
 	w.out.WriteByte('[')
-	for i := 0; w.dec.More(); i++ {
+	for i := 0; !w.next(']'); i++ {
 		if i > 0 {
+			if !w.next(',') {
+				return errUnexpected
+			}
 			w.out.WriteByte(',')
 		}
-		tok, err := w.dec.Token()
-		if err != nil {
-			return err
-		}
+		var err error
 		if len(w.m.pointers) == 0 {
-			err = w.emit(tok)
+			err = w.value()
 		} else {
 			w.path = append(w.path, strconv.Itoa(i))
 			if w.m.sensitive("", w.path) {
-				err = w.redacted(tok)
+				err = w.redacted()
 			} else {
-				err = w.emit(tok)
+				err = w.value()
 			}
 			w.path = w.path[:len(w.path)-1]
 		}
@@ -141,57 +199,80 @@ func (w *walker) array() error {
 			return err
 		}
 	}
-	if _, err := w.dec.Token(); err != nil {
-		return err
-	}
 	w.out.WriteByte(']')
 	return nil
 }
 
 // member writes the value of the member key, whose path is w.path.
 func (w *walker) member(key string) error {
-	tok, err := w.dec.Token()
-	if err != nil {
-		return err
-	}
 	if w.m.sensitive(key, w.path) {
-		return w.redacted(tok)
+		return w.redacted()
 	}
-	if s, ok := tok.(string); ok && isKeyLikeName(key) && looksRandom(s) {
-		writeQuoted(&w.out, Placeholder)
-		return nil
-	}
-	return w.emit(tok)
-}
-
-// redacted writes Placeholder for the value starting with tok and skips
-// the rest of it; null and "" are written as they are.
-func (w *walker) redacted(tok json.Token) error {
-	switch v := tok.(type) {
-	case nil:
-		w.out.WriteString("null")
-		return nil
-	case string:
-		if v == "" {
-			w.out.WriteString(`""`)
+	w.skipSpace()
+	if isKeyLikeName(key) && w.pos < len(w.raw) && w.raw[w.pos] == '"' {
+		start := w.pos
+		s, err := w.str()
+		if err != nil {
+			return err
+		}
+		if looksRandom(s) {
+			writeQuoted(&w.out, Placeholder)
 			return nil
 		}
-	case json.Delim:
-		for depth := 1; depth > 0; {
-			t, err := w.dec.Token()
-			if err != nil {
-				return err
-			}
-			if d, ok := t.(json.Delim); ok {
-				if d == '{' || d == '[' {
-					depth++
-				} else {
-					depth--
+		w.pos = start
+	}
+	return w.value()
+}
+
+// redacted writes Placeholder for the value at w.pos and skips it; null
+// and "" are written as they are.
+func (w *walker) redacted() error {
+	w.skipSpace()
+	start := w.pos
+	if err := w.skip(); err != nil {
+		return err
+	}
+	if v := string(w.raw[start:w.pos]); v == "null" || v == `""` {
+		w.out.WriteString(v)
+		return nil
+	}
+	writeQuoted(&w.out, Placeholder)
+	return nil
+}
+
+// skip consumes one value without writing it.
+func (w *walker) skip() error {
+	if w.pos >= len(w.raw) {
+		return errUnexpected
+	}
+	switch w.raw[w.pos] {
+	case '"':
+		_, err := w.str()
+		return err
+	case '{', '[':
+		depth := 0
+		for ; w.pos < len(w.raw); w.pos++ {
+			switch w.raw[w.pos] {
+			case '"':
+				if _, err := w.str(); err != nil {
+					return err
+				}
+				w.pos--
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					w.pos++
+					return nil
 				}
 			}
 		}
+		return errUnexpected
 	}
-	writeQuoted(&w.out, Placeholder)
+	if w.literal() == "" {
+		return errUnexpected
+	}
 	return nil
 }
 

@@ -121,6 +121,9 @@ func TestArguments_key_names_and_top_level_scalars(t *testing.T) {
 		{`  42 `, `42`},
 		{`"tab\there \u0001"`, `"tab\there \u0001"`},
 		{``, ``},
+		{`{"secret": {"a": "}]\"", "b": [1, {"c": "x"}]}, "after": "ok"}`, `{"secret":"[REDACTED]","after":"ok"}`},
+		{`{"pass\u0077ord": "x", "caf\u00e9": "cr\u00e8me"}`, `{"password":"[REDACTED]","café":"crème"}`},
+		{"\n[ 1 ,\t{ } , [ ] , \"\" ]\n", `[1,{},[],""]`},
 	} {
 		if got := Arguments([]byte(test.raw), Options{}); got != test.want {
 			t.Errorf("Arguments(%s) = %s, want %s", test.raw, got, test.want)

@@ -1,6 +1,7 @@
 package redact
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 )
@@ -67,6 +68,9 @@ func FuzzArguments(f *testing.F) {
 			if containsStandalone(got, run) {
 				t.Fatalf("Luhn-valid run %s survived:\nin:  %q\nout: %q", run, raw, got)
 			}
+		}
+		if json.Valid(raw) && !json.Valid([]byte(got)) {
+			t.Fatalf("valid JSON in, invalid JSON out:\nin:  %q\nout: %q", raw, got)
 		}
 		_ = Text(string(raw))
 	})
