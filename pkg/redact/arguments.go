@@ -17,7 +17,8 @@ import (
 // replaced by "[REDACTED]" whatever its type (null and "" are kept, since
 // they hold nothing); a random-looking string after a key-like name
 // (signing_key, x-auth) is replaced; every other string, member name and
-// number goes through Text. A number that Text changes (a card number)
+// number goes through Text (string values with the names of opts added, for
+// JSON embedded in a string). A number that Text changes (a card number)
 // becomes a string.
 //
 // When raw is not valid JSON (truncated or malformed arguments) the text is
@@ -36,17 +37,18 @@ func Arguments(raw []byte, opts Options) string {
 // walker re-writes one valid JSON document (json.Valid has passed), so it
 // can read the bytes directly instead of through a json.Decoder.
 type walker struct {
-	raw  []byte
-	pos  int
-	out  strings.Builder
-	m    matcher
-	path []string
+	raw   []byte
+	pos   int
+	out   strings.Builder
+	m     matcher
+	names map[string]bool // m's names for text inside strings
+	path  []string
 }
 
 var errUnexpected = errors.New("redact: unexpected JSON input")
 
 func redactJSON(raw []byte, m matcher) (string, error) {
-	w := &walker{raw: raw, m: m}
+	w := &walker{raw: raw, m: m, names: m.textNames()}
 	w.out.Grow(len(raw))
 	if err := w.value(); err != nil {
 		return "", err
@@ -76,7 +78,7 @@ func (w *walker) value() error {
 		if err != nil {
 			return err
 		}
-		writeQuoted(&w.out, Text(str))
+		writeQuoted(&w.out, redactText(str, w.names))
 	default:
 		lit := w.literal()
 		if lit == "" {

@@ -99,6 +99,13 @@ func TestArguments_sensitive_fields_by_name_and_pointer(t *testing.T) {
 	}
 }
 
+func TestArguments_sensitive_name_inside_embedded_json_string(t *testing.T) {
+	got := Arguments([]byte(`{"payload":"{\"iban\":\"DE89370400440532013000\"}"}`), Options{SensitiveFields: []string{"iban"}})
+	if strings.Contains(got, "DE8937") {
+		t.Fatalf("embedded sensitive field survived: %s", got)
+	}
+}
+
 func TestArguments_pointer_to_array_element(t *testing.T) {
 	got := Arguments([]byte(`{"codes":["a","b","c"]}`), Options{SensitiveFields: []string{"/codes/1"}})
 	if want := `{"codes":["a","[REDACTED]","c"]}`; got != want {
