@@ -31,7 +31,8 @@ const (
 )
 
 // NewEnv returns the CEL environment toolgate expressions are written in: standard CEL,
-// the cel-go string, list, math and set extensions, cel.bind, and list.sum(), with the
+// the cel-go string, list, math and set extensions, cel.bind, two-variable
+// comprehensions (list.all(index, item, ...)), and list.sum(), with the
 // given variable declarations and the parse limits above.
 //
 // CEL has no fold, so a total is written with map() and sum():
@@ -44,6 +45,7 @@ func NewEnv(vars ...cel.EnvOption) (*cel.Env, error) {
 		ext.Math(),
 		ext.Sets(),
 		ext.Bindings(),
+		ext.TwoVarComprehensions(),
 		sumFunction(),
 		cel.ParserExpressionSizeLimit(MaxExprLen),
 		cel.ParserRecursionLimit(64),

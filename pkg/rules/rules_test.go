@@ -16,12 +16,18 @@ var invoiceRules = []Rule{
 		Message: "Invoices over $1,000,000 require manual review.", Action: "review"},
 }
 
-func decodeArgs(t testing.TB, s string) map[string]any {
-	t.Helper()
+func tryDecode(s string) (map[string]any, error) {
 	dec := json.NewDecoder(strings.NewReader(s))
 	dec.UseNumber()
 	var m map[string]any
-	if err := dec.Decode(&m); err != nil {
+	err := dec.Decode(&m)
+	return m, err
+}
+
+func decodeArgs(t testing.TB, s string) map[string]any {
+	t.Helper()
+	m, err := tryDecode(s)
+	if err != nil {
 		t.Fatalf("decode %s: %v", s, err)
 	}
 	return m
