@@ -91,6 +91,11 @@ func Progress(responseID string) string { return subjectProgress + responseID }
 // Audit carries one audit event per terminal outcome.
 func Audit(status string) string { return subjectAudit + status }
 
+// CallStatus is the key-value subject of a call's status record: publishing
+// to it is a put into the calls bucket, so the record rides along with a
+// stage's other asynchronous publishes.
+func CallStatus(callID string) string { return "$KV." + BucketCalls + "." + callID }
+
 // Input is the subject a stage consumes.
 func Input(stage string) string {
 	if stage == Accumulate {

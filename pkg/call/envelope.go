@@ -75,9 +75,14 @@ type Envelope struct {
 	Arguments      json.RawMessage `json:"arguments,omitempty"`
 	Errors         []string        `json:"errors,omitempty"`
 	RepairAttempts int             `json:"repair_attempts"`
+	Replays        int             `json:"replays,omitempty"` // operator replays; part of output message ids
 	Repairs        []Repair        `json:"repairs,omitempty"`
 	ToolRevision   uint64          `json:"tool_revision,omitempty"`
 	ValidTools     []string        `json:"valid_tools,omitempty"`
+	TruncatedHint  string          `json:"truncated_hint,omitempty"` // why accumulate suspects the arguments were cut
+	Review         []string        `json:"review,omitempty"`         // business rules that route the call to a human
+	Carrier        bool            `json:"carrier,omitempty"`        // not a call: assistant text to recover calls from
+	Text           string          `json:"text,omitempty"`           // the assistant's own text, on a carrier
 	IdempotencyKey string          `json:"idempotency_key,omitempty"`
 	Result         json.RawMessage `json:"result,omitempty"`
 	Batch          Batch           `json:"batch"`
@@ -130,6 +135,17 @@ func (e *Envelope) Reset(stage string, to Status, now time.Time, note string) {
 	e.Failure = ""
 	e.Errors = nil
 	e.History = append(e.History, Step{Stage: stage, Status: to, At: now.UTC(), Note: note})
+}
+
+// Abort ends the call as Failed with failure code, bypassing the state
+// machine on purpose: the stage could not process it at all (a panic, an
+// exhausted redelivery budget, an illegal transition). The dead letter keeps
+// the evidence for a replay.
+func (e *Envelope) Abort(stage, code string, err error, now time.Time) {
+	e.Status = Failed
+	e.Failure = Status(code)
+	e.Errors = []string{err.Error()}
+	e.History = append(e.History, Step{Stage: stage, Status: Failed, At: now.UTC(), Note: code})
 }
 
 // Attempt is the number that makes this envelope's outputs unique per

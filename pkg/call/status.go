@@ -61,7 +61,7 @@ func (s Status) Repairable() bool {
 
 // transitions lists the legal moves. A status with no entry is terminal.
 var transitions = map[Status][]Status{
-	Received:         {Parsed, InvalidJSON, Truncated, TransportIncomplete, Rejected, Discarded, BatchAborted},
+	Received:         {Parsed, InvalidJSON, Truncated, TransportIncomplete, Rejected, Discarded, BatchAborted, NoToolCalls},
 	Parsed:           {Validated, SchemaInvalid, NoSuchTool, Discarded, BatchAborted},
 	InvalidJSON:      {Repairing, Failed, BatchAborted},
 	Truncated:        {Repairing, Failed, BatchAborted},

@@ -1,0 +1,89 @@
+// Command executor is an example tool executor: it serves the example tools
+// on toolgate.exec.<tool> over NATS request/reply, as a tool author would.
+// Run it beside `toolgate up`:
+//
+//	go run ./examples/executor
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/toolgate/toolgate/pkg/toolserver"
+)
+
+func main() {
+	url := flag.String("nats", envOr("TOOLGATE_NATS_URL", nats.DefaultURL), "NATS server URL")
+	flag.Parse()
+	nc, err := nats.Connect(*url, nats.MaxReconnects(-1))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "executor:", err)
+		os.Exit(1)
+	}
+	defer nc.Drain()
+	srv, err := toolserver.New(nc, "example-tools", "1.0.0")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "executor:", err)
+		os.Exit(1)
+	}
+	invoices := 0
+	must(srv.Handle("create_invoice", func(ctx context.Context, c toolserver.Call) (any, error) {
+		var args struct {
+			CustomerID string `json:"customer_id"`
+			LineItems  []struct {
+				Quantity   int `json:"quantity"`
+				PriceCents int `json:"price_cents"`
+			} `json:"line_items"`
+		}
+		if err := json.Unmarshal(c.Arguments, &args); err != nil {
+			return nil, err
+		}
+		invoices++
+		total := 0
+		for _, li := range args.LineItems {
+			total += li.Quantity * li.PriceCents
+		}
+		id := fmt.Sprintf("inv_%04d", invoices)
+		fmt.Printf("executor: create_invoice %s for %s, total %d cents (idempotency key %s)\n", id, args.CustomerID, total, c.IdempotencyKey[:12])
+		return map[string]any{"invoice_id": id, "total_cents": total, "preview_url": "https://billing.invalid/" + id}, nil
+	}))
+	must(srv.Handle("get_weather", func(ctx context.Context, c toolserver.Call) (any, error) {
+		var args struct {
+			City string `json:"city"`
+		}
+		if err := json.Unmarshal(c.Arguments, &args); err != nil {
+			return nil, err
+		}
+		fmt.Printf("executor: get_weather %s\n", args.City)
+		return map[string]any{"city": args.City, "temperature_c": 21, "conditions": "clear"}, nil
+	}))
+	must(srv.Handle("delete_customer_account", func(ctx context.Context, c toolserver.Call) (any, error) {
+		fmt.Printf("executor: delete_customer_account %s\n", c.Arguments)
+		return map[string]any{"deleted": true}, nil
+	}))
+	fmt.Println("executor: serving create_invoice, get_weather, delete_customer_account on", *url)
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
+	<-sig
+}
+
+func must(err error) {
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "executor:", err)
+		os.Exit(1)
+	}
+}
+
+func envOr(k, def string) string {
+	if v := os.Getenv(k); v != "" {
+		return v
+	}
+	return def
+}

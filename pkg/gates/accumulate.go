@@ -1,0 +1,169 @@
+package gates
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/toolgate/toolgate/pkg/call"
+	"github.com/toolgate/toolgate/pkg/parse"
+	"github.com/toolgate/toolgate/pkg/pipeline"
+	"github.com/toolgate/toolgate/pkg/provider"
+	"github.com/toolgate/toolgate/pkg/worker"
+	"github.com/toolgate/toolgate/streams"
+)
+
+// Accumulate is the accumulate gate: it turns what a producer published into
+// call envelopes. Bad input (an unknown provider, a body that is not the
+// provider's format, one over the size limit) gets a response-level result
+// and a dead letter holding the input as it arrived.
+type Accumulate struct {
+	Limits  parse.Limits
+	MaxBody int // bytes; default 8 MiB
+	Now     Clock
+}
+
+// ResponseResult is the result of a response as a whole, published when it
+// yields no call at all: no tool calls, or input that could not be read.
+type ResponseResult struct {
+	ResponseID string      `json:"response_id"`
+	Provider   string      `json:"provider"`
+	Status     call.Status `json:"status"`
+	OK         bool        `json:"ok"`
+	Errors     []string    `json:"errors,omitempty"`
+	Text       string      `json:"text,omitempty"`
+}
+
+// Handle implements worker.Handler for toolgate.in.response.
+func (a *Accumulate) Handle(ctx context.Context, m worker.Msg) ([]worker.Output, error) {
+	rid := responseID(m)
+	prov := m.Header.Get(streams.HeaderProvider)
+	maxBody := a.MaxBody
+	if maxBody <= 0 {
+		maxBody = 8 << 20
+	}
+	switch {
+	case !provider.Known(prov):
+		return a.reject(m, rid, prov, "unknown_provider", fmt.Sprintf("header %s is %q; use one of openai-chat, openai-responses, anthropic, gemini, ollama", streams.HeaderProvider, prov))
+	case len(m.Data) > maxBody:
+		return a.reject(m, rid, prov, "too_large", fmt.Sprintf("response body is %d bytes, over the %d-byte limit", len(m.Data), maxBody))
+	}
+	resp, err := provider.ParseResponse(prov, m.Data)
+	if err != nil {
+		return a.reject(m, rid, prov, "undecodable_response", err.Error())
+	}
+	return a.emit(m, rid, resp)
+}
+
+// emit turns a complete normalized response into envelopes for parse.
+func (a *Accumulate) emit(m worker.Msg, rid string, resp provider.Response) ([]worker.Output, error) {
+	req := request(m.Header)
+	if perr := a.Limits.CheckCalls(len(resp.Calls)); perr != nil {
+		return a.reject(m, rid, resp.Provider, "too_many_calls", perr.Error())
+	}
+	model := m.Header.Get(streams.HeaderModel)
+	if model == "" {
+		model = resp.Model
+	}
+	var envs []call.Envelope
+	for _, c := range resp.Calls {
+		e := call.New(rid, c.Index, a.Now())
+		e.Provider, e.Model, e.Request = resp.Provider, model, req
+		e.ProviderCallID, e.ToolName, e.RawArguments = c.ID, c.Name, c.Arguments
+		e.FinishReason, e.ProviderFinish = string(resp.Finish), resp.ProviderFinish
+		e.Batch = call.Batch{ID: rid, Index: c.Index, Size: len(resp.Calls), Atomic: atomicHeader(m.Header)}
+		if c.Truncated {
+			e.TruncatedHint = c.TruncatedWhy
+		}
+		envs = append(envs, e)
+	}
+	if len(envs) == 0 && req.Tolerant {
+		text := resp.Text
+		if resp.Error != nil && resp.Error.FailedGeneration != "" {
+			text = resp.Error.FailedGeneration // the model's own output, refused by the provider
+		}
+		if strings.TrimSpace(text) != "" {
+			e := call.New(rid, 0, a.Now())
+			e.CallID = rid + "-text"
+			e.Provider, e.Model, e.Request = resp.Provider, model, req
+			e.FinishReason, e.ProviderFinish = string(resp.Finish), resp.ProviderFinish
+			e.Carrier, e.Text, e.Source = true, text, call.SourceTextJSON
+			e.Batch.Atomic = atomicHeader(m.Header)
+			envs = append(envs, e)
+		}
+	}
+	if len(envs) == 0 {
+		if resp.Error != nil {
+			return a.reject(m, rid, resp.Provider, "provider_error", fmt.Sprintf("provider error %s: %s", resp.Error.Type, resp.Error.Message))
+		}
+		return a.responseOutcome(rid, resp.Provider, call.NoToolCalls, "the response proposed no tool call (finish reason "+string(resp.Finish)+")")
+	}
+	var outs []worker.Output
+	for _, e := range envs {
+		o, err := pipeline.Outputs(streams.Accumulate, e)
+		if err != nil {
+			return nil, worker.Permanent("encode", err)
+		}
+		outs = append(outs, o...)
+	}
+	return outs, nil
+}
+
+// reject records bad input: a response-level result saying why, and the
+// input itself in the dead-letter stream.
+func (a *Accumulate) reject(m worker.Msg, rid, prov, code, why string) ([]worker.Output, error) {
+	outs, err := a.responseOutcome(rid, prov, call.Rejected, code+": "+why)
+	if err != nil {
+		return nil, err
+	}
+	return append(outs, pipeline.Raw(streams.Accumulate, code, m, fmt.Errorf("%s", why))), nil
+}
+
+func (a *Accumulate) responseOutcome(rid, prov string, st call.Status, why string) ([]worker.Output, error) {
+	r := ResponseResult{ResponseID: rid, Provider: prov, Status: st, OK: st.OK(), Text: why}
+	if !st.OK() {
+		r.Errors = []string{why}
+	}
+	data, err := json.Marshal(r)
+	if err != nil {
+		return nil, worker.Permanent("encode", err)
+	}
+	h := nats.Header{}
+	h.Set(streams.HeaderResponseID, rid)
+	h.Set(streams.HeaderStatus, string(st))
+	return []worker.Output{{Subject: streams.Results(rid), MsgID: rid + ":response", Header: h, Data: data}}, nil
+}
+
+// responseID is the producer's id made safe for subjects, or one derived
+// from the stream sequence when the producer sent none.
+func responseID(m worker.Msg) string {
+	id := m.Header.Get(streams.HeaderResponseID)
+	if id == "" {
+		id = m.Header.Get(nats.MsgIdHdr)
+	}
+	if id == "" {
+		return fmt.Sprintf("seq%d", m.StreamSeq)
+	}
+	return call.SafeResponseID(id)
+}
+
+func request(h nats.Header) call.Request {
+	r := call.Request{
+		Tenant:       h.Get(streams.HeaderTenant),
+		Principal:    h.Get(streams.HeaderPrincipal),
+		Conversation: h.Get(streams.HeaderConversation),
+		Tolerant:     strings.EqualFold(h.Get(streams.HeaderTolerant), "true"),
+		DryRun:       strings.EqualFold(h.Get(streams.HeaderDryRun), "true"),
+	}
+	for _, role := range strings.Split(h.Get(streams.HeaderRoles), ",") {
+		if role = strings.TrimSpace(role); role != "" {
+			r.Roles = append(r.Roles, role)
+		}
+	}
+	return r
+}
+
+func atomicHeader(h nats.Header) bool { return strings.EqualFold(h.Get(streams.HeaderAtomic), "true") }

@@ -1,0 +1,57 @@
+// Package health serves /healthz (the process is alive) and /readyz (it is
+// connected and consuming) for Kubernetes probes.
+package health
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/http"
+	"time"
+)
+
+// Check returns nil when the process is ready.
+type Check func() error
+
+// Handler returns the probe endpoints; extra handlers (such as /metrics) are
+// mounted beside them.
+func Handler(ready Check, extra map[string]http.Handler) http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
+		w.Write([]byte("ok\n"))
+	})
+	mux.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {
+		if err := ready(); err != nil {
+			http.Error(w, "not ready: "+err.Error(), http.StatusServiceUnavailable)
+			return
+		}
+		w.Write([]byte("ready\n"))
+	})
+	for path, h := range extra {
+		mux.Handle(path, h)
+	}
+	return mux
+}
+
+// Serve listens on addr until ctx is done. An empty addr serves nothing.
+func Serve(ctx context.Context, addr string, h http.Handler) error {
+	if addr == "" {
+		<-ctx.Done()
+		return nil
+	}
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second}
+	go func() {
+		<-ctx.Done()
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(sctx)
+	}()
+	if err := srv.Serve(l); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}

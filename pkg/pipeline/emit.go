@@ -1,0 +1,128 @@
+package pipeline
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/toolgate/toolgate/pkg/call"
+	"github.com/toolgate/toolgate/pkg/redact"
+	"github.com/toolgate/toolgate/pkg/result"
+	"github.com/toolgate/toolgate/pkg/worker"
+	"github.com/toolgate/toolgate/streams"
+)
+
+// Result is the message published on toolgate.results.<response-id>: the
+// call's terminal outcome, and Message, the tool-result item in the
+// provider's own format, ready to append to the conversation.
+type Result struct {
+	CallID         string          `json:"call_id"`
+	ResponseID     string          `json:"response_id"`
+	ProviderCallID string          `json:"provider_call_id,omitempty"`
+	Provider       string          `json:"provider"`
+	Tool           string          `json:"tool"`
+	Status         call.Status     `json:"status"`
+	Failure        call.Status     `json:"failure,omitempty"`
+	OK             bool            `json:"ok"`
+	Errors         []string        `json:"errors,omitempty"`
+	Result         json.RawMessage `json:"result,omitempty"`
+	RepairAttempts int             `json:"repair_attempts"`
+	Source         string          `json:"source"`
+	Text           string          `json:"text"`
+	Message        json.RawMessage `json:"message"`
+	History        []call.Step     `json:"history"`
+}
+
+// StatusRecord is what the calls bucket holds per call id: everything but
+// the raw arguments, which live only in the dead-letter stream.
+type StatusRecord struct {
+	CallID         string      `json:"call_id"`
+	ResponseID     string      `json:"response_id"`
+	Tool           string      `json:"tool"`
+	Provider       string      `json:"provider"`
+	Model          string      `json:"model,omitempty"`
+	Source         string      `json:"source"`
+	Status         call.Status `json:"status"`
+	Failure        call.Status `json:"failure,omitempty"`
+	Errors         []string    `json:"errors,omitempty"`
+	RepairAttempts int         `json:"repair_attempts"`
+	ToolRevision   uint64      `json:"tool_revision,omitempty"`
+	ArgumentsHash  string      `json:"arguments_hash"`
+	IdempotencyKey string      `json:"idempotency_key,omitempty"`
+	History        []call.Step `json:"history"`
+}
+
+// Outputs turns one envelope a gate returned into what the worker publishes.
+func Outputs(stage string, e call.Envelope) ([]worker.Output, error) {
+	body, err := e.Marshal()
+	if err != nil {
+		return nil, fmt.Errorf("pipeline: %w", err)
+	}
+	id := func(kind string) string {
+		return fmt.Sprintf("%s:%s:%s:%d:%d", e.CallID, stage, kind, e.RepairAttempts, e.Replays)
+	}
+	hdr := func() nats.Header {
+		h := nats.Header{}
+		h.Set(streams.HeaderCallID, e.CallID)
+		h.Set(streams.HeaderResponseID, e.ResponseID)
+		h.Set(streams.HeaderStatus, string(e.Status))
+		h.Set(streams.HeaderTool, e.ToolName)
+		h.Set(streams.HeaderProvider, e.Provider)
+		return h
+	}
+	status, err := json.Marshal(StatusOf(e))
+	if err != nil {
+		return nil, fmt.Errorf("pipeline: %w", err)
+	}
+	outs := []worker.Output{{Subject: streams.CallStatus(e.CallID), Data: status}}
+	if next := Next(e.Status); next != "" {
+		return append(outs, worker.Output{Subject: streams.Gate(next), MsgID: id("next"), Header: hdr(), Data: body}), nil
+	}
+	if !e.Status.Terminal() {
+		return outs, nil // waiting, e.g. for a human decision
+	}
+	res, err := json.Marshal(ResultOf(e))
+	if err != nil {
+		return nil, fmt.Errorf("pipeline: %w", err)
+	}
+	outs = append(outs, worker.Output{Subject: streams.Results(e.ResponseID), MsgID: id("result"), Header: hdr(), Data: res})
+	if !e.Status.OK() {
+		fstage, failure := FailedAt(e)
+		h := hdr()
+		h.Set(streams.HeaderStage, fstage)
+		h.Set(streams.HeaderFailure, failure)
+		outs = append(outs, worker.Output{Subject: streams.DLQ(fstage, failure), MsgID: id("dlq"), Header: h, Data: body})
+	}
+	return outs, nil
+}
+
+// ResultOf builds the result message of a terminal envelope.
+func ResultOf(e call.Envelope) Result {
+	o := result.Outcome{
+		Provider: e.Provider, CallID: e.CallID, ProviderCallID: e.ProviderCallID, Tool: e.ToolName,
+		Status: string(e.Status), OK: e.Status.OK(), Result: e.Result, Errors: e.Errors, ValidTools: e.ValidTools,
+	}
+	if e.Status == call.Failed && e.Failure != "" {
+		o.Status = string(e.Failure) // the model needs the class, not "failed"
+	}
+	msg, err := result.Message(o)
+	if err != nil {
+		msg, _ = json.Marshal(map[string]string{"error": err.Error()})
+	}
+	return Result{
+		CallID: e.CallID, ResponseID: e.ResponseID, ProviderCallID: e.ProviderCallID, Provider: e.Provider,
+		Tool: e.ToolName, Status: e.Status, Failure: e.Failure, OK: o.OK, Errors: e.Errors, Result: e.Result,
+		RepairAttempts: e.RepairAttempts, Source: e.Source, Text: result.Text(o), Message: msg, History: e.History,
+	}
+}
+
+// StatusOf builds the status record of an envelope.
+func StatusOf(e call.Envelope) StatusRecord {
+	return StatusRecord{
+		CallID: e.CallID, ResponseID: e.ResponseID, Tool: e.ToolName, Provider: e.Provider, Model: e.Model,
+		Source: e.Source, Status: e.Status, Failure: e.Failure, Errors: e.Errors, RepairAttempts: e.RepairAttempts,
+		ToolRevision: e.ToolRevision, ArgumentsHash: redact.Hash([]byte(e.RawArguments)),
+		IdempotencyKey: e.IdempotencyKey, History: e.History,
+	}
+}

@@ -1,0 +1,156 @@
+package stage
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/redis/go-redis/v9"
+	"github.com/rs/zerolog"
+
+	"github.com/toolgate/toolgate/pkg/health"
+	"github.com/toolgate/toolgate/pkg/idem"
+	"github.com/toolgate/toolgate/pkg/parse"
+	"github.com/toolgate/toolgate/pkg/registry"
+	"github.com/toolgate/toolgate/streams"
+)
+
+// Config configures a process that runs one or more stages.
+type Config struct {
+	NATSURL  string   // TOOLGATE_NATS_URL
+	NATSOpts []nats.Option
+	RedisURL string   // TOOLGATE_REDIS_URL; empty: idempotency keys in a JetStream KV bucket
+	Stages   []string // which stages this process runs
+	HTTPAddr string   // TOOLGATE_HTTP_ADDR: /healthz, /readyz; empty: none
+	Settings streams.Settings
+	Limits   parse.Limits
+	Log      zerolog.Logger
+}
+
+func (c *Config) setDefaults() {
+	if c.NATSURL == "" {
+		c.NATSURL = nats.DefaultURL
+	}
+	if c.Settings.MaxDeliver == 0 {
+		c.Settings = streams.DefaultSettings()
+	}
+	if c.Limits == (parse.Limits{}) {
+		c.Limits = parse.DefaultLimits()
+	}
+}
+
+// Validate checks the configuration.
+func (c *Config) Validate() error {
+	if len(c.Stages) == 0 {
+		return errors.New("stage: no stage to run")
+	}
+	for _, s := range c.Stages {
+		if !streams.IsStage(s) {
+			return fmt.Errorf("stage: unknown stage %q (stages: %s)", s, strings.Join(streams.Stages, ", "))
+		}
+	}
+	return nil
+}
+
+// Run connects, applies the declared topology, and runs the stages until
+// ctx is done; then it drains in-flight work and returns. ready, when not
+// nil, is closed once every stage consumes.
+func Run(ctx context.Context, cfg Config, ready chan<- struct{}) error {
+	cfg.setDefaults()
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	log := cfg.Log
+	host, _ := os.Hostname()
+	owner := fmt.Sprintf("%s/%d/%d", host, os.Getpid(), time.Now().UnixNano())
+	opts := append([]nats.Option{nats.Name("toolgate " + strings.Join(cfg.Stages, ",")), nats.MaxReconnects(-1)}, cfg.NATSOpts...)
+	nc, err := nats.Connect(cfg.NATSURL, opts...)
+	if err != nil {
+		return fmt.Errorf("stage: connect to NATS at %s: %w", cfg.NATSURL, err)
+	}
+	defer nc.Close()
+	js, err := jetstream.New(nc, jetstream.WithPublishAsyncMaxPending(4096))
+	if err != nil {
+		return fmt.Errorf("stage: %w", err)
+	}
+	if err := streams.Ensure(ctx, js, cfg.Settings); err != nil {
+		return err
+	}
+	toolsKV, err := js.KeyValue(ctx, streams.BucketTools)
+	if err != nil {
+		return fmt.Errorf("stage: %w", err)
+	}
+	reg, err := registry.Open(ctx, toolsKV, log)
+	if err != nil {
+		return err
+	}
+	store, closeStore, err := openStore(ctx, cfg, js, log)
+	if err != nil {
+		return err
+	}
+	defer closeStore()
+	set, err := New(cfg.Stages, Deps{
+		NC: nc, JS: js, Tools: reg, Store: store, Settings: cfg.Settings, Limits: cfg.Limits, Owner: owner, Log: log,
+	})
+	if err != nil {
+		return err
+	}
+	readyCheck := func() error {
+		if !nc.IsConnected() {
+			return errors.New("NATS is not connected")
+		}
+		return set.Ready()
+	}
+	hctx, stopHTTP := context.WithCancel(context.Background())
+	defer stopHTTP()
+	go func() {
+		if err := health.Serve(hctx, cfg.HTTPAddr, health.Handler(readyCheck, nil)); err != nil {
+			log.Error().Err(err).Str("addr", cfg.HTTPAddr).Msg("health endpoint")
+		}
+	}()
+	if ready != nil {
+		go func() {
+			for readyCheck() != nil {
+				time.Sleep(10 * time.Millisecond)
+			}
+			close(ready)
+		}()
+	}
+	log.Info().Strs("stages", cfg.Stages).Str("nats", cfg.NATSURL).Msg("stages running")
+	err = set.Run(ctx)
+	log.Info().Strs("stages", cfg.Stages).Msg("stages drained")
+	return err
+}
+
+func openStore(ctx context.Context, cfg Config, js jetstream.JetStream, log zerolog.Logger) (idem.Store, func(), error) {
+	needed := false
+	for _, s := range cfg.Stages {
+		needed = needed || s == streams.Execute
+	}
+	if !needed {
+		return nil, func() {}, nil
+	}
+	if cfg.RedisURL != "" {
+		opt, err := redis.ParseURL(cfg.RedisURL)
+		if err != nil {
+			return nil, nil, fmt.Errorf("stage: TOOLGATE_REDIS_URL: %w", err)
+		}
+		c := redis.NewClient(opt)
+		if err := c.Ping(ctx).Err(); err != nil {
+			log.Warn().Err(err).Str("redis", opt.Addr).Msg("redis not answering yet; execute will retry")
+		}
+		log.Info().Str("redis", opt.Addr).Msg("idempotency keys in Redis")
+		return idem.NewRedis(c), func() { c.Close() }, nil
+	}
+	kv, err := js.KeyValue(ctx, streams.BucketIdempotency)
+	if err != nil {
+		return nil, nil, fmt.Errorf("stage: %w", err)
+	}
+	log.Warn().Str("bucket", streams.BucketIdempotency).Msg("no TOOLGATE_REDIS_URL: idempotency keys kept in the JetStream key-value bucket (embedded default)")
+	return idem.NewKV(kv), func() {}, nil
+}

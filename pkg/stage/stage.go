@@ -1,0 +1,134 @@
+// Package stage wires a gate to the shared worker: the code behind each
+// services/<stage>/main.go and behind `toolgate up`, which runs them all in
+// one process.
+package stage
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/rs/zerolog"
+
+	"github.com/toolgate/toolgate/pkg/execute"
+	"github.com/toolgate/toolgate/pkg/gates"
+	"github.com/toolgate/toolgate/pkg/idem"
+	"github.com/toolgate/toolgate/pkg/parse"
+	"github.com/toolgate/toolgate/pkg/pipeline"
+	"github.com/toolgate/toolgate/pkg/registry"
+	"github.com/toolgate/toolgate/pkg/worker"
+	"github.com/toolgate/toolgate/streams"
+)
+
+// Deps are what the stages of one process share.
+type Deps struct {
+	NC       *nats.Conn
+	JS       jetstream.JetStream
+	Tools    *registry.Registry
+	Store    idem.Store // execute only
+	Settings streams.Settings
+	Limits   parse.Limits
+	Owner    string // identifies this process in idempotency claims
+	Log      zerolog.Logger
+	Now      func() time.Time
+	// Concurrency per stage; execute defaults to 16 since it waits on tools.
+	Concurrency map[string]int
+}
+
+// Set runs a set of stage workers in one process.
+type Set struct {
+	workers map[string]*worker.Worker
+}
+
+// New builds the workers of stages.
+func New(stages []string, d Deps) (*Set, error) {
+	if d.Now == nil {
+		d.Now = time.Now
+	}
+	s := &Set{workers: map[string]*worker.Worker{}}
+	for _, st := range stages {
+		h, err := handler(st, d)
+		if err != nil {
+			return nil, err
+		}
+		conc := d.Concurrency[st]
+		if conc == 0 && st == streams.Execute {
+			conc = 16
+		}
+		w, err := worker.New(d.JS, worker.Config{
+			Stage: st, Stream: streams.StreamOf(st), Concurrency: conc, MaxDeliver: d.Settings.MaxDeliver,
+			DeadLetter: pipeline.DeadLetter(st, d.Now), Log: d.Log,
+		}, h)
+		if err != nil {
+			return nil, err
+		}
+		s.workers[st] = w
+	}
+	return s, nil
+}
+
+func handler(st string, d Deps) (worker.Handler, error) {
+	now := gates.Clock(d.Now)
+	switch st {
+	case streams.Accumulate:
+		a := &gates.Accumulate{Limits: d.Limits, Now: now}
+		return a.Handle, nil
+	case streams.Parse:
+		return pipeline.Handler(st, (&gates.Parse{Tools: d.Tools, Limits: d.Limits, Now: now}).Handle), nil
+	case streams.Validate:
+		return pipeline.Handler(st, (&gates.Validate{Tools: d.Tools, Now: now}).Handle), nil
+	case streams.Business:
+		return pipeline.Handler(st, (&gates.Business{Tools: d.Tools, Now: now}).Handle), nil
+	case streams.Policy:
+		return pipeline.Handler(st, (&gates.Policy{Tools: d.Tools, Now: now}).Handle), nil
+	case streams.Repair:
+		return pipeline.Handler(st, (&gates.Repair{Tools: d.Tools, Now: now}).Handle), nil
+	case streams.Execute:
+		if d.Store == nil {
+			return nil, errors.New("stage: execute needs an idempotency store")
+		}
+		ex := &execute.NATS{NC: d.NC}
+		x := &gates.Execute{
+			Tools: d.Tools, Store: d.Store, Owner: d.Owner, Now: now,
+			Executors: func(string) execute.Executor { return ex },
+		}
+		return pipeline.Handler(st, x.Handle), nil
+	}
+	return nil, fmt.Errorf("stage: unknown stage %q (stages: accumulate, parse, validate, business, policy, repair, execute)", st)
+}
+
+// Ready reports nil when every worker is consuming.
+func (s *Set) Ready() error {
+	for name, w := range s.workers {
+		if !w.Ready() {
+			return fmt.Errorf("stage %s is not consuming", name)
+		}
+	}
+	return nil
+}
+
+// Run runs every worker until ctx is done, then waits for all to drain.
+func (s *Set) Run(ctx context.Context) error {
+	var wg sync.WaitGroup
+	errs := make(chan error, len(s.workers))
+	for _, w := range s.workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := w.Run(ctx); err != nil {
+				errs <- err
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	var all []error
+	for err := range errs {
+		all = append(all, err)
+	}
+	return errors.Join(all...)
+}

@@ -1,0 +1,49 @@
+// Package tool defines a tool as toolgate knows it and loads definitions in
+// the forms users already have: toolgate's own YAML or JSON, OpenAI `tools`
+// arrays (`parameters`), Anthropic tools (`input_schema`) and MCP
+// `tools/list` results (`inputSchema`).
+package tool
+
+import (
+	"encoding/json"
+
+	"github.com/toolgate/toolgate/pkg/parse"
+	"github.com/toolgate/toolgate/pkg/policy"
+	"github.com/toolgate/toolgate/pkg/rules"
+)
+
+// Definition is one tool. Field names are the YAML/JSON keys.
+type Definition struct {
+	Name         string                   `json:"name"`
+	Description  string                   `json:"description,omitempty"`
+	InputSchema  json.RawMessage          `json:"input_schema"`
+	Rules        []rules.Rule             `json:"rules,omitempty"`
+	Placeholders *rules.PlaceholderConfig `json:"placeholders,omitempty"`
+	Policy       *policy.Policy           `json:"policy,omitempty"`
+	Executor     Executor                 `json:"executor,omitzero"`
+	Repair       Repair                   `json:"repair,omitzero"`
+	Atomic       bool                     `json:"atomic,omitempty"` // calls of a response that include this tool run all or none
+	Sensitive    []string                 `json:"sensitive_fields,omitempty"`
+	Cosmetic     *parse.Cosmetic          `json:"cosmetic_repair,omitempty"`
+}
+
+// Executor says how an approved call is run.
+type Executor struct {
+	Type    string `json:"type,omitempty"`    // "nats" (default) or "http"
+	Subject string `json:"subject,omitempty"` // nats: default toolgate.exec.<tool>
+	URL     string `json:"url,omitempty"`     // http: the endpoint POSTed to
+	Timeout string `json:"timeout,omitempty"` // Go duration; default 10s
+}
+
+// Repair bounds the repair gate for this tool.
+type Repair struct {
+	MaxAttempts *int `json:"max_attempts,omitempty"` // default 1; 0 disables repair
+}
+
+// MaxRepairs is the repair bound, default 1.
+func (d *Definition) MaxRepairs() int {
+	if d.Repair.MaxAttempts == nil {
+		return 1
+	}
+	return *d.Repair.MaxAttempts
+}

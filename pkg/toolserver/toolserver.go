@@ -1,0 +1,118 @@
+// Package toolserver lets a tool author serve a tool to toolgate's execute
+// gate in a few lines, on top of nats.go's micro framework:
+//
+//	srv, _ := toolserver.New(nc, "billing", "1.0.0")
+//	srv.Handle("create_invoice", func(ctx context.Context, c toolserver.Call) (any, error) { ... })
+//
+// Each request carries toolgate's idempotency key. The server remembers the
+// answers of the keys it has seen (bounded), so a request that reaches it
+// twice gets the first answer instead of a second side effect; a tool that
+// writes to a database should also store the key with its effect, since only
+// the tool can make the effect exactly-once end to end.
+package toolserver
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/micro"
+
+	"github.com/toolgate/toolgate/streams"
+)
+
+// Call is one execution request.
+type Call struct {
+	ID             string          // toolgate's call id
+	IdempotencyKey string          // stable for the call's tool and arguments
+	Arguments      json.RawMessage // the validated arguments
+}
+
+// Func runs a tool. A returned error becomes {"ok": false, "error": ...}.
+type Func func(ctx context.Context, c Call) (any, error)
+
+// Server serves tools on toolgate.exec.<tool>.
+type Server struct {
+	svc  micro.Service
+	mu   sync.Mutex
+	seen map[string][]byte // idempotency key -> reply
+	keys []string          // insertion order, for the bound
+	max  int
+}
+
+// New registers a micro service called name.
+func New(nc *nats.Conn, name, version string) (*Server, error) {
+	svc, err := micro.AddService(nc, micro.Config{Name: name, Version: version, Description: "toolgate tool executor"})
+	if err != nil {
+		return nil, fmt.Errorf("toolserver: %w", err)
+	}
+	return &Server{svc: svc, seen: map[string][]byte{}, max: 100_000}, nil
+}
+
+// Handle serves tool with f.
+func (s *Server) Handle(tool string, f Func) error {
+	h := micro.HandlerFunc(func(r micro.Request) {
+		c := Call{ID: r.Headers().Get(streams.HeaderCallID), IdempotencyKey: r.Headers().Get(streams.HeaderIdemKey), Arguments: json.RawMessage(r.Data())}
+		if reply, ok := s.lookup(c.IdempotencyKey); ok {
+			_ = r.Respond(reply)
+			return
+		}
+		reply := run(f, c)
+		s.remember(c.IdempotencyKey, reply)
+		_ = r.Respond(reply)
+	})
+	if err := s.svc.AddEndpoint(tool, h, micro.WithEndpointSubject(streams.Exec(tool))); err != nil {
+		return fmt.Errorf("toolserver: %s: %w", tool, err)
+	}
+	return nil
+}
+
+// Stop stops serving.
+func (s *Server) Stop() error { return s.svc.Stop() }
+
+func run(f Func, c Call) (reply []byte) {
+	defer func() {
+		if r := recover(); r != nil {
+			reply, _ = json.Marshal(map[string]any{"ok": false, "error": fmt.Sprintf("tool panicked: %v", r)})
+		}
+	}()
+	res, err := f(context.Background(), c)
+	if err != nil {
+		reply, _ = json.Marshal(map[string]any{"ok": false, "error": err.Error()})
+		return reply
+	}
+	reply, err = json.Marshal(map[string]any{"ok": true, "result": res})
+	if err != nil {
+		reply, _ = json.Marshal(map[string]any{"ok": false, "error": "result is not JSON: " + err.Error()})
+	}
+	return reply
+}
+
+func (s *Server) lookup(key string) ([]byte, bool) {
+	if key == "" {
+		return nil, false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r, ok := s.seen[key]
+	return r, ok
+}
+
+func (s *Server) remember(key string, reply []byte) {
+	if key == "" {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.seen[key]; ok {
+		return
+	}
+	s.seen[key] = reply
+	s.keys = append(s.keys, key)
+	if len(s.keys) > s.max {
+		delete(s.seen, s.keys[0])
+		s.keys = s.keys[1:]
+	}
+}
