@@ -255,7 +255,7 @@ func TestPipeline_same_response_published_twice_executes_once(t *testing.T) {
 		t.Fatal(err)
 	}
 	p.publish("resp-dup", "openai-chat", body) // and once more with the original id
-	time.Sleep(500 * time.Millisecond)       // give a duplicate every chance to run
+	time.Sleep(500 * time.Millisecond)         // give a duplicate every chance to run
 	if n := p.executed.Load(); n != 1 {
 		t.Fatalf("executed %d times, want exactly 1", n)
 	}

@@ -22,7 +22,7 @@ import (
 
 // Config configures a process that runs one or more stages.
 type Config struct {
-	NATSURL  string   // TOOLGATE_NATS_URL
+	NATSURL  string // TOOLGATE_NATS_URL
 	NATSOpts []nats.Option
 	RedisURL string   // TOOLGATE_REDIS_URL; empty: idempotency keys in a JetStream KV bucket
 	Stages   []string // which stages this process runs

@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# make run: starts `toolgate up` (embedded NATS + every stage) with the example
+# tools and executor, publishes sample responses and prints each call's outcome.
+# The pipeline then keeps running until Ctrl-C; publish more with bin/toolgate.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BIN=${BIN:-bin}
+LISTEN=${RUN_LISTEN:-127.0.0.1:4322}
+HTTP=${RUN_HTTP:-127.0.0.1:18080}
+export TOOLGATE_NATS_URL="nats://$LISTEN"
+mkdir -p .toolgate
+pids=()
+cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; }
+trap cleanup EXIT INT TERM
+
+"$BIN/toolgate" up --listen "$LISTEN" --http "$HTTP" --data .toolgate/data --tools examples/tools.yaml --log-level warn &
+pids+=($!)
+for _ in $(seq 100); do "$BIN/toolgate" probe "http://$HTTP/readyz" 2>/dev/null && break; sleep 0.1; done
+"$BIN/toolgate" probe "http://$HTTP/readyz"
+"$BIN/executor" &
+pids+=($!)
+sleep 0.5
+
+run=$(date +%s)
+echo
+echo "== a valid create_invoice call (OpenAI chat completion)"
+"$BIN/toolgate" publish --provider openai-chat --response-id "demo-valid-$run" --wait 10s examples/responses/valid-invoice.json
+echo
+echo "== a call cut off by the token limit (finish_reason: length)"
+"$BIN/toolgate" publish --provider openai-chat --response-id "demo-truncated-$run" --wait 10s examples/responses/truncated-invoice.json
+echo
+echo "== a call that violates the schema"
+"$BIN/toolgate" publish --provider openai-chat --response-id "demo-schema-$run" --wait 10s examples/responses/schema-invalid-invoice.json
+echo
+echo "== an Anthropic stream, published event by event"
+"$BIN/toolgate" publish --provider anthropic --response-id "demo-stream-$run" --wait 10s examples/responses/anthropic-weather.sse
+echo
+echo "== a tool call a local model wrote as text (tolerant recovery)"
+"$BIN/toolgate" publish --provider ollama --tolerant --response-id "demo-text-$run" --wait 10s examples/responses/ollama-text-call.json
+echo
+echo "Inspect a call:   $BIN/toolgate status demo-valid-$run-0"
+echo "Publish more:     TOOLGATE_NATS_URL=$TOOLGATE_NATS_URL $BIN/toolgate publish --provider P --wait 5s FILE"
+if [ -n "${RUN_ONCE:-}" ]; then exit 0; fi
+echo "toolgate is running on $TOOLGATE_NATS_URL; Ctrl-C to stop."
+wait "${pids[0]}"

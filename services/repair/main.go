@@ -1,0 +1,12 @@
+// Command repair runs toolgate's repair gate as its own service: one replica of
+// the "repair" durable consumer. Configure with flags or TOOLGATE_NATS_URL,
+// TOOLGATE_REDIS_URL, TOOLGATE_HTTP_ADDR and TOOLGATE_LOG_LEVEL.
+package main
+
+import (
+	"os"
+
+	"github.com/toolgate/toolgate/pkg/stage"
+)
+
+func main() { os.Exit(stage.Main("repair", os.Args[1:], os.Getenv)) }

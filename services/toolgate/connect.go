@@ -1,0 +1,33 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// natsFlag adds --nats to fs, defaulting to TOOLGATE_NATS_URL.
+func natsFlag(fs *flag.FlagSet) *string {
+	return fs.String("nats", env("TOOLGATE_NATS_URL", nats.DefaultURL), "NATS server URL (TOOLGATE_NATS_URL)")
+}
+
+func connect(url string) (*nats.Conn, jetstream.JetStream, error) {
+	nc, err := nats.Connect(url, nats.Name("toolgate cli"), nats.Timeout(5*time.Second))
+	if err != nil {
+		return nil, nil, fmt.Errorf("connect to NATS at %s: %w (is `toolgate up` running? set TOOLGATE_NATS_URL)", url, err)
+	}
+	js, err := jetstream.New(nc)
+	if err != nil {
+		nc.Close()
+		return nil, nil, err
+	}
+	return nc, js, nil
+}
+
+func timeout() (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.Background(), 30*time.Second)
+}

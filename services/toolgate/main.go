@@ -1,0 +1,65 @@
+// Command toolgate is the one operator binary: up (every stage in one
+// process over an embedded NATS server), tools, publish, status, streams and
+// probe. Configuration by flags and TOOLGATE_* environment variables.
+package main
+
+import (
+	"fmt"
+	"os"
+)
+
+const usage = `toolgate — tool calls as untrusted proposals
+
+Usage:
+  toolgate up [--listen 127.0.0.1:4222] [--data DIR] [--tools FILE] [--http :8080]
+  toolgate tools apply -f tools.yaml [--prune]
+  toolgate tools ls
+  toolgate tools show NAME
+  toolgate publish --provider P [--response-id ID] [--wait 5s] FILE
+  toolgate status CALL-ID
+  toolgate streams apply
+  toolgate probe URL
+
+Environment: TOOLGATE_NATS_URL (default nats://127.0.0.1:4222), TOOLGATE_REDIS_URL
+(idempotency keys; empty: a JetStream key-value bucket), TOOLGATE_HTTP_ADDR,
+TOOLGATE_LOG_LEVEL, TOOLGATE_DATA.
+`
+
+func main() {
+	if len(os.Args) < 2 {
+		fmt.Fprint(os.Stderr, usage)
+		os.Exit(2)
+	}
+	cmd, args := os.Args[1], os.Args[2:]
+	var err error
+	switch cmd {
+	case "up":
+		err = up(args)
+	case "tools":
+		err = tools(args)
+	case "publish":
+		err = publish(args)
+	case "status":
+		err = status(args)
+	case "streams":
+		err = streamsCmd(args)
+	case "probe":
+		err = probe(args)
+	case "help", "-h", "--help":
+		fmt.Print(usage)
+		return
+	default:
+		err = fmt.Errorf("unknown command %q\n\n%s", cmd, usage)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "toolgate:", err)
+		os.Exit(1)
+	}
+}
+
+func env(k, def string) string {
+	if v := os.Getenv(k); v != "" {
+		return v
+	}
+	return def
+}

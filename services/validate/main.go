@@ -1,0 +1,12 @@
+// Command validate runs toolgate's validate gate as its own service: one replica of
+// the "validate" durable consumer. Configure with flags or TOOLGATE_NATS_URL,
+// TOOLGATE_REDIS_URL, TOOLGATE_HTTP_ADDR and TOOLGATE_LOG_LEVEL.
+package main
+
+import (
+	"os"
+
+	"github.com/toolgate/toolgate/pkg/stage"
+)
+
+func main() { os.Exit(stage.Main("validate", os.Args[1:], os.Getenv)) }
