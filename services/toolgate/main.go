@@ -25,33 +25,37 @@ Environment: TOOLGATE_NATS_URL (default nats://127.0.0.1:4222), TOOLGATE_REDIS_U
 TOOLGATE_LOG_LEVEL, TOOLGATE_DATA.
 `
 
+// commands maps a command name to its implementation; each command's file
+// registers itself in init, so commands live one per file.
+var commands = map[string]func(args []string) error{}
+
+func register(name string, f func(args []string) error) { commands[name] = f }
+
+func init() {
+	register("up", up)
+	register("tools", tools)
+	register("publish", publish)
+	register("status", status)
+	register("streams", streamsCmd)
+	register("probe", probe)
+}
+
 func main() {
 	if len(os.Args) < 2 {
 		fmt.Fprint(os.Stderr, usage)
 		os.Exit(2)
 	}
 	cmd, args := os.Args[1], os.Args[2:]
-	var err error
-	switch cmd {
-	case "up":
-		err = up(args)
-	case "tools":
-		err = tools(args)
-	case "publish":
-		err = publish(args)
-	case "status":
-		err = status(args)
-	case "streams":
-		err = streamsCmd(args)
-	case "probe":
-		err = probe(args)
-	case "help", "-h", "--help":
+	if cmd == "help" || cmd == "-h" || cmd == "--help" {
 		fmt.Print(usage)
 		return
-	default:
-		err = fmt.Errorf("unknown command %q\n\n%s", cmd, usage)
 	}
-	if err != nil {
+	f, ok := commands[cmd]
+	if !ok {
+		fmt.Fprintf(os.Stderr, "toolgate: unknown command %q\n\n%s", cmd, usage)
+		os.Exit(2)
+	}
+	if err := f(args); err != nil {
 		fmt.Fprintln(os.Stderr, "toolgate:", err)
 		os.Exit(1)
 	}
