@@ -21,6 +21,7 @@ const (
 	BucketCalls       = "toolgate_calls"
 	BucketIdempotency = "toolgate_idempotency"
 	BucketApprovals   = "toolgate_approvals"
+	BucketResponses   = "toolgate_responses"
 )
 
 // Settings are the knobs of the declared topology.
@@ -106,6 +107,23 @@ func (s Settings) ConsumerConfig(stage string) jetstream.ConsumerConfig {
 	}
 }
 
+// TimerConsumerConfig is the durable consumer of the accumulate gate's
+// stream timers (AccumulateTimer). A timer bounces (nak with delay) for as
+// long as its stream is open, so deliveries are unlimited: it must never be
+// dropped after MaxDeliver while the stream is still active.
+func (s Settings) TimerConsumerConfig() jetstream.ConsumerConfig {
+	return jetstream.ConsumerConfig{
+		Durable:       AccumulateTimer,
+		Description:   "toolgate accumulate gate: idle timers of open streams",
+		FilterSubject: TimerSubject(),
+		AckPolicy:     jetstream.AckExplicitPolicy,
+		AckWait:       s.AckWait,
+		MaxDeliver:    -1,
+		MaxAckPending: 2000,
+		DeliverPolicy: jetstream.DeliverAllPolicy,
+	}
+}
+
 // BucketConfigs returns every key-value bucket.
 func (s Settings) BucketConfigs() []jetstream.KeyValueConfig {
 	return []jetstream.KeyValueConfig{
@@ -113,5 +131,9 @@ func (s Settings) BucketConfigs() []jetstream.KeyValueConfig {
 		{Bucket: BucketCalls, Description: "call status and history", History: 1, TTL: s.CallsMaxAge, Storage: s.Storage, Replicas: s.Replicas},
 		{Bucket: BucketIdempotency, Description: "idempotency records (embedded store)", History: 1, TTL: s.IdemTTL, Storage: s.Storage, Replicas: s.Replicas},
 		{Bucket: BucketApprovals, Description: "calls waiting for a human decision", History: 8, Storage: s.Storage, Replicas: s.Replicas},
+		// A key per streamed response the accumulate gate has assembled (or
+		// given up on), so later duplicates, timers and replicas leave it be.
+		// It lives as long as the events it was assembled from.
+		{Bucket: BucketResponses, Description: "streamed responses already assembled", History: 1, TTL: s.InMaxAge, Storage: s.Storage, Replicas: s.Replicas},
 	}
 }

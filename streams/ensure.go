@@ -26,5 +26,8 @@ func Ensure(ctx context.Context, js jetstream.JetStream, s Settings) error {
 			return fmt.Errorf("streams: consumer %s: %w", stage, err)
 		}
 	}
+	if _, err := js.CreateOrUpdateConsumer(ctx, StreamGates, s.TimerConsumerConfig()); err != nil {
+		return fmt.Errorf("streams: consumer %s: %w", AccumulateTimer, err)
+	}
 	return nil
 }

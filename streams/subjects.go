@@ -16,6 +16,11 @@ const (
 	Execute    = "execute"
 )
 
+// AccumulateTimer is the durable consumer (and subject token) of the
+// accumulate gate's idle timers for open streams. It is part of the
+// accumulate stage, not a stage of its own.
+const AccumulateTimer = "accumulate_timer"
+
 // Stages lists every stage.
 var Stages = []string{Accumulate, Parse, Validate, Business, Policy, Repair, Execute}
 
@@ -67,6 +72,9 @@ const (
 	HeaderReplay       = "Toolgate-Replay"
 )
 
+// InStreamPrefix starts every stream event subject; the response id follows.
+const InStreamPrefix = subjectInStream
+
 // InStream is the subject of one provider stream's events.
 func InStream(responseID string) string { return subjectInStream + responseID }
 
@@ -95,6 +103,14 @@ func Audit(status string) string { return subjectAudit + status }
 // to it is a put into the calls bucket, so the record rides along with a
 // stage's other asynchronous publishes.
 func CallStatus(callID string) string { return "$KV." + BucketCalls + "." + callID }
+
+// ResponseDone is the key-value subject of a streamed response's "assembled"
+// mark: publishing to it is a put into the responses bucket.
+func ResponseDone(responseID string) string { return "$KV." + BucketResponses + "." + responseID }
+
+// TimerSubject carries the accumulate gate's idle timers, one per open
+// stream.
+func TimerSubject() string { return Gate(AccumulateTimer) }
 
 // Input is the subject a stage consumes.
 func Input(stage string) string {

@@ -36,6 +36,28 @@ func Transient(code string, delay time.Duration, err error) error {
 	return &Error{Code: code, Delay: delay, Err: err}
 }
 
+// retry is the error Retry returns.
+type retry struct{ delay time.Duration }
+
+func (r *retry) Error() string { return fmt.Sprintf("worker: not done yet, retry in %v", r.delay) }
+
+// Retry tells the worker that the input is not done yet and nothing failed:
+// nak it for redelivery after delay (at least 1ms), without counting the
+// delivery toward MaxDeliver and never dead-lettering it. Use it for inputs
+// that wait on something else (a timer that bounces while a stream is open);
+// their consumer must allow unlimited deliveries (MaxDeliver -1), or the
+// server stops redelivering them.
+func Retry(delay time.Duration) error { return &retry{delay: max(delay, time.Millisecond)} }
+
+// retryAfter reports whether err is a Retry, and its delay.
+func retryAfter(err error) (time.Duration, bool) {
+	var r *retry
+	if errors.As(err, &r) {
+		return r.delay, true
+	}
+	return 0, false
+}
+
 // classify returns the failure code, whether err is permanent and the
 // smallest delay asked for. An unclassified error is transient.
 func classify(err error) (code string, permanent bool, delay time.Duration) {

@@ -40,8 +40,10 @@ type Output struct {
 // error means the input is done and is acked. The handler must not ack.
 type Handler func(ctx context.Context, m Msg) ([]Output, error)
 
-// DeadLetter builds the dead letter for an input the handler failed on.
-type DeadLetter func(m Msg, code string, err error) Output
+// DeadLetter builds the dead letter for an input the handler failed on, plus
+// anything else that must be published with it (a terminal result, a status
+// record). The input is terminated only once all of it is stored.
+type DeadLetter func(m Msg, code string, err error) []Output
 
 // Config configures one stage's worker.
 type Config struct {
@@ -178,6 +180,9 @@ func (w *Worker) handle(jm jetstream.Msg) pending {
 	if herr == nil {
 		return w.publish(jm, outs, false)
 	}
+	if d, ok := retryAfter(herr); ok {
+		return pending{msg: jm, nak: true, delay: d}
+	}
 	code, permanent, delay := classify(herr)
 	log := w.cfg.Log.With().Str("stage", w.cfg.Stage).Uint64("seq", m.StreamSeq).Uint64("delivered", m.NumDelivered).Str("code", code).Err(herr).Logger()
 	if !permanent && m.NumDelivered < uint64(w.cfg.MaxDeliver) {
@@ -188,7 +193,7 @@ func (w *Worker) handle(jm jetstream.Msg) pending {
 		code = "max_deliver"
 	}
 	log.Error().Msg("dead-lettering input")
-	return w.publish(jm, []Output{w.cfg.DeadLetter(m, code, herr)}, true)
+	return w.publish(jm, w.cfg.DeadLetter(m, code, herr), true)
 }
 
 // call runs the handler; a panic is a permanent failure of this input, not

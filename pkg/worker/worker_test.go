@@ -81,10 +81,10 @@ func (r rig) consumerIdle(stage string) func() error {
 	}
 }
 
-func dlq(m Msg, code string, err error) Output {
+func dlq(m Msg, code string, err error) []Output {
 	h := nats.Header{}
 	h.Set("Error", err.Error())
-	return Output{Subject: "dlq." + code, MsgID: fmt.Sprintf("dlq-%d", m.StreamSeq), Header: h, Data: m.Data}
+	return []Output{{Subject: "dlq." + code, MsgID: fmt.Sprintf("dlq-%d", m.StreamSeq), Header: h, Data: m.Data}}
 }
 
 func echo(_ context.Context, m Msg) ([]Output, error) {
@@ -244,8 +244,8 @@ func TestWorker_dead_letter_that_cannot_be_published_is_naked_not_lost(t *testin
 	r := newRig(t, 5*time.Second, 100)
 	r.publish(t, "in.x", "bad")
 	var calls atomic.Int32
-	nowhere := func(m Msg, code string, err error) Output {
-		return Output{Subject: "nowhere." + code, Data: m.Data} // no stream stores it
+	nowhere := func(m Msg, code string, err error) []Output {
+		return []Output{{Subject: "nowhere." + code, Data: m.Data}} // no stream stores it
 	}
 	stop := start(t, r, Config{DeadLetter: nowhere}, func(context.Context, Msg) ([]Output, error) {
 		calls.Add(1)
