@@ -1,0 +1,157 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/redis/go-redis/v9"
+	"github.com/rs/zerolog"
+
+	"github.com/toolgate/toolgate/pkg/bench"
+	"github.com/toolgate/toolgate/pkg/stage"
+	"github.com/toolgate/toolgate/pkg/toolserver"
+	"github.com/toolgate/toolgate/streams"
+)
+
+func init() { register("bench", benchCmd) }
+
+// benchCmd measures, in one run on one machine: the ceiling of seven chained
+// JetStream hops, the full pipeline under maximum load, and latency at half
+// the measured maximum rate.
+func benchCmd(args []string) error {
+	fs := flag.NewFlagSet("bench", flag.ExitOnError)
+	n := fs.Int("n", 20000, "calls pushed through the pipeline (and messages through the ceiling)")
+	size := fs.Int("size", 1024, "ceiling message size in bytes (about a provider response)")
+	half := fs.Duration("half", 10*time.Second, "how long to offer half the maximum rate")
+	redisURL := fs.String("redis", env("TOOLGATE_REDIS_URL", ""), "Redis for idempotency keys; empty: start a redis-server")
+	tools := fs.String("tools", "examples/tools.yaml", "tool definitions")
+	fs.Parse(args)
+
+	dir, err := os.MkdirTemp("", "toolgate-bench-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	ns, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: filepath.Join(dir, "js"), MaxPayload: 16 << 20, NoSigs: true})
+	if err != nil {
+		return err
+	}
+	go ns.Start()
+	if !ns.ReadyForConnections(10 * time.Second) {
+		return errors.New("bench: embedded NATS did not start")
+	}
+	defer ns.Shutdown()
+	var redisPID int
+	if *redisURL == "" {
+		url, pid, stop, err := startRedis(dir)
+		if err != nil {
+			return err
+		}
+		defer stop()
+		*redisURL, redisPID = url, pid
+	}
+	if err := applyFile(ns.ClientURL(), *tools, false); err != nil {
+		return err
+	}
+	nc, js, err := connect(ns.ClientURL())
+	if err != nil {
+		return err
+	}
+	defer nc.Close()
+	js, _ = jetstream.New(nc, jetstream.WithPublishAsyncMaxPending(4096))
+	ts, err := toolserver.New(nc, "bench-noop", "1.0.0")
+	if err != nil {
+		return err
+	}
+	for _, t := range []string{"create_invoice", "get_weather"} {
+		if err := ts.Handle(t, func(context.Context, toolserver.Call) (any, error) { return map[string]bool{"ok": true}, nil }); err != nil {
+			return err
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ready := make(chan struct{})
+	runErr := make(chan error, 1)
+	go func() {
+		runErr <- stage.Run(ctx, stage.Config{NATSURL: ns.ClientURL(), RedisURL: *redisURL, Stages: streams.Stages, Log: zerolog.Nop()}, ready)
+	}()
+	select {
+	case <-ready:
+	case err := <-runErr:
+		return fmt.Errorf("bench: pipeline: %v", err)
+	}
+
+	fmt.Printf("machine: %s\n", bench.Machine())
+	fmt.Printf("1/3 ceiling: %d messages of %d B through %d chained JetStream hops (file storage, fetch batch 100, async publish)\n", *n, *size, bench.Hops)
+	ceil, err := bench.Ceiling(ctx, nc, js, *n, *size, jetstream.FileStorage)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("2/3 pipeline: %d calls (valid, invalid JSON, schema-invalid, text-recovered; openai-chat, anthropic, ollama), no-op executor, Redis idempotency store\n", *n)
+	u0, r0 := bench.Self(), bench.ProcCPU(redisPID)
+	full, err := bench.Load(ctx, nc, js, "bench-max-", *n, 0)
+	if err != nil {
+		return err
+	}
+	u1, r1 := bench.Self(), bench.ProcCPU(redisPID)
+	cpu := (u1.CPU - u0.CPU) + (r1 - r0)
+	halfRate := full.Rate() / 2
+	halfN := int(halfRate * half.Seconds())
+	fmt.Printf("3/3 offered load: %.0f calls/s (half the maximum) for %v\n", halfRate, *half)
+	paced, err := bench.Load(ctx, nc, js, "bench-half-", halfN, halfRate)
+	if err != nil {
+		return err
+	}
+	ms := func(d time.Duration) string { return strconv.FormatFloat(float64(d)/float64(time.Millisecond), 'f', 1, 64) + " ms" }
+	fmt.Println()
+	fmt.Println("| run | calls | calls/s | p50 | p95 | p99 |")
+	fmt.Println("|---|---|---|---|---|---|")
+	for _, s := range []bench.Stats{ceil, full, paced} {
+		fmt.Printf("| %s | %d | %.0f | %s | %s | %s |\n", s.Name, s.Count, s.Rate(), ms(s.Percentile(50)), ms(s.Percentile(95)), ms(s.Percentile(99)))
+	}
+	fmt.Println()
+	fmt.Printf("pipeline / ceiling: %.0f %%\n", 100*full.Rate()/ceil.Rate())
+	fmt.Printf("CPU per 1,000 calls: %.2f s (this process, embedded NATS included, plus redis-server)\n", cpu.Seconds()*1000/float64(full.Count))
+	fmt.Printf("peak memory (RSS of this process): %.0f MiB\n", float64(u1.PeakRSS)/(1<<20))
+	cancel()
+	<-runErr
+	return nil
+}
+
+// startRedis runs a private redis-server with no persistence on a free port.
+func startRedis(dir string) (url string, pid int, stop func(), err error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", 0, nil, err
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	cmd := exec.Command("redis-server", "--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", dir)
+	if err := cmd.Start(); err != nil {
+		return "", 0, nil, fmt.Errorf("bench: start redis-server (or set --redis): %w", err)
+	}
+	stop = func() { cmd.Process.Kill(); cmd.Wait() }
+	c := redis.NewClient(&redis.Options{Addr: "127.0.0.1:" + strconv.Itoa(port)})
+	defer c.Close()
+	for i := 0; ; i++ {
+		if c.Ping(context.Background()).Err() == nil {
+			break
+		}
+		if i > 200 {
+			stop()
+			return "", 0, nil, errors.New("bench: redis-server did not answer")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return "redis://127.0.0.1:" + strconv.Itoa(port), cmd.Process.Pid, stop, nil
+}
