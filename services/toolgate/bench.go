@@ -112,7 +112,9 @@ func benchCmd(args []string) error {
 	if err != nil {
 		return err
 	}
-	ms := func(d time.Duration) string { return strconv.FormatFloat(float64(d)/float64(time.Millisecond), 'f', 1, 64) + " ms" }
+	ms := func(d time.Duration) string {
+		return strconv.FormatFloat(float64(d)/float64(time.Millisecond), 'f', 1, 64) + " ms"
+	}
 	fmt.Println()
 	fmt.Println("| run | calls | calls/s | p50 | p95 | p99 |")
 	fmt.Println("|---|---|---|---|---|---|")
