@@ -32,11 +32,7 @@ func (b *Business) Handle(ctx context.Context, e call.Envelope) ([]call.Envelope
 		return nil, err
 	}
 	var problems, review []string
-	cfg := rules.PlaceholderConfig{}
-	if t.Def.Placeholders != nil {
-		cfg = *t.Def.Placeholders
-	}
-	vs := rules.DetectPlaceholders(args, cfg)
+	vs := rules.DetectPlaceholders(args, t.Placeholders)
 	vs = append(vs, t.Rules.Eval(args, rules.Context{
 		Tenant: e.Request.Tenant, Principal: e.Request.Principal, Roles: e.Request.Roles, Conversation: e.Request.Conversation,
 	})...)

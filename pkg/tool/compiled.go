@@ -21,21 +21,27 @@ type Compiled struct {
 	Rules    *rules.Set
 	Policy   *policy.Compiled
 	Timeout  time.Duration
+	// Placeholders is the placeholder detector's configuration: the
+	// definition's own, with NullableFields derived from the schema (every
+	// property whose type admits null) unless the definition lists them.
+	Placeholders rules.PlaceholderConfig
 }
 
-// Compile compiles d. Errors name the field: "input_schema: ...",
-// "rules: rule 2: ...", "policy: ...", "executor.timeout: ...".
+// Compile compiles d. An error names the field once, without the prefixes
+// of the packages underneath: "input_schema does not compile: ...",
+// "rules[2]: undeclared reference to 'arg' ...", "policy.allow: ...",
+// "executor.timeout: ...". It unwraps to the underlying package's error.
 func Compile(d Definition, revision uint64) (*Compiled, error) {
 	c := &Compiled{Def: d, Revision: revision, Timeout: DefaultTimeout}
 	var err error
 	if c.Schema, err = schema.Compile(d.Name, d.InputSchema); err != nil {
-		return nil, fmt.Errorf("input_schema: %w", err)
+		return nil, schemaError(d.Name, err)
 	}
 	if c.Rules, err = rules.Compile(d.Rules); err != nil {
-		return nil, fmt.Errorf("rules: %w", err)
+		return nil, rulesError(err)
 	}
 	if c.Policy, err = policy.Compile(d.Policy); err != nil {
-		return nil, fmt.Errorf("policy: %w", err)
+		return nil, policyError(err)
 	}
 	if d.Executor.Timeout != "" {
 		if c.Timeout, err = time.ParseDuration(d.Executor.Timeout); err != nil || c.Timeout <= 0 {
@@ -45,11 +51,17 @@ func Compile(d Definition, revision uint64) (*Compiled, error) {
 	if n := d.MaxRepairs(); n < 0 || n > 5 {
 		return nil, fmt.Errorf("repair.max_attempts: %d is outside 0..5 (repair is bounded)", n)
 	}
+	if d.Placeholders != nil {
+		c.Placeholders = *d.Placeholders
+	}
+	if c.Placeholders.NullableFields == nil {
+		c.Placeholders.NullableFields = NullableFields(d.InputSchema)
+	}
 	return c, nil
 }
 
 // CompileAll compiles every definition of one file, refusing the file as a
-// whole at the first broken one.
+// whole at the first broken one. Errors read "FILE: tool NAME: FIELD: ...".
 func CompileAll(file string, defs []Definition) ([]*Compiled, error) {
 	out := make([]*Compiled, 0, len(defs))
 	for _, d := range defs {

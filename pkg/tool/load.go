@@ -134,7 +134,7 @@ func entry(raw json.RawMessage) (Definition, error) {
 	dec := json.NewDecoder(bytes.NewReader(norm))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&d); err != nil {
-		return d, fieldError(err)
+		return d, fieldError(err, fields)
 	}
 	switch {
 	case d.Name == "":
@@ -155,14 +155,31 @@ func entry(raw json.RawMessage) (Definition, error) {
 	return d, nil
 }
 
-// fieldError turns a decoder error into one naming the field.
-func fieldError(err error) error {
+// fieldError turns a decoder error into one naming the field. An unknown
+// key inside a nested object (policy, executor, ...) is named with its
+// parent: "policy: unknown field \"approve\"".
+func fieldError(err error, fields map[string]json.RawMessage) error {
 	var te *json.UnmarshalTypeError
 	if errors.As(err, &te) {
 		return fmt.Errorf("%s: expected %s, got %s", te.Field, te.Type, te.Value)
 	}
-	if msg, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
-		return fmt.Errorf("unknown field %s", msg)
+	msg, ok := strings.CutPrefix(err.Error(), "json: unknown field ")
+	if !ok {
+		return err
 	}
-	return err
+	keys := make([]string, 0, len(fields))
+	for k := range fields {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		one, _ := json.Marshal(map[string]json.RawMessage{k: fields[k]})
+		dec := json.NewDecoder(bytes.NewReader(one))
+		dec.DisallowUnknownFields()
+		var d Definition
+		if derr := dec.Decode(&d); derr != nil && derr.Error() == err.Error() {
+			return fmt.Errorf("%s: unknown field %s", k, msg)
+		}
+	}
+	return fmt.Errorf("unknown field %s", msg)
 }
