@@ -45,3 +45,24 @@ func (n *NATS) Execute(ctx context.Context, req Request) (Reply, error) {
 	}
 	return r, nil
 }
+
+// Status implements StatusQuerier: a request on the tool's subject with
+// header Toolgate-Query: status, the call's headers and an empty body.
+// pkg/toolserver answers it from the keys it remembers.
+func (n *NATS) Status(ctx context.Context, req Request) (StatusReply, error) {
+	subj := streams.Exec(req.Tool)
+	if n.Subject != nil {
+		subj = n.Subject(req.Tool)
+	}
+	m := nats.NewMsg(subj)
+	m.Header.Set(HeaderQuery, QueryStatus)
+	m.Header.Set(streams.HeaderCallID, req.CallID)
+	m.Header.Set(streams.HeaderIdemKey, req.IdempotencyKey)
+	resp, err := n.NC.RequestMsgWithContext(ctx, m)
+	if err != nil {
+		return StatusReply{}, fmt.Errorf("%w: %s: %v", ErrNoStatus, subj, err)
+	}
+	return decodeStatus(resp.Data)
+}
+
+var _ StatusQuerier = (*NATS)(nil)

@@ -33,6 +33,10 @@ type Executor struct {
 	Subject string `json:"subject,omitempty"` // nats: default toolgate.exec.<tool>
 	URL     string `json:"url,omitempty"`     // http: the endpoint POSTed to
 	Timeout string `json:"timeout,omitempty"` // Go duration; default 10s
+	// StatusURL (http, optional) answers "did call X happen?" to
+	// GET StatusURL?idempotency_key=K with {"known": bool, "ok", "result",
+	// "error"}; the execute gate asks it before recording outcome_unknown.
+	StatusURL string `json:"status_url,omitempty"`
 }
 
 // Repair bounds the repair gate for this tool.

@@ -6,7 +6,9 @@
 //
 // Each request carries toolgate's idempotency key. The server remembers the
 // answers of the keys it has seen (bounded), so a request that reaches it
-// twice gets the first answer instead of a second side effect; a tool that
+// twice gets the first answer instead of a second side effect, and it
+// answers toolgate's status query ("did call X happen?", header
+// Toolgate-Query: status) from the same memory; a tool that
 // writes to a database should also store the key with its effect, since only
 // the tool can make the effect exactly-once end to end.
 package toolserver
@@ -20,6 +22,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/micro"
 
+	"github.com/toolgate/toolgate/pkg/execute"
 	"github.com/toolgate/toolgate/streams"
 )
 
@@ -55,6 +58,10 @@ func New(nc *nats.Conn, name, version string) (*Server, error) {
 func (s *Server) Handle(tool string, f Func) error {
 	h := micro.HandlerFunc(func(r micro.Request) {
 		c := Call{ID: r.Headers().Get(streams.HeaderCallID), IdempotencyKey: r.Headers().Get(streams.HeaderIdemKey), Arguments: json.RawMessage(r.Data())}
+		if q := r.Headers().Get(execute.HeaderQuery); q != "" {
+			_ = r.Respond(s.status(q, c.IdempotencyKey))
+			return
+		}
 		if reply, ok := s.lookup(c.IdempotencyKey); ok {
 			_ = r.Respond(reply)
 			return
@@ -115,4 +122,24 @@ func (s *Server) remember(key string, reply []byte) {
 		delete(s.seen, s.keys[0])
 		s.keys = s.keys[1:]
 	}
+}
+
+// status answers a query: {"known": true, "ok": ..., "result": ...} for a
+// remembered key, {"known": false} otherwise. A query it does not know is
+// refused, never run as a call.
+func (s *Server) status(query, key string) []byte {
+	if query != execute.QueryStatus {
+		out, _ := json.Marshal(map[string]any{"ok": false, "error": "unknown " + execute.HeaderQuery + " " + query + " (known: status)"})
+		return out
+	}
+	reply, ok := s.lookup(key)
+	if !ok {
+		return []byte(`{"known":false}`)
+	}
+	var r execute.Reply
+	if err := json.Unmarshal(reply, &r); err != nil {
+		return []byte(`{"known":false}`)
+	}
+	out, _ := json.Marshal(execute.StatusReply{Known: true, OK: r.OK, Result: r.Result, Error: r.Error})
+	return out
 }
