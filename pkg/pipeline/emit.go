@@ -47,6 +47,7 @@ type StatusRecord struct {
 	Failure        call.Status `json:"failure,omitempty"`
 	Errors         []string    `json:"errors,omitempty"`
 	RepairAttempts int         `json:"repair_attempts"`
+	Replays        int         `json:"replays,omitempty"` // operator replays so far; a new replay numbers past it
 	ToolRevision   uint64      `json:"tool_revision,omitempty"`
 	ArgumentsHash  string      `json:"arguments_hash"`
 	IdempotencyKey string      `json:"idempotency_key,omitempty"`
@@ -54,11 +55,16 @@ type StatusRecord struct {
 }
 
 // Outputs turns one envelope a gate returned into what the worker publishes.
+// A terminal envelope also gets an audit event on toolgate.audit.<status>
+// (redacted: the raw arguments stay in the dead-letter stream only). The
+// process's Hooks are told of the transition.
 func Outputs(stage string, e call.Envelope) ([]worker.Output, error) {
 	body, err := e.Marshal()
 	if err != nil {
 		return nil, fmt.Errorf("pipeline: %w", err)
 	}
+	hk := current()
+	hk.transition(stage, e)
 	id := func(kind string) string {
 		return fmt.Sprintf("%s:%s:%s:%d:%d", e.CallID, stage, kind, e.RepairAttempts, e.Replays)
 	}
@@ -87,6 +93,11 @@ func Outputs(stage string, e call.Envelope) ([]worker.Output, error) {
 		return nil, fmt.Errorf("pipeline: %w", err)
 	}
 	outs = append(outs, worker.Output{Subject: streams.Results(e.ResponseID), MsgID: id("result"), Header: hdr(), Data: res})
+	audit, err := json.Marshal(AuditOf(stage, e, hk.sensitive(e.ToolName)))
+	if err != nil {
+		return nil, fmt.Errorf("pipeline: %w", err)
+	}
+	outs = append(outs, worker.Output{Subject: streams.Audit(string(e.Status)), MsgID: id("audit"), Header: hdr(), Data: audit})
 	if !e.Status.OK() {
 		fstage, failure := FailedAt(e)
 		h := hdr()
@@ -122,7 +133,7 @@ func StatusOf(e call.Envelope) StatusRecord {
 	return StatusRecord{
 		CallID: e.CallID, ResponseID: e.ResponseID, Tool: e.ToolName, Provider: e.Provider, Model: e.Model,
 		Source: e.Source, Status: e.Status, Failure: e.Failure, Errors: e.Errors, RepairAttempts: e.RepairAttempts,
-		ToolRevision: e.ToolRevision, ArgumentsHash: redact.Hash([]byte(e.RawArguments)),
+		Replays: e.Replays, ToolRevision: e.ToolRevision, ArgumentsHash: redact.Hash([]byte(e.RawArguments)),
 		IdempotencyKey: e.IdempotencyKey, History: e.History,
 	}
 }

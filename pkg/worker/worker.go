@@ -55,6 +55,9 @@ type Config struct {
 	Backoff     func(n uint64) time.Duration
 	DeadLetter  DeadLetter
 	Log         zerolog.Logger
+	// Observe, when set, is told how long the handler took for each input
+	// and what it returned (metrics). It must not block.
+	Observe func(stage string, d time.Duration, err error)
 }
 
 func (c *Config) setDefaults() {
@@ -176,7 +179,11 @@ func (w *Worker) handle(jm jetstream.Msg) pending {
 		return pending{msg: jm, nak: true, delay: time.Second}
 	}
 	m := Msg{Subject: jm.Subject(), Header: jm.Headers(), Data: jm.Data(), NumDelivered: md.NumDelivered, StreamSeq: md.Sequence.Stream}
+	start := time.Now()
 	outs, herr := w.call(m)
+	if w.cfg.Observe != nil {
+		w.cfg.Observe(w.cfg.Stage, time.Since(start), herr)
+	}
 	if herr == nil {
 		return w.publish(jm, outs, false)
 	}
