@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/toolgate/toolgate/pkg/call"
 	"github.com/toolgate/toolgate/pkg/parse"
@@ -20,10 +22,27 @@ import (
 // call envelopes. Bad input (an unknown provider, a body that is not the
 // provider's format, one over the size limit) gets a response-level result
 // and a dead letter holding the input as it arrived.
+//
+// Streamed input (toolgate.in.stream.<response-id>) is assembled from what
+// TOOLGATE_IN holds once the provider's terminal event arrives; see
+// STREAMS.md. It needs JS, and HandleTimer running on the accumulate_timer
+// consumer.
 type Accumulate struct {
 	Limits  parse.Limits
-	MaxBody int // bytes; default 8 MiB
+	MaxBody int // bytes, of a whole body or of a stream's events together; default 8 MiB
 	Now     Clock
+	// JS reads stored stream events, the responses bucket, and publishes
+	// progress. Without it streamed input is dead-lettered.
+	JS jetstream.JetStream
+	// IdleTimeout: a stream with no terminal event and no new event for this
+	// long is transport_incomplete. Default DefaultIdleTimeout.
+	IdleTimeout time.Duration
+	// GapRecheck: how soon a stream whose terminal event arrived before an
+	// earlier event is looked at again. Default DefaultGapRecheck.
+	GapRecheck time.Duration
+
+	js   jsHandles
+	prog progressCache
 }
 
 // ResponseResult is the result of a response as a whole, published when it
@@ -37,8 +56,12 @@ type ResponseResult struct {
 	Text       string      `json:"text,omitempty"`
 }
 
-// Handle implements worker.Handler for toolgate.in.response.
+// Handle implements worker.Handler for toolgate.in.> : whole responses on
+// toolgate.in.response, stream events on toolgate.in.stream.<response-id>.
 func (a *Accumulate) Handle(ctx context.Context, m worker.Msg) ([]worker.Output, error) {
+	if strings.HasPrefix(m.Subject, streams.InStreamPrefix) {
+		return a.handleEvent(ctx, m)
+	}
 	rid := responseID(m)
 	prov := m.Header.Get(streams.HeaderProvider)
 	maxBody := a.MaxBody
@@ -70,15 +93,7 @@ func (a *Accumulate) emit(m worker.Msg, rid string, resp provider.Response) ([]w
 	}
 	var envs []call.Envelope
 	for _, c := range resp.Calls {
-		e := call.New(rid, c.Index, a.Now())
-		e.Provider, e.Model, e.Request = resp.Provider, model, req
-		e.ProviderCallID, e.ToolName, e.RawArguments = c.ID, c.Name, c.Arguments
-		e.FinishReason, e.ProviderFinish = string(resp.Finish), resp.ProviderFinish
-		e.Batch = call.Batch{ID: rid, Index: c.Index, Size: len(resp.Calls), Atomic: atomicHeader(m.Header)}
-		if c.Truncated {
-			e.TruncatedHint = c.TruncatedWhy
-		}
-		envs = append(envs, e)
+		envs = append(envs, a.envelope(m.Header, rid, resp, c))
 	}
 	if len(envs) == 0 && req.Tolerant {
 		text := resp.Text
@@ -110,6 +125,23 @@ func (a *Accumulate) emit(m worker.Msg, rid string, resp provider.Response) ([]w
 		outs = append(outs, o...)
 	}
 	return outs, nil
+}
+
+// envelope is call c of resp as a Received envelope.
+func (a *Accumulate) envelope(h nats.Header, rid string, resp provider.Response, c provider.Call) call.Envelope {
+	model := h.Get(streams.HeaderModel)
+	if model == "" {
+		model = resp.Model
+	}
+	e := call.New(rid, c.Index, a.Now())
+	e.Provider, e.Model, e.Request = resp.Provider, model, request(h)
+	e.ProviderCallID, e.ToolName, e.RawArguments = c.ID, c.Name, c.Arguments
+	e.FinishReason, e.ProviderFinish = string(resp.Finish), resp.ProviderFinish
+	e.Batch = call.Batch{ID: rid, Index: c.Index, Size: len(resp.Calls), Atomic: atomicHeader(h)}
+	if c.Truncated {
+		e.TruncatedHint = c.TruncatedWhy
+	}
+	return e
 }
 
 // reject records bad input: a response-level result saying why, and the
