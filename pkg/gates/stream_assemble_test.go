@@ -42,12 +42,12 @@ func TestAssemble_orders_drops_duplicates_and_finds_gaps(t *testing.T) {
 	ev := func(seq int, data string) event { return event{seq: seq, data: []byte(data)} }
 	all := []event{ev(1, start), ev(2, block), ev(3, d1), ev(4, d2), ev(5, stop), ev(6, mdel), ev(7, mstop)}
 	for _, test := range []struct {
-		name      string
-		events    []event
-		done      bool
-		missing   string
-		ended     bool
-		args      string
+		name       string
+		events     []event
+		done       bool
+		missing    string
+		ended      bool
+		args       string
 		unnumbered int
 	}{
 		{name: "in order", events: all, done: true, missing: "[]", args: `{"city":"Oslo"}`},

@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
-	"github.com/nats-io/nats-server/v2/server"
 
 	"github.com/toolgate/toolgate/pkg/call"
 	"github.com/toolgate/toolgate/pkg/parse"
