@@ -22,6 +22,7 @@ const (
 	BucketIdempotency = "toolgate_idempotency"
 	BucketApprovals   = "toolgate_approvals"
 	BucketResponses   = "toolgate_responses"
+	BucketBatches     = "toolgate_batches"
 )
 
 // Settings are the knobs of the declared topology.
@@ -135,5 +136,8 @@ func (s Settings) BucketConfigs() []jetstream.KeyValueConfig {
 		// given up on), so later duplicates, timers and replicas leave it be.
 		// It lives as long as the events it was assembled from.
 		{Bucket: BucketResponses, Description: "streamed responses already assembled", History: 1, TTL: s.InMaxAge, Storage: s.Storage, Replicas: s.Replicas},
+		// Marks of the calls of multi-call responses (tool, passed, failed)
+		// and each atomic batch's one decision; see pkg/gates/batch.go.
+		{Bucket: BucketBatches, Description: "atomic batch coordination", History: 1, TTL: s.InMaxAge, Storage: s.Storage, Replicas: s.Replicas},
 	}
 }

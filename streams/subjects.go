@@ -3,6 +3,8 @@
 // Subjects are built here and nowhere else.
 package streams
 
+import "strconv"
+
 // The stages, in pipeline order. Each is a durable consumer name too, and a
 // durable's name never changes: renaming one makes JetStream redeliver
 // everything.
@@ -107,6 +109,23 @@ func CallStatus(callID string) string { return "$KV." + BucketCalls + "." + call
 // ResponseDone is the key-value subject of a streamed response's "assembled"
 // mark: publishing to it is a put into the responses bucket.
 func ResponseDone(responseID string) string { return "$KV." + BucketResponses + "." + responseID }
+
+// BatchKey is the key, in the batches bucket, of one mark of a call of a
+// batch: kind "tool" (its tool name, at accumulate), "passed" (it reached
+// execute), "failed" (it ended with a failure); index is the call's place.
+func BatchKey(batchID, kind string, index int) string {
+	return batchID + "." + kind + "." + strconv.Itoa(index)
+}
+
+// BatchDecisionKey is the key of an atomic batch's one decision: run all, or
+// abort all.
+func BatchDecisionKey(batchID string) string { return batchID + ".decision" }
+
+// BatchMark is the key-value subject of a batch mark: publishing to it is a
+// put into the batches bucket.
+func BatchMark(batchID, kind string, index int) string {
+	return "$KV." + BucketBatches + "." + BatchKey(batchID, kind, index)
+}
 
 // TimerSubject carries the accumulate gate's idle timers, one per open
 // stream.

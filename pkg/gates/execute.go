@@ -10,6 +10,7 @@ import (
 	"github.com/toolgate/toolgate/pkg/call"
 	"github.com/toolgate/toolgate/pkg/execute"
 	"github.com/toolgate/toolgate/pkg/idem"
+	"github.com/toolgate/toolgate/pkg/tool"
 	"github.com/toolgate/toolgate/pkg/worker"
 	"github.com/toolgate/toolgate/streams"
 )
@@ -19,13 +20,26 @@ import (
 // record returns its stored result, a live claim waits, and a claim whose
 // lease ran out without an answer is outcome_unknown — never run again
 // blindly.
+//
+// The calls of an atomic batch (see batch.go) run only once every call of
+// the batch passed every gate.
 type Execute struct {
 	Tools     Tools
 	Store     idem.Store
-	Executors func(t string) execute.Executor // the executor for a tool
-	Owner     string                          // this process, for claims
-	Retention time.Duration                   // how long records are kept; default 24h
-	Now       Clock
+	Executors func(t *tool.Compiled) execute.Executor // the executor for a tool
+	Owner     string                                  // this process, for claims
+	Retention time.Duration                           // how long records are kept; default 24h
+	// LeaseGrace is added to the tool's timeout to make a claim's lease:
+	// time to store the answer after the executor replied. Default 30s.
+	LeaseGrace time.Duration
+	// Batches coordinates atomic batches; nil: every call runs on its own.
+	Batches Batches
+	// BatchWait is how long one delivery waits in the handler for the rest
+	// of its atomic batch before it is redelivered (default 3s);
+	// BatchTimeout bounds the whole wait from the batch's first arrival
+	// (default 30s), after which the batch is aborted.
+	BatchWait, BatchTimeout time.Duration
+	Now                     Clock
 
 	notRun sync.Map // keys this process claimed but never ran (the claim's answer was lost)
 }
@@ -40,10 +54,17 @@ func (x *Execute) Handle(ctx context.Context, e call.Envelope) ([]call.Envelope,
 	if retention == 0 {
 		retention = 24 * time.Hour
 	}
+	if done, outs, err := x.batch(ctx, &e, t); done {
+		return outs, err
+	}
 	now := x.Now()
 	key := idem.Key(e.CallID, e.ToolName, e.Arguments)
 	e.IdempotencyKey = key
-	lease := t.Timeout + 30*time.Second
+	grace := x.LeaseGrace
+	if grace == 0 {
+		grace = 30 * time.Second
+	}
+	lease := t.Timeout + grace
 	rec := idem.Record{
 		Key: key, CallID: e.CallID, Tool: e.ToolName, Fingerprint: idem.Fingerprint(e.ToolName, e.Arguments),
 		Owner: x.Owner, LeaseUntil: now.Add(lease), ClaimedAt: now.UTC(),
@@ -75,11 +96,11 @@ func (x *Execute) Handle(ctx context.Context, e call.Envelope) ([]call.Envelope,
 		case existing.LeaseLive(now):
 			return nil, worker.Transient("claimed_elsewhere", existing.LeaseUntil.Sub(now), fmt.Errorf("gates: call %s is being executed by %s", e.CallID, existing.Owner))
 		default:
-			return x.end(e, call.OutcomeUnknown, fmt.Sprintf("a previous attempt claimed this call at %s and never recorded an answer: it may or may not have run; reconcile before replaying", existing.ClaimedAt.Format(time.RFC3339)))
+			return x.reconcile(ctx, e, t, existing, retention)
 		}
 	}
 	x.notRun.Delete(key)
-	exec := x.Executors(e.ToolName)
+	exec := x.Executors(t)
 	rctx, cancel := context.WithTimeout(ctx, t.Timeout)
 	reply, err := exec.Execute(rctx, execute.Request{Tool: e.ToolName, CallID: e.CallID, IdempotencyKey: key, Arguments: e.Arguments})
 	cancel()
@@ -88,7 +109,7 @@ func (x *Execute) Handle(ctx context.Context, e call.Envelope) ([]call.Envelope,
 		if rerr := x.Store.Release(ctx, key, x.Owner); rerr != nil {
 			return x.end(e, call.OutcomeUnknown, err.Error(), "and the claim could not be released: "+rerr.Error())
 		}
-		return nil, worker.Transient("executor_unavailable", 0, err)
+		return nil, worker.Transient("executor_unavailable", execute.RetryAfter(err), err)
 	case err != nil:
 		return x.end(e, call.OutcomeUnknown, err.Error()+": not retried; reconcile with the tool using the idempotency key")
 	}

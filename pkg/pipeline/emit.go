@@ -82,6 +82,7 @@ func Outputs(stage string, e call.Envelope) ([]worker.Output, error) {
 		return nil, fmt.Errorf("pipeline: %w", err)
 	}
 	outs := []worker.Output{{Subject: streams.CallStatus(e.CallID), Data: status}}
+	outs = append(outs, BatchMarks(e)...)
 	if next := Next(e.Status); next != "" {
 		return append(outs, worker.Output{Subject: streams.Gate(next), MsgID: id("next"), Header: hdr(), Data: body}), nil
 	}

@@ -91,10 +91,14 @@ func handler(st string, d Deps) (worker.Handler, error) {
 		if d.Store == nil {
 			return nil, errors.New("stage: execute needs an idempotency store")
 		}
-		ex := &execute.NATS{NC: d.NC}
+		batches, err := d.JS.KeyValue(context.Background(), streams.BucketBatches)
+		if err != nil {
+			return nil, fmt.Errorf("stage: execute: %w", err)
+		}
 		x := &gates.Execute{
-			Tools: d.Tools, Store: d.Store, Owner: d.Owner, Now: now,
-			Executors: func(string) execute.Executor { return ex },
+			Tools: d.Tools, Store: d.Store, Owner: d.Owner, Now: now, LeaseGrace: d.Settings.AckWait,
+			Executors: execute.Selector{NC: d.NC}.For,
+			Batches:   &gates.BatchKV{KV: batches, Now: now},
 		}
 		return pipeline.Handler(st, x.Handle), nil
 	}
