@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"strings"
 	"time"
@@ -15,7 +16,9 @@ import (
 
 	"github.com/toolgate/toolgate/pkg/health"
 	"github.com/toolgate/toolgate/pkg/idem"
+	"github.com/toolgate/toolgate/pkg/metrics"
 	"github.com/toolgate/toolgate/pkg/parse"
+	"github.com/toolgate/toolgate/pkg/pipeline"
 	"github.com/toolgate/toolgate/pkg/registry"
 	"github.com/toolgate/toolgate/streams"
 )
@@ -30,6 +33,9 @@ type Config struct {
 	Settings streams.Settings
 	Limits   parse.Limits
 	Log      zerolog.Logger
+
+	// Metrics are served on /metrics of HTTPAddr; nil: a fresh set.
+	Metrics *metrics.Metrics
 }
 
 func (c *Config) setDefaults() {
@@ -89,13 +95,19 @@ func Run(ctx context.Context, cfg Config, ready chan<- struct{}) error {
 	if err != nil {
 		return err
 	}
+	m := cfg.Metrics
+	if m == nil {
+		m = metrics.New()
+	}
+	defer pipeline.SetHooks(pipeline.Hooks{Transition: transitionHook(m, log), Sensitive: sensitiveOf(reg)})()
+	defer m.WatchConsumers(cfg.Stages, metrics.JetStreamInfo(js, streams.StreamOf))()
 	store, closeStore, err := openStore(ctx, cfg, js, log)
 	if err != nil {
 		return err
 	}
 	defer closeStore()
 	set, err := New(cfg.Stages, Deps{
-		NC: nc, JS: js, Tools: reg, Store: store, Settings: cfg.Settings, Limits: cfg.Limits, Owner: owner, Log: log,
+		NC: nc, JS: js, Tools: reg, Store: store, Settings: cfg.Settings, Limits: cfg.Limits, Owner: owner, Log: log, Observe: m.Observe,
 	})
 	if err != nil {
 		return err
@@ -109,7 +121,7 @@ func Run(ctx context.Context, cfg Config, ready chan<- struct{}) error {
 	hctx, stopHTTP := context.WithCancel(context.Background())
 	defer stopHTTP()
 	go func() {
-		if err := health.Serve(hctx, cfg.HTTPAddr, health.Handler(readyCheck, nil)); err != nil {
+		if err := health.Serve(hctx, cfg.HTTPAddr, health.Handler(readyCheck, map[string]http.Handler{"/metrics": m.Handler()})); err != nil {
 			log.Error().Err(err).Str("addr", cfg.HTTPAddr).Msg("health endpoint")
 		}
 	}()

@@ -37,6 +37,8 @@ type Deps struct {
 	Now      func() time.Time
 	// Concurrency per stage; execute defaults to 16 since it waits on tools.
 	Concurrency map[string]int
+	// Observe is told of every handler run (metrics); nil: nothing.
+	Observe func(stage string, d time.Duration, err error)
 }
 
 // Set runs a set of stage workers in one process.
@@ -61,7 +63,7 @@ func New(stages []string, d Deps) (*Set, error) {
 		}
 		w, err := worker.New(d.JS, worker.Config{
 			Stage: st, Stream: streams.StreamOf(st), Concurrency: conc, MaxDeliver: d.Settings.MaxDeliver,
-			DeadLetter: pipeline.DeadLetter(st, d.Now), Log: d.Log,
+			DeadLetter: pipeline.DeadLetter(st, d.Now), Log: d.Log, Observe: d.Observe,
 		}, h)
 		if err != nil {
 			return nil, err
