@@ -26,7 +26,13 @@ func Main(stageName string, args []string, getenv func(string) string) int {
 	redisURL := fs.String("redis", def("TOOLGATE_REDIS_URL", ""), "Redis URL for idempotency keys (TOOLGATE_REDIS_URL; execute only)")
 	httpAddr := fs.String("http", def("TOOLGATE_HTTP_ADDR", ":8080"), "/healthz and /readyz address (TOOLGATE_HTTP_ADDR)")
 	level := fs.String("log-level", def("TOOLGATE_LOG_LEVEL", "info"), "debug, info, warn, error (TOOLGATE_LOG_LEVEL)")
+	repairConfig := RepairFlags(fs, getenv)
 	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	repair, err := repairConfig()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "%s: %v\n", stageName, err)
 		return 2
 	}
 	lv, err := zerolog.ParseLevel(*level)
@@ -37,7 +43,7 @@ func Main(stageName string, args []string, getenv func(string) string) int {
 	log := zerolog.New(os.Stderr).Level(lv).With().Timestamp().Str("service", stageName).Logger()
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
-	err = Run(ctx, Config{NATSURL: *natsURL, RedisURL: *redisURL, Stages: []string{stageName}, HTTPAddr: *httpAddr, Log: log}, nil)
+	err = Run(ctx, Config{NATSURL: *natsURL, RedisURL: *redisURL, Stages: []string{stageName}, HTTPAddr: *httpAddr, Repair: repair, Log: log}, nil)
 	if err != nil {
 		log.Error().Err(err).Msg("stopped")
 		return 1

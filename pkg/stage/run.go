@@ -17,6 +17,7 @@ import (
 	"github.com/toolgate/toolgate/pkg/health"
 	"github.com/toolgate/toolgate/pkg/idem"
 	"github.com/toolgate/toolgate/pkg/metrics"
+	"github.com/toolgate/toolgate/pkg/model"
 	"github.com/toolgate/toolgate/pkg/parse"
 	"github.com/toolgate/toolgate/pkg/pipeline"
 	"github.com/toolgate/toolgate/pkg/registry"
@@ -36,6 +37,10 @@ type Config struct {
 
 	// Metrics are served on /metrics of HTTPAddr; nil: a fresh set.
 	Metrics *metrics.Metrics
+
+	// Repair is the repair model (TOOLGATE_REPAIR_*, see RepairFlags); an
+	// empty Endpoint means none: failures go back to the caller unrepaired.
+	Repair model.Config
 }
 
 func (c *Config) setDefaults() {
@@ -101,13 +106,17 @@ func Run(ctx context.Context, cfg Config, ready chan<- struct{}) error {
 	}
 	defer pipeline.SetHooks(pipeline.Hooks{Transition: transitionHook(m, log), Sensitive: sensitiveOf(reg)})()
 	defer m.WatchConsumers(cfg.Stages, metrics.JetStreamInfo(js, streams.StreamOf))()
+	repairModel, err := repairClient(cfg, log)
+	if err != nil {
+		return err
+	}
 	store, closeStore, err := openStore(ctx, cfg, js, log)
 	if err != nil {
 		return err
 	}
 	defer closeStore()
 	set, err := New(cfg.Stages, Deps{
-		NC: nc, JS: js, Tools: reg, Store: store, Settings: cfg.Settings, Limits: cfg.Limits, Owner: owner, Log: log, Observe: m.Observe,
+		NC: nc, JS: js, Tools: reg, Store: store, Settings: cfg.Settings, Limits: cfg.Limits, Owner: owner, Log: log, Repair: repairModel, Observe: m.Observe,
 	})
 	if err != nil {
 		return err

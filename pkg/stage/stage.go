@@ -17,6 +17,7 @@ import (
 	"github.com/toolgate/toolgate/pkg/execute"
 	"github.com/toolgate/toolgate/pkg/gates"
 	"github.com/toolgate/toolgate/pkg/idem"
+	"github.com/toolgate/toolgate/pkg/model"
 	"github.com/toolgate/toolgate/pkg/parse"
 	"github.com/toolgate/toolgate/pkg/pipeline"
 	"github.com/toolgate/toolgate/pkg/registry"
@@ -39,6 +40,8 @@ type Deps struct {
 	Concurrency map[string]int
 	// Observe is told of every handler run (metrics); nil: nothing.
 	Observe func(stage string, d time.Duration, err error)
+	// Repair is the repair model; nil: the repair gate calls nothing.
+	Repair *model.Client
 }
 
 // Set runs a set of stage workers in one process.
@@ -88,7 +91,8 @@ func handler(st string, d Deps) (worker.Handler, error) {
 	case streams.Policy:
 		return pipeline.Handler(st, (&gates.Policy{Tools: d.Tools, Now: now}).Handle), nil
 	case streams.Repair:
-		return pipeline.Handler(st, (&gates.Repair{Tools: d.Tools, Now: now}).Handle), nil
+		rep := &gates.Repair{Tools: d.Tools, Now: now, Model: d.Repair, Budget: repairBudget(d.Settings)}
+		return pipeline.Handler(st, rep.Handle), nil
 	case streams.Execute:
 		if d.Store == nil {
 			return nil, errors.New("stage: execute needs an idempotency store")

@@ -32,8 +32,13 @@ func up(args []string) error {
 	httpAddr := fs.String("http", env("TOOLGATE_HTTP_ADDR", "127.0.0.1:8080"), "/healthz and /readyz address; empty: none")
 	redisURL := fs.String("redis", env("TOOLGATE_REDIS_URL", ""), "Redis URL for idempotency keys (TOOLGATE_REDIS_URL); empty: a JetStream key-value bucket")
 	level := fs.String("log-level", env("TOOLGATE_LOG_LEVEL", "info"), "debug, info, warn, error")
+	repairConfig := stage.RepairFlags(fs, os.Getenv)
 	fs.Parse(args)
 	log, err := logger(*level)
+	if err != nil {
+		return err
+	}
+	repair, err := repairConfig()
 	if err != nil {
 		return err
 	}
@@ -74,6 +79,7 @@ func up(args []string) error {
 	}
 	err = stage.Run(ctx, stage.Config{
 		NATSURL: ns.ClientURL(), RedisURL: *redisURL, Stages: streams.Stages, HTTPAddr: *httpAddr, Log: log,
+		Repair: repair,
 	}, nil)
 	ns.Shutdown()
 	ns.WaitForShutdown()
