@@ -42,6 +42,7 @@ type Execute struct {
 	Now                     Clock
 
 	notRun sync.Map // keys this process claimed but never ran (the claim's answer was lost)
+	mem    memory   // keys this process claimed, and their answers
 }
 
 // Handle implements pipeline.Gate.
@@ -68,6 +69,20 @@ func (x *Execute) Handle(ctx context.Context, e call.Envelope) ([]call.Envelope,
 	rec := idem.Record{
 		Key: key, CallID: e.CallID, Tool: e.ToolName, Fingerprint: idem.Fingerprint(e.ToolName, e.Arguments),
 		Owner: x.Owner, LeaseUntil: now.Add(lease), ClaimedAt: now.UTC(),
+	}
+	if m, ok := x.mem.get(key); ok {
+		switch m.state {
+		case memoRunning:
+			return nil, worker.Transient("claimed_elsewhere", t.Timeout, fmt.Errorf("gates: call %s is being executed by this process", e.CallID))
+		case memoUnknown:
+			return x.end(e, call.OutcomeUnknown, "this process sent the call and got no answer: it may or may not have run; reconcile with the tool using idempotency key "+key)
+		}
+		e.Result = m.reply.Result
+		e.Note("already executed by this process: its answer is returned and the tool is not run again")
+		if m.reply.OK {
+			return x.end(e, call.Executed)
+		}
+		return x.end(e, call.ExecutionFailed, m.reply.Error)
 	}
 	existing, claimed, err := x.Store.Claim(ctx, rec, retention)
 	switch {
@@ -100,19 +115,23 @@ func (x *Execute) Handle(ctx context.Context, e call.Envelope) ([]call.Envelope,
 		}
 	}
 	x.notRun.Delete(key)
+	x.mem.put(key, memo{state: memoRunning})
 	exec := x.Executors(t)
 	rctx, cancel := context.WithTimeout(ctx, t.Timeout)
 	reply, err := exec.Execute(rctx, execute.Request{Tool: e.ToolName, CallID: e.CallID, IdempotencyKey: key, Arguments: e.Arguments})
 	cancel()
 	switch {
 	case errors.Is(err, execute.ErrNotRun):
+		x.mem.forget(key)
 		if rerr := x.Store.Release(ctx, key, x.Owner); rerr != nil {
 			return x.end(e, call.OutcomeUnknown, err.Error(), "and the claim could not be released: "+rerr.Error())
 		}
 		return nil, worker.Transient("executor_unavailable", execute.RetryAfter(err), err)
 	case err != nil:
+		x.mem.put(key, memo{state: memoUnknown})
 		return x.end(e, call.OutcomeUnknown, err.Error()+": not retried; reconcile with the tool using the idempotency key")
 	}
+	x.mem.put(key, memo{state: memoDone, reply: reply})
 	var cerr error
 	for attempt := range 5 { // the answer is in hand: try hard to keep it
 		if cerr = x.Store.Complete(ctx, key, x.Owner, reply.OK, reply.Result, reply.Error, retention); cerr == nil || errors.Is(cerr, idem.ErrNotOwner) {

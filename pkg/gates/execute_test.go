@@ -259,11 +259,18 @@ func TestExecute_http_executor_outcomes(t *testing.T) {
 				t.Fatalf("redelivery sent it again (%d hits)", hits.Load()-before)
 			}
 			if c.want == call.OutcomeUnknown {
-				// The claim stays pending until its lease runs out, then a
-				// delivery reconciles; it is never sent again.
+				// This process remembers it sent the call without an
+				// answer: still unknown, never sent again.
+				if err != nil || again[0].Status != call.OutcomeUnknown {
+					t.Fatalf("redelivery of an unknown outcome: %v %v, want outcome_unknown", again, err)
+				}
+				// Another process waits on the claim until its lease runs
+				// out, then reconciles; it does not send it either.
+				other := &Execute{Tools: x.Tools, Store: store, Owner: "o2", Now: time.Now, Executors: execute.Selector{}.For}
+				_, err = other.Handle(context.Background(), approved("resp-http", 0, "charge", `{"amount":5}`))
 				var we *worker.Error
-				if !errors.As(err, &we) || we.Code != "claimed_elsewhere" {
-					t.Fatalf("redelivery of an unknown outcome: %v, want to wait on the claim", err)
+				if !errors.As(err, &we) || we.Code != "claimed_elsewhere" || hits.Load() != before+1 {
+					t.Fatalf("another replica: %v (hits %d), want to wait on the claim", err, hits.Load()-before)
 				}
 				return
 			}
