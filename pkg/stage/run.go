@@ -35,6 +35,11 @@ type Config struct {
 	Limits   parse.Limits
 	Log      zerolog.Logger
 
+	// ApprovalTTL is how long a call waits for a human decision before it
+	// ends as approval_expired (default 15 min); ApprovalSweep is how often
+	// the policy stage looks for expired approvals (default 5s).
+	ApprovalTTL, ApprovalSweep time.Duration
+
 	// Metrics are served on /metrics of HTTPAddr; nil: a fresh set.
 	Metrics *metrics.Metrics
 
@@ -117,6 +122,7 @@ func Run(ctx context.Context, cfg Config, ready chan<- struct{}) error {
 	defer closeStore()
 	set, err := New(cfg.Stages, Deps{
 		NC: nc, JS: js, Tools: reg, Store: store, Settings: cfg.Settings, Limits: cfg.Limits, Owner: owner, Log: log, Repair: repairModel, Observe: m.Observe,
+		ApprovalTTL: cfg.ApprovalTTL, ApprovalSweep: cfg.ApprovalSweep,
 	})
 	if err != nil {
 		return err

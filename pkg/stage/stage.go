@@ -14,6 +14,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/rs/zerolog"
 
+	"github.com/toolgate/toolgate/pkg/approval"
 	"github.com/toolgate/toolgate/pkg/execute"
 	"github.com/toolgate/toolgate/pkg/gates"
 	"github.com/toolgate/toolgate/pkg/idem"
@@ -38,6 +39,13 @@ type Deps struct {
 	Now      func() time.Time
 	// Concurrency per stage; execute defaults to 16 since it waits on tools.
 	Concurrency map[string]int
+	// Approvals holds calls waiting for a human (policy only); nil: the
+	// approvals bucket of JS.
+	Approvals *approval.Store
+	// ApprovalTTL is how long a call waits for a decision (default 15 min);
+	// ApprovalSweep how often the policy stage looks for expired ones
+	// (default 5s).
+	ApprovalTTL, ApprovalSweep time.Duration
 	// Observe is told of every handler run (metrics); nil: nothing.
 	Observe func(stage string, d time.Duration, err error)
 	// Repair is the repair model; nil: the repair gate calls nothing.
@@ -46,7 +54,8 @@ type Deps struct {
 
 // Set runs a set of stage workers in one process.
 type Set struct {
-	workers map[string]*worker.Worker
+	workers    map[string]*worker.Worker
+	background []func(context.Context) // e.g. the approval sweeper, stopped with ctx
 }
 
 // New builds the workers of stages.
@@ -56,6 +65,19 @@ func New(stages []string, d Deps) (*Set, error) {
 	}
 	s := &Set{workers: map[string]*worker.Worker{}}
 	for _, st := range stages {
+		if st == streams.Policy && d.Approvals == nil {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			kv, err := d.JS.KeyValue(ctx, streams.BucketApprovals)
+			cancel()
+			if err != nil {
+				return nil, fmt.Errorf("stage: approvals bucket: %w", err)
+			}
+			d.Approvals = approval.NewStore(kv)
+		}
+		if st == streams.Policy {
+			sw := &approval.Sweeper{Store: d.Approvals, JS: d.JS, Every: d.ApprovalSweep, Now: d.Now, Log: d.Log}
+			s.background = append(s.background, sw.Run)
+		}
 		h, err := handler(st, d)
 		if err != nil {
 			return nil, err
@@ -89,7 +111,8 @@ func handler(st string, d Deps) (worker.Handler, error) {
 	case streams.Business:
 		return pipeline.Handler(st, (&gates.Business{Tools: d.Tools, Now: now}).Handle), nil
 	case streams.Policy:
-		return pipeline.Handler(st, (&gates.Policy{Tools: d.Tools, Now: now}).Handle), nil
+		pol := &gates.Policy{Tools: d.Tools, Approvals: d.Approvals, ApprovalTTL: d.ApprovalTTL, Now: now}
+		return pipeline.Handler(st, pol.Handle), nil
 	case streams.Repair:
 		rep := &gates.Repair{Tools: d.Tools, Now: now, Model: d.Repair, Budget: repairBudget(d.Settings)}
 		return pipeline.Handler(st, rep.Handle), nil
@@ -125,6 +148,13 @@ func (s *Set) Ready() error {
 func (s *Set) Run(ctx context.Context) error {
 	var wg sync.WaitGroup
 	errs := make(chan error, len(s.workers))
+	for _, f := range s.background {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			f(ctx)
+		}()
+	}
 	for _, w := range s.workers {
 		wg.Add(1)
 		go func() {
