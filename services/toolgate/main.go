@@ -17,6 +17,9 @@ Usage:
   toolgate tools show NAME
   toolgate publish --provider P [--response-id ID] [--wait 5s] FILE
   toolgate status CALL-ID
+  toolgate approvals ls [--all] | approvals show CALL-ID
+  toolgate approve CALL-ID --by NAME [--reason TEXT] [--hash HASH]
+  toolgate deny CALL-ID --by NAME [--reason TEXT]
   toolgate streams apply
   toolgate probe URL
 

@@ -1,0 +1,83 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"text/tabwriter"
+	"time"
+
+	"github.com/toolgate/toolgate/pkg/approval"
+	"github.com/toolgate/toolgate/pkg/call"
+	"github.com/toolgate/toolgate/streams"
+)
+
+func init() { register("approvals", approvals) }
+
+// approvals lists the calls waiting for a decision (ls) or shows one with
+// its arguments and argument hash (show CALL-ID), so an operator approves
+// what was shown: `toolgate approve CALL-ID --by NAME --hash HASH`.
+func approvals(args []string) error {
+	if len(args) == 0 {
+		return errors.New("approvals: want ls or show CALL-ID")
+	}
+	fs := flag.NewFlagSet("approvals "+args[0], flag.ExitOnError)
+	url := natsFlag(fs)
+	all := fs.Bool("all", false, "ls: decided records too, not only pending ones")
+	fs.Parse(args[1:])
+	nc, js, err := connect(*url)
+	if err != nil {
+		return err
+	}
+	defer nc.Close()
+	ctx, cancel := timeout()
+	defer cancel()
+	kv, err := js.KeyValue(ctx, streams.BucketApprovals)
+	if err != nil {
+		return fmt.Errorf("approvals: %w", err)
+	}
+	store := approval.NewStore(kv)
+	switch args[0] {
+	case "ls":
+		keys, err := store.Keys(ctx)
+		if err != nil {
+			return err
+		}
+		tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "CALL\tTOOL\tSTATE\tARGS HASH\tEXPIRES\tWHY")
+		for _, k := range keys {
+			r, _, err := store.Get(ctx, k)
+			if err != nil || (!*all && r.State != approval.Pending) {
+				continue
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", r.CallID, r.Tool, r.State, r.ArgsHash[:16], r.ExpiresAt.Local().Format(time.DateTime), r.Why)
+		}
+		return tw.Flush()
+	case "show":
+		if fs.NArg() != 1 {
+			return errors.New("approvals show: want one call id")
+		}
+		r, _, err := store.Get(ctx, fs.Arg(0))
+		if err != nil {
+			return fmt.Errorf("approvals show %s: %w", fs.Arg(0), err)
+		}
+		e, err := call.Unmarshal(r.Envelope)
+		if err != nil {
+			return err
+		}
+		fmt.Printf("call       %s\ntool       %s\nstate      %s\nwhy        %s\nargs hash  %s\nrequested  %s\nexpires    %s\ncaller     %s (roles %v, tenant %s)\n",
+			r.CallID, r.Tool, r.State, r.Why, r.ArgsHash, r.RequestedAt.Local().Format(time.DateTime), r.ExpiresAt.Local().Format(time.DateTime),
+			e.Request.Principal, e.Request.Roles, e.Request.Tenant)
+		if r.By != "" {
+			fmt.Printf("decided    by %s at %s: %s\n", r.By, r.DecidedAt.Local().Format(time.DateTime), r.Reason)
+		}
+		var pretty json.RawMessage = e.Arguments
+		if b, err := json.MarshalIndent(pretty, "", "  "); err == nil {
+			fmt.Printf("arguments\n%s\n", b)
+		}
+		return nil
+	}
+	return fmt.Errorf("approvals: unknown subcommand %q (ls, show)", args[0])
+}
