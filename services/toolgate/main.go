@@ -17,6 +17,8 @@ Usage:
   toolgate tools show NAME
   toolgate publish --provider P [--response-id ID] [--wait 5s] FILE
   toolgate status CALL-ID
+  toolgate calls ls [--response ID] [--status S] [--tool T] [--since 1h]
+  toolgate dlq ls|show SEQ|replay|purge [--stage S --failure F --tool T --since 2h --until 1h]
   toolgate approvals ls [--all] | approvals show CALL-ID
   toolgate approve CALL-ID --by NAME [--reason TEXT] [--hash HASH]
   toolgate deny CALL-ID --by NAME [--reason TEXT]

@@ -1,0 +1,150 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/toolgate/toolgate/pkg/pipeline"
+	"github.com/toolgate/toolgate/streams"
+)
+
+func init() { register("calls", calls) }
+
+// callFilter selects status records; a zero field matches everything.
+type callFilter struct {
+	response, status, tool string
+	since                  time.Time
+}
+
+// match reports whether r passes f. --status matches the status or, for a
+// failed call, its failure class.
+func (f callFilter) match(r pipeline.StatusRecord) bool {
+	switch {
+	case f.response != "" && r.ResponseID != f.response,
+		f.status != "" && string(r.Status) != f.status && string(r.Failure) != f.status,
+		f.tool != "" && r.Tool != f.tool,
+		!f.since.IsZero() && updated(r).Before(f.since):
+		return false
+	}
+	return true
+}
+
+// updated is the time of a record's last transition.
+func updated(r pipeline.StatusRecord) time.Time {
+	if n := len(r.History); n > 0 {
+		return r.History[n-1].At
+	}
+	return time.Time{}
+}
+
+// calls: ls.
+func calls(args []string) error {
+	if len(args) == 0 || args[0] != "ls" {
+		return errors.New("calls: want ls (toolgate calls ls [--response ID] [--status S] [--tool T] [--since 1h])")
+	}
+	fs := flag.NewFlagSet("calls ls", flag.ExitOnError)
+	url := natsFlag(fs)
+	response := fs.String("response", "", "only the calls of this response id")
+	status := fs.String("status", "", "only calls in this status or failure class (executed, schema_invalid, ...)")
+	toolName := fs.String("tool", "", "only calls of this tool")
+	since := fs.Duration("since", 0, "only calls updated within this long (1h, 15m)")
+	limit := fs.Int("limit", 0, "show at most this many, newest last (0: all)")
+	fs.Parse(args[1:])
+	f := callFilter{response: *response, status: *status, tool: *toolName}
+	if *since > 0 {
+		f.since = time.Now().Add(-*since)
+	}
+	nc, js, err := connect(*url)
+	if err != nil {
+		return err
+	}
+	defer nc.Close()
+	ctx, cancel := timeout()
+	defer cancel()
+	recs, err := scanCalls(ctx, js, f)
+	if err != nil {
+		return err
+	}
+	if *limit > 0 && len(recs) > *limit {
+		recs = recs[len(recs)-*limit:]
+	}
+	return printCalls(os.Stdout, recs)
+}
+
+// scanCalls reads every status record in the calls bucket that passes f,
+// oldest update first.
+func scanCalls(ctx context.Context, js jetstream.JetStream, f callFilter) ([]pipeline.StatusRecord, error) {
+	kv, err := js.KeyValue(ctx, streams.BucketCalls)
+	if err != nil {
+		return nil, fmt.Errorf("calls: bucket %s: %w", streams.BucketCalls, err)
+	}
+	w, err := kv.WatchAll(ctx, jetstream.IgnoreDeletes())
+	if err != nil {
+		return nil, fmt.Errorf("calls: %w", err)
+	}
+	defer w.Stop()
+	var out []pipeline.StatusRecord
+	for e := range w.Updates() {
+		if e == nil {
+			break // every current value has been delivered
+		}
+		var r pipeline.StatusRecord
+		if json.Unmarshal(e.Value(), &r) != nil || !f.match(r) {
+			continue
+		}
+		out = append(out, r)
+	}
+	if ctx.Err() != nil {
+		return nil, fmt.Errorf("calls: reading the bucket: %w", ctx.Err())
+	}
+	sort.SliceStable(out, func(i, j int) bool { return updated(out[i]).Before(updated(out[j])) })
+	return out, nil
+}
+
+func printCalls(w io.Writer, recs []pipeline.StatusRecord) error {
+	if len(recs) == 0 {
+		fmt.Fprintln(w, "no calls match")
+		return nil
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "UPDATED\tCALL\tTOOL\tSTATUS\tSTAGE\tREPAIRS\tERROR")
+	for _, r := range recs {
+		st, stage := string(r.Status), ""
+		if r.Failure != "" {
+			st += " (" + string(r.Failure) + ")"
+		}
+		if n := len(r.History); n > 0 {
+			stage = r.History[n-1].Stage
+		}
+		first := ""
+		if len(r.Errors) > 0 {
+			first = clip(strings.Join(strings.Fields(r.Errors[0]), " "), 60)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\n", updated(r).Local().Format("01-02 15:04:05"), r.CallID, r.Tool, st, stage, r.RepairAttempts, first)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "\n%d call(s); details: toolgate status CALL-ID\n", len(recs))
+	return nil
+}
+
+// clip shortens s to n runes with an ellipsis.
+func clip(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n-1]) + "…"
+}

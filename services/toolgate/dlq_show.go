@@ -1,0 +1,127 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/toolgate/toolgate/pkg/dlq"
+)
+
+// dlqShow prints one dead letter's evidence.
+func dlqShow(args []string) error {
+	fs := flag.NewFlagSet("dlq show", flag.ExitOnError)
+	url := natsFlag(fs)
+	asJSON := fs.Bool("json", false, "print the stored body as it is")
+	fs.Parse(args)
+	if fs.NArg() != 1 {
+		return errors.New("dlq show: want one stream sequence (the SEQ column of `toolgate dlq ls`)")
+	}
+	seq, err := strconv.ParseUint(fs.Arg(0), 10, 64)
+	if err != nil {
+		return fmt.Errorf("dlq show: %q is not a stream sequence (the SEQ column of `toolgate dlq ls`)", fs.Arg(0))
+	}
+	nc, js, err := connect(*url)
+	if err != nil {
+		return err
+	}
+	defer nc.Close()
+	ctx, cancel := timeout()
+	defer cancel()
+	l, err := dlq.Get(ctx, js, seq)
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		_, err := os.Stdout.Write(append(l.Data, '\n'))
+		return err
+	}
+	return printLetter(os.Stdout, l)
+}
+
+func printLetter(w io.Writer, l dlq.Letter) error {
+	fmt.Fprintf(w, "dead letter %d  %s  %s\n", l.Seq, l.Time.Local().Format(time.RFC3339), l.Subject)
+	fmt.Fprintf(w, "stage       %s\nfailure     %s\n", l.Stage, l.Failure)
+	if l.Input() {
+		fmt.Fprintf(w, "kind        input that never became a call, kept as it arrived\n")
+		fmt.Fprintf(w, "subject     %s\nresponse    %s\n", l.OrigSubject, l.ResponseID)
+	} else {
+		e := l.Envelope
+		fmt.Fprintf(w, "call        %s  (response %s, index %d of %d)\n", e.CallID, e.ResponseID, e.Batch.Index, e.Batch.Size)
+		fmt.Fprintf(w, "tool        %s (revision %d)\n", e.ToolName, e.ToolRevision)
+		fmt.Fprintf(w, "provider    %s %s  finish %s", e.Provider, e.Model, e.FinishReason)
+		if e.ProviderFinish != "" {
+			fmt.Fprintf(w, " (%s)", e.ProviderFinish)
+		}
+		fmt.Fprintf(w, "\nstatus      %s", e.Status)
+		if e.Failure != "" {
+			fmt.Fprintf(w, " (%s)", e.Failure)
+		}
+		fmt.Fprintf(w, "\nrepairs     %d   replays %d\n", e.RepairAttempts, e.Replays)
+		if e.Request.Principal != "" || e.Request.Tenant != "" {
+			fmt.Fprintf(w, "caller      %s  tenant %s  roles %s\n", e.Request.Principal, e.Request.Tenant, strings.Join(e.Request.Roles, ","))
+		}
+	}
+	section(w, "errors")
+	for _, er := range l.Errors {
+		fmt.Fprintf(w, "  - %s\n", er)
+	}
+	if l.Input() {
+		section(w, fmt.Sprintf("input (%d bytes)", len(l.Data)))
+		fmt.Fprintln(w, indent(pretty(l.Data)))
+	} else {
+		e := l.Envelope
+		section(w, "raw arguments (full; kept only in the dead-letter stream)")
+		fmt.Fprintln(w, indent(pretty([]byte(e.RawArguments))))
+		section(w, "history")
+		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		for _, s := range e.History {
+			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", s.At.Local().Format("15:04:05.000"), s.Stage, s.Status, strings.Join(strings.Fields(s.Note), " "))
+		}
+		tw.Flush()
+		if len(e.Repairs) > 0 {
+			section(w, "repair attempts")
+			for _, r := range e.Repairs {
+				fmt.Fprintf(w, "  attempt %d (%s) at %s\n    sent:   %s\n", r.Attempt, r.Failure, r.At.Local().Format("15:04:05"), r.RawArguments)
+				for _, er := range r.Errors {
+					fmt.Fprintf(w, "    error:  %s\n", er)
+				}
+				fmt.Fprintf(w, "    answer: %s\n", r.Answer)
+			}
+		}
+	}
+	section(w, "headers")
+	keys := make([]string, 0, len(l.Header))
+	for k := range l.Header {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		fmt.Fprintf(w, "  %s: %s\n", k, strings.Join(l.Header[k], ", "))
+	}
+	fmt.Fprintf(w, "\nreplay: toolgate dlq replay --seq %d [--to-stage S] [--dry-run]\n", l.Seq)
+	return nil
+}
+
+func section(w io.Writer, title string) { fmt.Fprintf(w, "\n%s:\n", title) }
+
+// pretty indents JSON, and leaves anything else (truncated arguments) as it
+// is.
+func pretty(b []byte) string {
+	var out bytes.Buffer
+	if json.Indent(&out, b, "", "  ") == nil {
+		return out.String()
+	}
+	return string(b)
+}
+
+func indent(s string) string { return "  " + strings.ReplaceAll(s, "\n", "\n  ") }
