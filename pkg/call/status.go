@@ -74,6 +74,26 @@ var transitions = map[Status][]Status{
 	Approved:         {Executed, ExecutionFailed, OutcomeUnknown, IdempotencyConflict, BatchAborted, DryRun},
 }
 
+// Successors lists the statuses a call may move to from s (none when s is
+// terminal). The caller owns the returned slice.
+func Successors(s Status) []Status { return append([]Status(nil), transitions[s]...) }
+
+// Statuses lists every status that appears in the transition table, in no
+// particular order.
+func Statuses() []Status {
+	seen := map[Status]bool{}
+	var all []Status
+	for from, tos := range transitions {
+		for _, s := range append([]Status{from}, tos...) {
+			if !seen[s] {
+				seen[s] = true
+				all = append(all, s)
+			}
+		}
+	}
+	return all
+}
+
 // Legal reports whether a call may move from one status to another.
 func Legal(from, to Status) bool {
 	for _, s := range transitions[from] {

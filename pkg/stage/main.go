@@ -6,9 +6,14 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"strconv"
 	"syscall"
 
+	"github.com/nats-io/nats.go"
 	"github.com/rs/zerolog"
+
+	"github.com/toolgate/toolgate/pkg/authz"
+	"github.com/toolgate/toolgate/streams"
 )
 
 // Main is the body of every services/<stage>/main.go: flags with TOOLGATE_*
@@ -26,6 +31,14 @@ func Main(stageName string, args []string, getenv func(string) string) int {
 	redisURL := fs.String("redis", def("TOOLGATE_REDIS_URL", ""), "Redis URL for idempotency keys (TOOLGATE_REDIS_URL; execute only)")
 	httpAddr := fs.String("http", def("TOOLGATE_HTTP_ADDR", ":8080"), "/healthz and /readyz address (TOOLGATE_HTTP_ADDR)")
 	level := fs.String("log-level", def("TOOLGATE_LOG_LEVEL", "info"), "debug, info, warn, error (TOOLGATE_LOG_LEVEL)")
+	ensure := fs.Bool("ensure", def("TOOLGATE_ENSURE", "true") == "true", "create or update streams, buckets and consumers at start (TOOLGATE_ENSURE); false when an admin applies them and this stage runs as a least-privilege NATS user")
+	user := fs.String("nats-user", def("TOOLGATE_NATS_USER", ""), "NATS user, normally the stage name (TOOLGATE_NATS_USER); the password is read from TOOLGATE_NATS_PASSWORD")
+	defReplicas, err := strconv.Atoi(def("TOOLGATE_STREAM_REPLICAS", "1"))
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "%s: TOOLGATE_STREAM_REPLICAS: want a number of replicas (1 or 3): %v\n", stageName, err)
+		return 2
+	}
+	replicas := fs.Int("stream-replicas", defReplicas, "replicas of the streams and buckets this stage creates (TOOLGATE_STREAM_REPLICAS)")
 	repairConfig := RepairFlags(fs, getenv)
 	if err := fs.Parse(args); err != nil {
 		return 2
@@ -35,6 +48,12 @@ func Main(stageName string, args []string, getenv func(string) string) int {
 		fmt.Fprintf(os.Stderr, "%s: %v\n", stageName, err)
 		return 2
 	}
+	settings := streams.DefaultSettings()
+	settings.Replicas = *replicas
+	var natsOpts []nats.Option
+	if *user != "" {
+		natsOpts = authz.ClientOptions(*user, getenv("TOOLGATE_NATS_PASSWORD"))
+	}
 	lv, err := zerolog.ParseLevel(*level)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "%s: --log-level: %v\n", stageName, err)
@@ -43,7 +62,10 @@ func Main(stageName string, args []string, getenv func(string) string) int {
 	log := zerolog.New(os.Stderr).Level(lv).With().Timestamp().Str("service", stageName).Logger()
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
-	err = Run(ctx, Config{NATSURL: *natsURL, RedisURL: *redisURL, Stages: []string{stageName}, HTTPAddr: *httpAddr, Repair: repair, Log: log}, nil)
+	err = Run(ctx, Config{
+		NATSURL: *natsURL, NATSOpts: natsOpts, RedisURL: *redisURL, Stages: []string{stageName}, HTTPAddr: *httpAddr,
+		Settings: settings, SkipEnsure: !*ensure, Repair: repair, Log: log,
+	}, nil)
 	if err != nil {
 		log.Error().Err(err).Msg("stopped")
 		return 1

@@ -32,8 +32,13 @@ type Config struct {
 	Stages   []string // which stages this process runs
 	HTTPAddr string   // TOOLGATE_HTTP_ADDR: /healthz, /readyz; empty: none
 	Settings streams.Settings
-	Limits   parse.Limits
-	Log      zerolog.Logger
+	// SkipEnsure leaves streams, buckets and consumers alone: an admin
+	// applies them (`toolgate streams apply`), and the stage, connected as a
+	// least-privilege user (pkg/authz) that may not create them, only looks
+	// its own consumer up and fails when it is missing.
+	SkipEnsure bool
+	Limits     parse.Limits
+	Log        zerolog.Logger
 
 	// ApprovalTTL is how long a call waits for a human decision before it
 	// ends as approval_expired (default 15 min); ApprovalSweep is how often
@@ -90,16 +95,21 @@ func Run(ctx context.Context, cfg Config, ready chan<- struct{}) error {
 		return fmt.Errorf("stage: connect to NATS at %s: %w", cfg.NATSURL, err)
 	}
 	defer nc.Close()
-	js, err := jetstream.New(nc, jetstream.WithPublishAsyncMaxPending(4096))
+	// A publish whose ack never comes (a permission denied, a stream leader
+	// lost mid-publish) must fail its future, or the worker's acker waits on
+	// it forever; the input is then nak'ed and its redelivery de-duplicated.
+	js, err := jetstream.New(nc, jetstream.WithPublishAsyncMaxPending(4096), jetstream.WithPublishAsyncTimeout(10*time.Second))
 	if err != nil {
 		return fmt.Errorf("stage: %w", err)
 	}
-	if err := streams.Ensure(ctx, js, cfg.Settings); err != nil {
-		return err
+	if !cfg.SkipEnsure {
+		if err := streams.Ensure(ctx, js, cfg.Settings); err != nil {
+			return err
+		}
 	}
 	toolsKV, err := js.KeyValue(ctx, streams.BucketTools)
 	if err != nil {
-		return fmt.Errorf("stage: %w", err)
+		return fmt.Errorf("stage: bucket %s: %w%s", streams.BucketTools, err, applyHint(cfg))
 	}
 	reg, err := registry.Open(ctx, toolsKV, log)
 	if err != nil {
@@ -152,6 +162,15 @@ func Run(ctx context.Context, cfg Config, ready chan<- struct{}) error {
 	err = set.Run(ctx)
 	log.Info().Strs("stages", cfg.Stages).Msg("stages drained")
 	return err
+}
+
+// applyHint tells what to do when the topology is missing and this process
+// did not apply it.
+func applyHint(cfg Config) string {
+	if !cfg.SkipEnsure {
+		return ""
+	}
+	return " (TOOLGATE_ENSURE=false: apply the streams first with `toolgate streams apply` as the NATS admin user)"
 }
 
 func openStore(ctx context.Context, cfg Config, js jetstream.JetStream, log zerolog.Logger) (idem.Store, func(), error) {

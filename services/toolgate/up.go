@@ -32,6 +32,7 @@ func up(args []string) error {
 	httpAddr := fs.String("http", env("TOOLGATE_HTTP_ADDR", "127.0.0.1:8080"), "/healthz and /readyz address; empty: none")
 	redisURL := fs.String("redis", env("TOOLGATE_REDIS_URL", ""), "Redis URL for idempotency keys (TOOLGATE_REDIS_URL); empty: a JetStream key-value bucket")
 	level := fs.String("log-level", env("TOOLGATE_LOG_LEVEL", "info"), "debug, info, warn, error")
+	leastPriv := fs.Bool("least-privilege", false, "run each stage as its own NATS user with the permissions of deploy/ (pkg/authz); local clients without credentials may only publish responses, read results and serve executors; the admin password is written to DIR/../nats-admin-password")
 	repairConfig := stage.RepairFlags(fs, os.Getenv)
 	fs.Parse(args)
 	log, err := logger(*level)
@@ -56,10 +57,18 @@ func up(args []string) error {
 		l.Close()
 	}
 	dir, _ := filepath.Abs(*data)
-	ns, err := server.NewServer(&server.Options{
+	opts := &server.Options{
 		ServerName: "toolgate-embedded", Host: host, Port: port, JetStream: true, StoreDir: dir,
 		MaxPayload: 16 << 20, NoSigs: true,
-	})
+	}
+	var lp *leastPrivilege
+	if *leastPriv {
+		if lp, err = newLeastPrivilege(opts, filepath.Dir(dir)); err != nil {
+			return err
+		}
+		log.Info().Str("admin_password_file", lp.adminFile).Msg("least privilege: every stage runs as its own NATS user")
+	}
+	ns, err := server.NewServer(opts)
 	if err != nil {
 		return fmt.Errorf("embedded NATS: %w", err)
 	}
@@ -72,15 +81,24 @@ func up(args []string) error {
 
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
+	adminURL := ns.ClientURL()
+	if lp != nil {
+		adminURL = lp.adminURL(ns.ClientURL())
+	}
 	if *toolsFile != "" {
-		if err := applyFile(ns.ClientURL(), *toolsFile, false); err != nil {
+		if err := applyFile(adminURL, *toolsFile, false); err != nil {
 			return err
 		}
 	}
-	err = stage.Run(ctx, stage.Config{
+	cfg := stage.Config{
 		NATSURL: ns.ClientURL(), RedisURL: *redisURL, Stages: streams.Stages, HTTPAddr: *httpAddr, Log: log,
 		Repair: repair,
-	}, nil)
+	}
+	if lp != nil {
+		err = lp.run(ctx, adminURL, cfg)
+	} else {
+		err = stage.Run(ctx, cfg, nil)
+	}
 	ns.Shutdown()
 	ns.WaitForShutdown()
 	return err

@@ -1,0 +1,183 @@
+package stage
+
+import (
+	"context"
+	"errors"
+	"os"
+	"sync"
+	"testing"
+	"time"
+
+	natsserver "github.com/nats-io/nats-server/v2/test"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/rs/zerolog"
+
+	"github.com/toolgate/toolgate/pkg/authz"
+	"github.com/toolgate/toolgate/pkg/registry"
+	"github.com/toolgate/toolgate/pkg/testenv"
+	"github.com/toolgate/toolgate/pkg/tool"
+	"github.com/toolgate/toolgate/pkg/toolserver"
+	"github.com/toolgate/toolgate/streams"
+)
+
+// deniedLog collects every permission violation the server reports to any
+// stage's connection.
+type deniedLog struct {
+	mu   sync.Mutex
+	errs []error
+}
+
+func (d *deniedLog) handler(_ *nats.Conn, _ *nats.Subscription, err error) {
+	if errors.Is(err, nats.ErrPermissionViolation) {
+		d.mu.Lock()
+		d.errs = append(d.errs, err)
+		d.mu.Unlock()
+	}
+}
+
+func (d *deniedLog) all() []error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return append([]error(nil), d.errs...)
+}
+
+// startLeastPrivilegePipeline runs the seven stages as `toolgate up
+// --least-privilege` does: the admin applies the topology and the tools, and
+// each stage runs in its own stage.Run as its own NATS user, unable to create
+// anything. The executor is served as the executor user.
+func startLeastPrivilegePipeline(t *testing.T) (*pipe, *deniedLog) {
+	t.Helper()
+	pw := map[string]string{}
+	for _, u := range authz.Names() {
+		pw[u] = "pw-" + u
+	}
+	users, err := authz.ServerUsers(pw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := natsserver.DefaultTestOptions
+	opts.Port, opts.JetStream, opts.StoreDir, opts.MaxPayload, opts.Users = -1, true, t.TempDir(), 16<<20, users
+	srv := natsserver.RunServer(&opts)
+	t.Cleanup(srv.Shutdown)
+	connect := func(user string, extra ...nats.Option) (*nats.Conn, jetstream.JetStream) {
+		nc, err := nats.Connect(srv.ClientURL(), append(authz.ClientOptions(user, pw[user]), extra...)...)
+		if err != nil {
+			t.Fatalf("connect as %s: %v", user, err)
+		}
+		t.Cleanup(nc.Close)
+		js, _ := jetstream.New(nc)
+		return nc, js
+	}
+	nc, js := connect(authz.Admin)
+	p := &pipe{t: t, nc: nc, js: js, ctx: context.Background()}
+	if err := streams.Ensure(p.ctx, js, streams.DefaultSettings()); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile("../../examples/tools.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defs, err := tool.Load("tools.yaml", data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kv, err := js.KeyValue(p.ctx, streams.BucketTools)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := registry.Apply(p.ctx, kv, "tools.yaml", defs, false); err != nil {
+		t.Fatal(err)
+	}
+	enc, _ := connect(authz.Executor)
+	ts, err := toolserver.New(enc, "test-tools", "1.0.0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ts.Stop() })
+	for _, name := range []string{"create_invoice", "get_weather"} {
+		if err := ts.Handle(name, func(ctx context.Context, c toolserver.Call) (any, error) {
+			p.executed.Add(1)
+			return map[string]any{"done": name}, nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	denied := &deniedLog{}
+	rds := testenv.RunRedis(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	for _, st := range streams.Stages {
+		ready, done := make(chan struct{}), make(chan error, 1)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			done <- Run(ctx, Config{
+				NATSURL: srv.ClientURL(), NATSOpts: append(authz.ClientOptions(st, pw[st]), nats.ErrorHandler(denied.handler)),
+				RedisURL: rds.URL(), Stages: []string{st}, SkipEnsure: true,
+				Log: zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.ErrorLevel).With().Str("stage", st).Logger(),
+			}, ready)
+		}()
+		select {
+		case <-ready:
+		case err := <-done:
+			t.Fatalf("stage %s stopped at start as its own user: %v", st, err)
+		case <-time.After(20 * time.Second):
+			t.Fatalf("stage %s not ready", st)
+		}
+	}
+	t.Cleanup(func() { cancel(); wg.Wait() })
+	return p, denied
+}
+
+func TestLeastPrivilege_every_path_runs_with_only_the_stage_permissions(t *testing.T) {
+	p, denied := startLeastPrivilegePipeline(t)
+	p.publish("lp-valid", "openai-chat", chat("lp-valid", "create_invoice", validInvoice, "tool_calls"))
+	p.publish("lp-cut", "openai-chat", chat("lp-cut", "create_invoice", `{"customer_id":"cus_1","curr`, "length"))
+	p.publish("lp-schema", "openai-chat", chat("lp-schema", "create_invoice", `{"customer_id":"cus_1","currency":"YEN","line_items":[]}`, "tool_calls"))
+	p.publish("lp-denied", "openai-chat", chat("lp-denied", "delete_customer_account", `{"customer_id":"cus_1","reason":"asked"}`, "tool_calls"))
+	// Two calls in one response: batch marks.
+	p.publish("lp-pair", "openai-chat", []byte(`{"id":"lp-pair","object":"chat.completion","model":"gpt-4o","choices":[{"index":0,"message":{"role":"assistant","content":null,"tool_calls":[`+
+		`{"id":"c1","type":"function","function":{"name":"get_weather","arguments":"{\"city\":\"Paris\"}"}},`+
+		`{"id":"c2","type":"function","function":{"name":"get_weather","arguments":"{\"city\":\"Oslo\"}"}}]},"finish_reason":"tool_calls"}]}`))
+	for rid, want := range map[string][]string{
+		"lp-valid":  {"executed"},
+		"lp-cut":    {"failed"},
+		"lp-schema": {"failed"},
+		"lp-denied": {"policy_rejected"},
+		"lp-pair":   {"executed", "executed"},
+	} {
+		rs := waitOrDenied(t, p, denied, rid, len(want))
+		for i, r := range rs {
+			if r["status"] != want[i] {
+				t.Errorf("%s result %d: status %v (%v), want %s", rid, i, r["status"], r["errors"], want[i])
+			}
+		}
+	}
+	if n := p.executed.Load(); n != 3 {
+		t.Errorf("executed %d calls, want 3", n)
+	}
+	if errs := denied.all(); len(errs) > 0 {
+		t.Fatalf("the stages needed permissions they do not have: %v", errs)
+	}
+}
+
+// waitOrDenied waits for n results of rid, and fails at once on the first
+// permission violation: a missing grant would otherwise only show as a call
+// that never ends.
+func waitOrDenied(t *testing.T, p *pipe, denied *deniedLog, rid string, n int) []map[string]any {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		if errs := denied.all(); len(errs) > 0 {
+			t.Fatalf("the stages needed permissions they do not have: %v", errs)
+		}
+		if rs := p.results(rid); len(rs) >= n {
+			return rs
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: fewer than %d results after 15s", rid, n)
+		}
+		time.Sleep(25 * time.Millisecond)
+	}
+}

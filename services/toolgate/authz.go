@@ -1,0 +1,26 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/toolgate/toolgate/pkg/authz"
+)
+
+func init() { register("authz", authzCmd) }
+
+// authzCmd prints the least-privilege NATS users (pkg/authz) as a
+// nats-server configuration block:
+//
+//	toolgate authz render > deploy/base/nats-accounts.conf
+func authzCmd(args []string) error {
+	if len(args) != 1 || args[0] != "render" {
+		return errors.New("authz: want render (toolgate authz render > deploy/base/nats-accounts.conf)")
+	}
+	conf, err := authz.Render()
+	if err != nil {
+		return err
+	}
+	fmt.Print(conf)
+	return nil
+}
