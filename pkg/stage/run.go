@@ -39,18 +39,21 @@ type Config struct {
 	SkipEnsure bool
 	Limits     parse.Limits
 	Log        zerolog.Logger
+	// StreamIdle: a streamed response with no event for this long ends
+	// transport_incomplete (default 60s; TOOLGATE_STREAM_IDLE_TIMEOUT).
+	StreamIdle time.Duration
 
 	// ApprovalTTL is how long a call waits for a human decision before it
 	// ends as approval_expired (default 15 min); ApprovalSweep is how often
 	// the policy stage looks for expired approvals (default 5s).
 	ApprovalTTL, ApprovalSweep time.Duration
 
-	// Metrics are served on /metrics of HTTPAddr; nil: a fresh set.
-	Metrics *metrics.Metrics
-
 	// Repair is the repair model (TOOLGATE_REPAIR_*, see RepairFlags); an
 	// empty Endpoint means none: failures go back to the caller unrepaired.
 	Repair model.Config
+
+	// Metrics are served on /metrics of HTTPAddr; nil: a fresh set.
+	Metrics *metrics.Metrics
 }
 
 func (c *Config) setDefaults() {
@@ -131,8 +134,8 @@ func Run(ctx context.Context, cfg Config, ready chan<- struct{}) error {
 	}
 	defer closeStore()
 	set, err := New(cfg.Stages, Deps{
-		NC: nc, JS: js, Tools: reg, Store: store, Settings: cfg.Settings, Limits: cfg.Limits, Owner: owner, Log: log, Repair: repairModel, Observe: m.Observe,
-		ApprovalTTL: cfg.ApprovalTTL, ApprovalSweep: cfg.ApprovalSweep,
+		NC: nc, JS: js, Tools: reg, Store: store, Settings: cfg.Settings, Limits: cfg.Limits, Owner: owner, Log: log, Observe: m.Observe,
+		ApprovalTTL: cfg.ApprovalTTL, ApprovalSweep: cfg.ApprovalSweep, Repair: repairModel, StreamIdle: cfg.StreamIdle,
 	})
 	if err != nil {
 		return err

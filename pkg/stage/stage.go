@@ -37,8 +37,13 @@ type Deps struct {
 	Owner    string // identifies this process in idempotency claims
 	Log      zerolog.Logger
 	Now      func() time.Time
+	// StreamIdle is how long a streamed response may go without an event
+	// before its calls are transport_incomplete (default 60s).
+	StreamIdle time.Duration
 	// Concurrency per stage; execute defaults to 16 since it waits on tools.
 	Concurrency map[string]int
+	// Observe is told of every handler run (metrics); nil: nothing.
+	Observe func(stage string, d time.Duration, err error)
 	// Approvals holds calls waiting for a human (policy only); nil: the
 	// approvals bucket of JS.
 	Approvals *approval.Store
@@ -46,8 +51,6 @@ type Deps struct {
 	// ApprovalSweep how often the policy stage looks for expired ones
 	// (default 5s).
 	ApprovalTTL, ApprovalSweep time.Duration
-	// Observe is told of every handler run (metrics); nil: nothing.
-	Observe func(stage string, d time.Duration, err error)
 	// Repair is the repair model; nil: the repair gate calls nothing.
 	Repair *model.Client
 }
@@ -94,6 +97,19 @@ func New(stages []string, d Deps) (*Set, error) {
 			return nil, err
 		}
 		s.workers[st] = w
+		if st == streams.Accumulate {
+			// Streamed responses that stop without a terminal event are
+			// settled by the accumulate timer consumer.
+			acc := &gates.Accumulate{Limits: d.Limits, Now: gates.Clock(d.Now), JS: d.JS, IdleTimeout: d.StreamIdle}
+			tw, err := worker.New(d.JS, worker.Config{
+				Stage: streams.AccumulateTimer, Stream: streams.StreamGates, MaxDeliver: d.Settings.MaxDeliver,
+				DeadLetter: pipeline.DeadLetter(streams.Accumulate, d.Now), Log: d.Log,
+			}, acc.HandleTimer)
+			if err != nil {
+				return nil, err
+			}
+			s.workers[streams.AccumulateTimer] = tw
+		}
 	}
 	return s, nil
 }
@@ -102,7 +118,7 @@ func handler(st string, d Deps) (worker.Handler, error) {
 	now := gates.Clock(d.Now)
 	switch st {
 	case streams.Accumulate:
-		a := &gates.Accumulate{Limits: d.Limits, Now: now}
+		a := &gates.Accumulate{Limits: d.Limits, Now: now, JS: d.JS, IdleTimeout: d.StreamIdle}
 		return a.Handle, nil
 	case streams.Parse:
 		return pipeline.Handler(st, (&gates.Parse{Tools: d.Tools, Limits: d.Limits, Now: now}).Handle), nil
