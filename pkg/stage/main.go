@@ -8,6 +8,7 @@ import (
 	"os/signal"
 	"strconv"
 	"syscall"
+	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/rs/zerolog"
@@ -39,9 +40,16 @@ func Main(stageName string, args []string, getenv func(string) string) int {
 		return 2
 	}
 	replicas := fs.Int("stream-replicas", defReplicas, "replicas of the streams and buckets this stage creates (TOOLGATE_STREAM_REPLICAS)")
+	idle := fs.Duration("stream-idle-timeout", 0, "a streamed response with no event for this long ends transport_incomplete; default 60s (TOOLGATE_STREAM_IDLE_TIMEOUT)")
 	repairConfig := RepairFlags(fs, getenv)
 	if err := fs.Parse(args); err != nil {
 		return 2
+	}
+	if *idle == 0 && getenv("TOOLGATE_STREAM_IDLE_TIMEOUT") != "" {
+		if *idle, err = time.ParseDuration(getenv("TOOLGATE_STREAM_IDLE_TIMEOUT")); err != nil {
+			fmt.Fprintf(os.Stderr, "%s: TOOLGATE_STREAM_IDLE_TIMEOUT: %v\n", stageName, err)
+			return 2
+		}
 	}
 	repair, err := repairConfig()
 	if err != nil {
@@ -64,7 +72,7 @@ func Main(stageName string, args []string, getenv func(string) string) int {
 	defer stop()
 	err = Run(ctx, Config{
 		NATSURL: *natsURL, NATSOpts: natsOpts, RedisURL: *redisURL, Stages: []string{stageName}, HTTPAddr: *httpAddr,
-		Settings: settings, SkipEnsure: !*ensure, Repair: repair, Log: log,
+		Settings: settings, SkipEnsure: !*ensure, Repair: repair, Log: log, StreamIdle: *idle,
 	}, nil)
 	if err != nil {
 		log.Error().Err(err).Msg("stopped")
