@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime/pprof"
 	"strconv"
 	"time"
 
@@ -35,6 +36,7 @@ func benchCmd(args []string) error {
 	half := fs.Duration("half", 10*time.Second, "how long to offer half the maximum rate")
 	redisURL := fs.String("redis", env("TOOLGATE_REDIS_URL", ""), "Redis for idempotency keys; empty: start a redis-server")
 	tools := fs.String("tools", "examples/tools.yaml", "tool definitions")
+	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of the pipeline run to this file")
 	fs.Parse(args)
 
 	dir, err := os.MkdirTemp("", "toolgate-bench-")
@@ -98,8 +100,19 @@ func benchCmd(args []string) error {
 		return err
 	}
 	fmt.Printf("2/3 pipeline: %d calls (valid, invalid JSON, schema-invalid, text-recovered; openai-chat, anthropic, ollama), no-op executor, Redis idempotency store\n", *n)
+	if *cpuprofile != "" {
+		f, err := os.Create(*cpuprofile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+	}
 	u0, r0 := bench.Self(), bench.ProcCPU(redisPID)
 	full, err := bench.Load(ctx, nc, js, "bench-max-", *n, 0)
+	pprof.StopCPUProfile()
 	if err != nil {
 		return err
 	}
