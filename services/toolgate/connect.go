@@ -16,7 +16,12 @@ func natsFlag(fs *flag.FlagSet) *string {
 }
 
 func connect(url string) (*nats.Conn, jetstream.JetStream, error) {
-	nc, err := nats.Connect(url, nats.Name("toolgate cli"), nats.Timeout(5*time.Second))
+	opts := []nats.Option{nats.Name("toolgate cli"), nats.Timeout(5 * time.Second)}
+	if user := env("TOOLGATE_NATS_USER", ""); user != "" {
+		// A least-privilege deployment (pkg/authz): operators connect as admin.
+		opts = append(opts, nats.UserInfo(user, env("TOOLGATE_NATS_PASSWORD", "")))
+	}
+	nc, err := nats.Connect(url, opts...)
 	if err != nil {
 		return nil, nil, fmt.Errorf("connect to NATS at %s: %w (is `toolgate up` running? set TOOLGATE_NATS_URL)", url, err)
 	}

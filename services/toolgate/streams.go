@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/toolgate/toolgate/streams"
@@ -17,7 +18,11 @@ func streamsCmd(args []string) error {
 	}
 	fs := flag.NewFlagSet("streams apply", flag.ExitOnError)
 	url := natsFlag(fs)
-	replicas := fs.Int("replicas", 1, "stream and bucket replicas (3 on a production cluster)")
+	defReplicas, err := strconv.Atoi(env("TOOLGATE_STREAM_REPLICAS", "1"))
+	if err != nil {
+		return fmt.Errorf("streams: TOOLGATE_STREAM_REPLICAS: want a number of replicas (1 or 3): %w", err)
+	}
+	replicas := fs.Int("replicas", defReplicas, "stream and bucket replicas, 3 on a production cluster (TOOLGATE_STREAM_REPLICAS)")
 	fs.Parse(args[1:])
 	nc, js, err := connect(*url)
 	if err != nil {

@@ -1,0 +1,99 @@
+package deploy
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/compose-spec/compose-go/v2/cli"
+	"github.com/compose-spec/compose-go/v2/types"
+
+	"github.com/toolgate/toolgate/streams"
+)
+
+// loadCompose loads docker-compose.yml with the Compose specification's own
+// loader (anchors, merges, interpolation and schema validation included).
+func loadCompose(t *testing.T) *types.Project {
+	t.Helper()
+	opts, err := cli.NewProjectOptions([]string{"../docker-compose.yml"}, cli.WithWorkingDirectory(".."), cli.WithName("toolgate"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := opts.LoadProject(context.Background())
+	if err != nil {
+		t.Fatalf("docker-compose.yml: %v", err)
+	}
+	return p
+}
+
+func TestCompose_every_stage_is_a_service_with_a_readiness_healthcheck(t *testing.T) {
+	p := loadCompose(t)
+	for _, st := range streams.Stages {
+		t.Run(st, func(t *testing.T) {
+			s, err := p.GetService(st)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal([]string(s.Command), []string{"/usr/local/bin/" + st}) {
+				t.Errorf("command %v", s.Command)
+			}
+			hc := s.HealthCheck
+			if hc == nil || hc.Disable {
+				t.Fatal("no healthcheck")
+			}
+			if got := strings.Join(hc.Test, " "); got != "CMD /usr/local/bin/toolgate probe http://127.0.0.1:8080/readyz" {
+				t.Errorf("healthcheck %q, want the toolgate probe of /readyz", got)
+			}
+			if hc.Interval == nil || time.Duration(*hc.Interval) <= 0 || hc.Retries == nil || *hc.Retries == 0 {
+				t.Errorf("healthcheck interval %v retries %v", hc.Interval, hc.Retries)
+			}
+			if s.Environment["TOOLGATE_NATS_URL"] == nil || *s.Environment["TOOLGATE_NATS_URL"] != "nats://nats:4222" {
+				t.Errorf("TOOLGATE_NATS_URL = %v", s.Environment["TOOLGATE_NATS_URL"])
+			}
+			if s.StopGracePeriod == nil || time.Duration(*s.StopGracePeriod) <= 30*time.Second {
+				t.Errorf("stop_grace_period %v, want more than AckWait (30 s) to drain", s.StopGracePeriod)
+			}
+			if d, ok := s.DependsOn["nats"]; !ok || d.Condition != types.ServiceConditionHealthy {
+				t.Errorf("depends_on nats %+v, want service_healthy", d)
+			}
+			if !s.ReadOnly || !slices.Contains(s.CapDrop, "ALL") {
+				t.Errorf("read_only %v cap_drop %v", s.ReadOnly, s.CapDrop)
+			}
+		})
+	}
+	x, _ := p.GetService(streams.Execute)
+	if x.Environment["TOOLGATE_REDIS_URL"] == nil || x.DependsOn["redis"].Condition != types.ServiceConditionHealthy {
+		t.Error("execute neither gets TOOLGATE_REDIS_URL nor waits for a healthy redis")
+	}
+}
+
+func TestCompose_nats_keeps_jetstream_on_a_volume_and_every_dependency_is_checked(t *testing.T) {
+	p := loadCompose(t)
+	if _, ok := p.Volumes["nats-data"]; !ok {
+		t.Fatalf("volumes %v, want nats-data", p.VolumeNames())
+	}
+	nats, err := p.GetService("nats")
+	if err != nil {
+		t.Fatal(err)
+	}
+	onData := slices.ContainsFunc(nats.Volumes, func(v types.ServiceVolumeConfig) bool {
+		return v.Type == types.VolumeTypeVolume && v.Source == "nats-data" && v.Target == "/data"
+	})
+	if !onData {
+		t.Errorf("nats volumes %+v, want nats-data on /data", nats.Volumes)
+	}
+	for _, name := range []string{"nats", "redis"} {
+		s, err := p.GetService(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.HealthCheck == nil || len(s.HealthCheck.Test) == 0 {
+			t.Errorf("%s has no healthcheck: stages wait on it", name)
+		}
+	}
+	if _, err := p.GetService("executor"); err != nil {
+		t.Errorf("no example executor: %v", err)
+	}
+}
