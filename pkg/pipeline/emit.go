@@ -77,11 +77,14 @@ func Outputs(stage string, e call.Envelope) ([]worker.Output, error) {
 		h.Set(streams.HeaderProvider, e.Provider)
 		return h
 	}
-	status, err := json.Marshal(StatusOf(e))
-	if err != nil {
-		return nil, fmt.Errorf("pipeline: %w", err)
+	var outs []worker.Output
+	if WritesStatus(stage, e) {
+		status, err := json.Marshal(StatusOf(e))
+		if err != nil {
+			return nil, fmt.Errorf("pipeline: %w", err)
+		}
+		outs = append(outs, worker.Output{Subject: streams.CallStatus(e.CallID), Data: status})
 	}
-	outs := []worker.Output{{Subject: streams.CallStatus(e.CallID), Data: status}}
 	outs = append(outs, BatchMarks(e)...)
 	if next := Next(e.Status); next != "" {
 		return append(outs, worker.Output{Subject: streams.Gate(next), MsgID: id("next"), Header: hdr(), Data: body}), nil
@@ -107,6 +110,17 @@ func Outputs(stage string, e call.Envelope) ([]worker.Output, error) {
 		outs = append(outs, worker.Output{Subject: streams.DLQ(fstage, failure), MsgID: id("dlq"), Header: h, Data: body})
 	}
 	return outs, nil
+}
+
+// WritesStatus says whether this output writes the call's status record:
+// when the call enters the pipeline (accumulate) or re-enters it after a
+// repair, whenever it stops or waits (terminal, approval_required), and at
+// every hop of a call the operator replayed. Between those points each
+// transition travels in the envelope's history and lands in the record with
+// the next write, so the record still holds every transition; skipping the
+// intermediate writes halves the JetStream publishes of a valid call.
+func WritesStatus(stage string, e call.Envelope) bool {
+	return stage == streams.Accumulate || stage == streams.Repair || Next(e.Status) == "" || e.Replays > 0
 }
 
 // ResultOf builds the result message of a terminal envelope.
