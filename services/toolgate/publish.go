@@ -77,15 +77,32 @@ func publish(args []string) error {
 		if err != nil {
 			return err
 		}
-		for i, ev := range events {
-			m := &nats.Msg{Subject: streams.InStream(*rid), Data: ev, Header: clone(hdr)}
-			m.Header.Set(streams.HeaderSeq, strconv.Itoa(i+1))
-			m.Header.Set(nats.MsgIdHdr, fmt.Sprintf("%s:%d", *rid, i+1))
-			if _, err := js.PublishMsg(ctx, m); err != nil {
-				return fmt.Errorf("publish event %d: %w", i+1, err)
+		// A recording may hold several responses back to back (an agent
+		// loop): each becomes its own response id, as a producer would send it.
+		for r, group := range splitResponses(*prov, events) {
+			id := *rid
+			if r > 0 {
+				id = fmt.Sprintf("%s-r%d", *rid, r+1)
+				if sub != nil {
+					s2, err := nc.ChanSubscribe(streams.Results(id), results)
+					if err != nil {
+						return err
+					}
+					defer s2.Unsubscribe()
+				}
 			}
+			h := clone(hdr)
+			h.Set(streams.HeaderResponseID, id)
+			for i, ev := range group {
+				m := &nats.Msg{Subject: streams.InStream(id), Data: ev, Header: clone(h)}
+				m.Header.Set(streams.HeaderSeq, strconv.Itoa(i+1))
+				m.Header.Set(nats.MsgIdHdr, fmt.Sprintf("%s:%d", id, i+1))
+				if _, err := js.PublishMsg(ctx, m); err != nil {
+					return fmt.Errorf("publish event %d: %w", i+1, err)
+				}
+			}
+			fmt.Printf("published %s: %d stream events on %s\n", id, len(group), streams.InStream(id))
 		}
-		fmt.Printf("published %s: %d stream events on %s\n", *rid, len(events), streams.InStream(*rid))
 	} else {
 		m := &nats.Msg{Subject: streams.SubjectInResponse, Data: data, Header: clone(hdr)}
 		m.Header.Set(nats.MsgIdHdr, *rid)
@@ -148,6 +165,34 @@ func printResults(ctx context.Context, results <-chan *nats.Msg, wait time.Durat
 			return ctx.Err()
 		}
 	}
+}
+
+// splitResponses cuts a transcript's events into responses: a new one
+// starts where the provider's accumulator says the previous one ended.
+func splitResponses(prov string, events [][]byte) [][][]byte {
+	var groups [][][]byte
+	var cur [][]byte
+	acc, err := provider.NewAccumulator(prov)
+	if err != nil {
+		return [][][]byte{events}
+	}
+	for _, ev := range events {
+		if err := acc.Add(ev); errors.Is(err, provider.ErrAfterTerminal) && len(cur) > 0 && !isTrailer(ev) {
+			groups = append(groups, cur)
+			cur = nil
+			acc, _ = provider.NewAccumulator(prov)
+			_ = acc.Add(ev)
+		}
+		cur = append(cur, ev)
+	}
+	return append(groups, cur)
+}
+
+// isTrailer reports the events that may follow a terminal one in the same
+// response ([DONE], a usage-only chunk).
+func isTrailer(ev []byte) bool {
+	t := strings.TrimSpace(string(ev))
+	return t == "[DONE]" || strings.Contains(t, `"choices":[]`)
 }
 
 func setIf(h nats.Header, k, v string) {
