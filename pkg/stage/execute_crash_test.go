@@ -21,6 +21,9 @@ import (
 // executed, with the reconciled result, and the tool ran once.
 func TestExecute_worker_killed_after_the_tool_ran_does_not_run_it_again(t *testing.T) {
 	ran, killed := make(chan struct{}), make(chan struct{})
+	var release sync.Once
+	unblock := func() { release.Do(func() { close(killed) }) }
+	t.Cleanup(unblock) // never leave the tool blocked, even when the test fails early
 	r := newExecRig(t, func(n int32, c toolserver.Call) (any, error) {
 		if n == 1 {
 			close(ran)
@@ -40,7 +43,7 @@ func TestExecute_worker_killed_after_the_tool_ran_does_not_run_it_again(t *testi
 		t.Fatal(err)
 	}
 	_ = first.Wait()
-	close(killed)
+	unblock()
 	if len(r.results("resp-kill")) != 0 {
 		t.Fatal("a result was published by the killed worker")
 	}

@@ -24,9 +24,12 @@ func TestExecute_redis_restarted_mid_run_runs_nothing_twice_and_loses_nothing(t 
 		r.publishApproved(approvedCall("resp-redis", i, fmt.Sprintf(`{"amount":%d}`, i+1)), fmt.Sprintf("redis-%d", i))
 	}
 	// Let some calls run, then take Redis away mid-run and bring it back.
-	for r.effects.Load() < 4 {
-		time.Sleep(10 * time.Millisecond)
-	}
+	testenv.Eventually(t, 20*time.Second, 5*time.Millisecond, func() error {
+		if r.effects.Load() < 4 {
+			return fmt.Errorf("%d calls ran so far", r.effects.Load())
+		}
+		return nil
+	})
 	r.rds.Stop()
 	time.Sleep(1500 * time.Millisecond)
 	r.rds.Start()
