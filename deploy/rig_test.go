@@ -1,0 +1,200 @@
+package deploy
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/rs/zerolog"
+
+	"github.com/toolgate/toolgate/pkg/registry"
+	"github.com/toolgate/toolgate/pkg/stage"
+	"github.com/toolgate/toolgate/pkg/testenv"
+	"github.com/toolgate/toolgate/pkg/tool"
+	"github.com/toolgate/toolgate/pkg/toolserver"
+	"github.com/toolgate/toolgate/streams"
+)
+
+// rig is a producer's and an operator's view of a running pipeline: it
+// applies the tools, serves get_weather counting runs per call id, publishes
+// responses and counts results per response.
+type rig struct {
+	t    *testing.T
+	js   jetstream.JetStream
+	mu   sync.Mutex
+	runs map[string]int // executor runs per call id
+}
+
+func newRig(t *testing.T, admin, executor *nats.Conn) *rig {
+	t.Helper()
+	js, err := jetstream.New(admin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &rig{t: t, js: js, runs: map[string]int{}}
+	data, err := os.ReadFile("../examples/tools.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defs, err := tool.Load("tools.yaml", data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	kv, err := js.KeyValue(ctx, streams.BucketTools)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := registry.Apply(ctx, kv, "tools.yaml", defs, false); err != nil {
+		t.Fatal(err)
+	}
+	ts, err := toolserver.New(executor, "deploy-test-tools", "1.0.0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ts.Stop() })
+	if err := ts.Handle("get_weather", func(ctx context.Context, c toolserver.Call) (any, error) {
+		r.mu.Lock()
+		r.runs[c.ID]++
+		r.mu.Unlock()
+		return map[string]any{"temp_c": 21}, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// response is an OpenAI chat completion with one get_weather call.
+func response(rid string) []byte {
+	return fmt.Appendf(nil, `{"id":%q,"object":"chat.completion","model":"gpt-4o","choices":[{"index":0,"message":{"role":"assistant","content":null,"tool_calls":[{"id":"call_%s","type":"function","function":{"name":"get_weather","arguments":"{\"city\":\"Paris\"}"}}]},"finish_reason":"tool_calls"}]}`, rid, rid)
+}
+
+// publish sends rid as a producer does, retrying through a leader change
+// with the same Nats-Msg-Id (so a retry is never a second response). It
+// reports whether JetStream accepted it.
+func (r *rig) publish(rid string) bool {
+	m := nats.NewMsg(streams.SubjectInResponse)
+	m.Data = response(rid)
+	m.Header.Set(streams.HeaderProvider, "openai-chat")
+	m.Header.Set(streams.HeaderResponseID, rid)
+	for range 20 {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		_, err := r.js.PublishMsg(ctx, m, jetstream.WithMsgID(rid))
+		cancel()
+		if err == nil {
+			return true
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return false
+}
+
+// resultCounts is the number of results stored per response id.
+func (r *rig) resultCounts() (map[string]uint64, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	st, err := r.js.Stream(ctx, streams.StreamResults)
+	if err != nil {
+		return nil, err
+	}
+	info, err := st.Info(ctx, jetstream.WithSubjectFilter(streams.ResultsAll()))
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]uint64{}
+	for subj, n := range info.State.Subjects {
+		out[subj[len(streams.Results("")):]] = n
+	}
+	return out, nil
+}
+
+// exactlyOnce waits until every rid has a result, then fails on any rid
+// with more than one result or an executor run more than once.
+func (r *rig) exactlyOnce(rids []string, within time.Duration) {
+	r.t.Helper()
+	var counts map[string]uint64
+	testenv.Eventually(r.t, within, 100*time.Millisecond, func() error {
+		var err error
+		if counts, err = r.resultCounts(); err != nil {
+			return err
+		}
+		missing := 0
+		for _, rid := range rids {
+			if counts[rid] == 0 {
+				missing++
+			}
+		}
+		if missing > 0 {
+			return fmt.Errorf("%d of %d calls have no outcome yet", missing, len(rids))
+		}
+		return nil
+	})
+	time.Sleep(500 * time.Millisecond) // a late duplicate would land now
+	counts, err := r.resultCounts()
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	for _, rid := range rids {
+		if counts[rid] != 1 {
+			r.t.Errorf("%s: %d outcomes, want exactly 1", rid, counts[rid])
+		}
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for id, n := range r.runs {
+		if n > 1 {
+			r.t.Errorf("call %s ran %d times", id, n)
+		}
+	}
+}
+
+// result is the outcome of rid.
+func (r *rig) status(rid string) string {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	st, err := r.js.Stream(ctx, streams.StreamResults)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	m, err := st.GetLastMsgForSubject(ctx, streams.Results(rid))
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	var res struct{ Status string }
+	_ = json.Unmarshal(m.Data, &res)
+	return res.Status
+}
+
+// runStages runs each stage in its own stage.Run (as separate Deployments
+// would), with opts(stage) as its connection options, until the test ends.
+func runStages(t *testing.T, url string, stages []string, skipEnsure bool, settings streams.Settings, opts func(string) []nats.Option) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	for _, st := range stages {
+		ready, done := make(chan struct{}), make(chan error, 1)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			done <- stage.Run(ctx, stage.Config{
+				NATSURL: url, NATSOpts: opts(st), Stages: []string{st}, SkipEnsure: skipEnsure, Settings: settings,
+				Log: zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.ErrorLevel).With().Str("stage", st).Logger(),
+			}, ready)
+		}()
+		select {
+		case <-ready:
+		case err := <-done:
+			t.Fatalf("stage %s stopped at start: %v", st, err)
+		case <-time.After(30 * time.Second):
+			t.Fatalf("stage %s not ready", st)
+		}
+	}
+	t.Cleanup(func() { cancel(); wg.Wait() })
+}
