@@ -338,4 +338,3 @@ func TestKustomize_hpa_overlay_swaps_scaled_objects_for_cpu_autoscalers(t *testi
 		}
 	}
 }
-
