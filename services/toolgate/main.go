@@ -23,6 +23,7 @@ Usage:
   toolgate approve CALL-ID --by NAME [--reason TEXT] [--hash HASH]
   toolgate deny CALL-ID --by NAME [--reason TEXT]
   toolgate streams apply
+  toolgate authz render          (least-privilege NATS users; up --least-privilege runs them)
   toolgate probe URL
 
 Environment: TOOLGATE_NATS_URL (default nats://127.0.0.1:4222), TOOLGATE_REDIS_URL
