@@ -41,6 +41,7 @@ func Main(stageName string, args []string, getenv func(string) string) int {
 	}
 	replicas := fs.Int("stream-replicas", defReplicas, "replicas of the streams and buckets this stage creates (TOOLGATE_STREAM_REPLICAS)")
 	idle := fs.Duration("stream-idle-timeout", 0, "a streamed response with no event for this long ends transport_incomplete; default 60s (TOOLGATE_STREAM_IDLE_TIMEOUT)")
+	ackWait := fs.Duration("ack-wait", 0, "how long a delivery may stay unacked before it is redelivered, and the grace added to a tool's timeout in an execute claim's lease; default 30s (TOOLGATE_ACK_WAIT; every stage of one deployment must agree)")
 	repairConfig := RepairFlags(fs, getenv)
 	if err := fs.Parse(args); err != nil {
 		return 2
@@ -51,6 +52,12 @@ func Main(stageName string, args []string, getenv func(string) string) int {
 			return 2
 		}
 	}
+	if *ackWait == 0 && getenv("TOOLGATE_ACK_WAIT") != "" {
+		if *ackWait, err = time.ParseDuration(getenv("TOOLGATE_ACK_WAIT")); err != nil {
+			fmt.Fprintf(os.Stderr, "%s: TOOLGATE_ACK_WAIT: want a duration such as 30s: %v\n", stageName, err)
+			return 2
+		}
+	}
 	repair, err := repairConfig()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "%s: %v\n", stageName, err)
@@ -58,6 +65,9 @@ func Main(stageName string, args []string, getenv func(string) string) int {
 	}
 	settings := streams.DefaultSettings()
 	settings.Replicas = *replicas
+	if *ackWait > 0 {
+		settings.AckWait = *ackWait
+	}
 	var natsOpts []nats.Option
 	if *user != "" {
 		natsOpts = authz.ClientOptions(*user, getenv("TOOLGATE_NATS_PASSWORD"))
