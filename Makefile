@@ -27,6 +27,13 @@ run: build
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./pkg/...
 
+# Every stage as its own OS process against one NATS server and one
+# redis-server; stages SIGKILLed under load, NATS and Redis restarted once;
+# fails on a lost, doubled or unreplayable call. CHAOS_ARGS="--n 1000 --keep".
+.PHONY: chaos
+chaos:
+	$(GO) run ./services/toolgate chaos $(CHAOS_ARGS)
+
 # Every fuzz target for FUZZTIME each.
 fuzz:
 	FUZZTIME=$(FUZZTIME) ./scripts/fuzz.sh

@@ -1,0 +1,54 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/toolgate/toolgate/pkg/chaos"
+)
+
+func init() { register("chaos", chaosCmd) }
+
+// chaosCmd runs every stage as its own process against one NATS server and
+// one redis-server, pushes calls while it kills stages and restarts NATS and
+// Redis, and checks that no accepted call was lost or executed twice.
+func chaosCmd(args []string) error {
+	fs := flag.NewFlagSet("chaos", flag.ExitOnError)
+	n := fs.Int("n", 5000, "calls pushed (one response each, the benchmark's mix)")
+	rate := fs.Float64("rate", 100, "calls offered per second")
+	every := fs.Duration("kill-every", 2*time.Second, "SIGKILL a random stage process this often")
+	ackWait := fs.Duration("ack-wait", 5*time.Second, "every consumer's AckWait (and the claim grace): how soon a killed process's work is redelivered")
+	settle := fs.Duration("settle", 3*time.Minute, "bound on the wait for every outcome after the load")
+	seed := fs.Uint64("seed", 0, "kill order; 0: from the clock")
+	keep := fs.Bool("keep", false, "keep the work directory (stores and each stage's log)")
+	fs.Parse(args)
+
+	dir, err := os.MkdirTemp("", "toolgate-chaos-")
+	if err != nil {
+		return err
+	}
+	if *keep {
+		fmt.Fprintln(os.Stderr, "chaos: work directory", dir)
+	} else {
+		defer os.RemoveAll(dir)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	rep, err := chaos.Run(ctx, chaos.Config{
+		Calls: *n, Rate: *rate, KillEvery: *every, AckWait: *ackWait, Settle: *settle, Seed: *seed, Dir: dir, Log: os.Stderr,
+	})
+	if err != nil {
+		return err
+	}
+	rep.Print(os.Stdout)
+	if !rep.OK() {
+		return errors.New("chaos: violations found (run again with --keep to read each stage's log)")
+	}
+	return nil
+}
