@@ -10,7 +10,7 @@ import (
 )
 
 // The short chaos run: ~300 calls over ~12 s through seven stage processes,
-// with a stage SIGKILLed every ~2.5 s (execute first, while the tool holds a
+// with a stage SIGKILLed every ~2 s (execute first, while the tool holds a
 // call), NATS restarted once and redis-server
 // SIGKILLed and restarted once. Every accepted call has exactly one result,
 // none is lost, none reaches the executor twice, every failed call left one
@@ -19,7 +19,7 @@ func TestRun_kills_and_restarts_lose_and_double_no_call(t *testing.T) {
 	dir := t.TempDir()
 	var log strings.Builder
 	rep, err := Run(context.Background(), Config{
-		Calls: 300, Rate: 25, KillEvery: 2500 * time.Millisecond, AckWait: 3 * time.Second,
+		Calls: 300, Rate: 25, KillEvery: 2 * time.Second, AckWait: 3 * time.Second,
 		Settle: 2 * time.Minute, ReplayWait: time.Minute, Dir: dir, Log: &log,
 	})
 	var out strings.Builder
