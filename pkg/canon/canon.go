@@ -35,5 +35,13 @@ func Value(v any) ([]byte, error) {
 	if err := enc.Encode(v); err != nil {
 		return nil, fmt.Errorf("canon: %w", err)
 	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+	out := bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
+	if bytes.Contains(out, []byte(`\ufffd`)) {
+		// encoding/json writes a string's invalid UTF-8 as the escape
+		// \ufffd, but a real U+FFFD as itself: once more through JSON makes
+		// the form a fixed point, so decoding and re-encoding a canonical
+		// document (parse.Strict does) gives the same bytes.
+		return JSON(out)
+	}
+	return out, nil
 }

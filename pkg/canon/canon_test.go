@@ -32,3 +32,21 @@ func TestJSON(t *testing.T) {
 		})
 	}
 }
+
+// A string with invalid UTF-8 is written with U+FFFD, the same bytes a
+// second pass writes, so canonical JSON is a fixed point (textcall's
+// FuzzRecover found "\ufffd" from the first pass and "�" from the
+// second).
+func TestValue_invalid_utf8_is_a_fixed_point(t *testing.T) {
+	first, err := Value(map[string]any{"0\xd4": "x\xff"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := JSON(first)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(first) != string(again) || string(first) != "{\"0\uFFFD\":\"x\uFFFD\"}" {
+		t.Fatalf("first %q, again %q, want both {\"0\uFFFD\":\"x\uFFFD\"}", first, again)
+	}
+}
