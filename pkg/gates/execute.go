@@ -128,8 +128,15 @@ func (x *Execute) Handle(ctx context.Context, e call.Envelope) ([]call.Envelope,
 		}
 		return nil, worker.Transient("executor_unavailable", execute.RetryAfter(err), err)
 	case err != nil:
-		x.mem.put(key, memo{state: memoUnknown})
-		return x.end(e, call.OutcomeUnknown, err.Error()+": not retried; reconcile with the tool using the idempotency key")
+		// The answer was lost (a timeout, a broken connection): ask the tool
+		// once whether the call happened before calling the outcome unknown.
+		known, ok := x.askOnce(ctx, t, execute.Request{Tool: e.ToolName, CallID: e.CallID, IdempotencyKey: key, Arguments: e.Arguments})
+		if !ok {
+			x.mem.put(key, memo{state: memoUnknown})
+			return x.end(e, call.OutcomeUnknown, err.Error()+": not retried; reconcile with the tool using the idempotency key")
+		}
+		reply = known
+		e.Note("reconciled: the answer was lost (" + err.Error() + ") but the executor reports the call ran; the tool was not run again")
 	}
 	x.mem.put(key, memo{state: memoDone, reply: reply})
 	var cerr error

@@ -58,3 +58,19 @@ func (x *Execute) reconcile(ctx context.Context, e call.Envelope, t *tool.Compil
 	e.Note(note)
 	return []call.Envelope{e}, nil
 }
+
+// askOnce asks an executor that can answer whether the call with req's
+// idempotency key happened. ok is false when it cannot say.
+func (x *Execute) askOnce(ctx context.Context, t *tool.Compiled, req execute.Request) (reply execute.Reply, ok bool) {
+	q, can := x.Executors(t).(execute.StatusQuerier)
+	if !can {
+		return execute.Reply{}, false
+	}
+	qctx, cancel := context.WithTimeout(ctx, t.Timeout)
+	defer cancel()
+	st, err := q.Status(qctx, req)
+	if err != nil || !st.Known {
+		return execute.Reply{}, false
+	}
+	return st.Reply(), true
+}

@@ -280,3 +280,56 @@ func TestExecute_http_executor_outcomes(t *testing.T) {
 		})
 	}
 }
+
+// lostAnswerExec runs the call (when ran is set, it remembers the key) but
+// its answer never comes back, as when a reply is lost in a NATS restart.
+type lostAnswerExec struct {
+	countingExec
+	remember bool
+}
+
+func (l *lostAnswerExec) Execute(ctx context.Context, r execute.Request) (execute.Reply, error) {
+	l.runs.Add(1)
+	if l.remember {
+		l.ran = map[string]execute.Reply{r.IdempotencyKey: {OK: true, Result: json.RawMessage(`{"charged":7}`)}}
+	}
+	return execute.Reply{}, fmt.Errorf("%w: reply lost", execute.ErrUnknown)
+}
+
+func TestExecute_lost_answer_is_asked_once_before_outcome_unknown(t *testing.T) {
+	tools := execTools{"charge": compiled(t, tool.Definition{Name: "charge"})}
+	for _, c := range []struct {
+		name     string
+		remember bool
+		want     call.Status
+	}{
+		{"executor_remembers_the_call", true, call.Executed},
+		{"executor_does_not_know", false, call.OutcomeUnknown},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			store := redisStore(t)
+			ex := &lostAnswerExec{remember: c.remember}
+			e := approved("resp-lost-"+c.name, 0, "charge", `{"amount":7}`)
+			out, err := newExecute(t, store, ex, tools).Handle(context.Background(), e)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if out[0].Status != c.want || ex.runs.Load() != 1 || ex.queries.Load() != 1 {
+				t.Fatalf("status %s runs %d queries %d, want %s after one run and one status query", out[0].Status, ex.runs.Load(), ex.queries.Load(), c.want)
+			}
+			if c.want == call.Executed {
+				rec, _, _ := store.Get(context.Background(), idem.Key(e.CallID, e.ToolName, e.Arguments))
+				if rec.State != idem.Completed || string(out[0].Result) != `{"charged":7}` {
+					t.Fatalf("record %+v result %s, want completed with the executor's answer", rec, out[0].Result)
+				}
+			}
+			// A redelivery never runs the tool again.
+			if _, err := newExecute(t, store, ex, tools).Handle(context.Background(), approved("resp-lost-"+c.name, 0, "charge", `{"amount":7}`)); err != nil && c.want == call.Executed {
+				t.Fatal(err)
+			}
+			if ex.runs.Load() != 1 {
+				t.Fatalf("runs %d after a redelivery, want 1", ex.runs.Load())
+			}
+		})
+	}
+}
