@@ -24,7 +24,9 @@ func TestJudge_finds_each_kind_of_violation(t *testing.T) {
 	}{
 		{"clean run", []result{res(1, "a", "executed", ""), res(2, "b", "executed", ""), res(3, "c", "failed", "invalid_json")},
 			map[string]int{"a-0": 1, "b-0": 1}, []dlq.Letter{letterC},
-			func(v Verdict) bool { return len(v.Violations) == 0 && v.Executed == 2 && v.Outcomes["failed:invalid_json"] == 1 }},
+			func(v Verdict) bool {
+				return len(v.Violations) == 0 && v.Executed == 2 && v.Outcomes["failed:invalid_json"] == 1
+			}},
 		{"lost call", []result{res(1, "a", "executed", ""), res(3, "c", "failed", "invalid_json")},
 			map[string]int{"a-0": 1}, []dlq.Letter{letterC},
 			func(v Verdict) bool { return v.Lost == 1 && len(v.Violations) == 1 }},
