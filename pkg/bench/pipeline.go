@@ -53,10 +53,23 @@ func chat(rid, tool, args string) []byte {
 // the client allows; otherwise responses are offered at rate per second.
 // prefix makes response ids unique per run.
 func Load(ctx context.Context, nc *nats.Conn, js jetstream.JetStream, prefix string, n int, rate float64) (Stats, error) {
+	st, _, err := LoadWithBreakdown(ctx, nc, js, prefix, n, rate)
+	return st, err
+}
+
+// LoadWithBreakdown is Load that also returns the time each stage added.
+func LoadWithBreakdown(ctx context.Context, nc *nats.Conn, js jetstream.JetStream, prefix string, n int, rate float64) (Stats, *Breakdown, error) {
+	bd := newBreakdown()
+	st, err := load(ctx, nc, js, prefix, n, rate, bd)
+	return st, bd, err
+}
+
+func load(ctx context.Context, nc *nats.Conn, js jetstream.JetStream, prefix string, n int, rate float64, bd *Breakdown) (Stats, error) {
 	rec := newRecorder(n)
 	sub, err := nc.Subscribe(streams.ResultsAll(), func(m *nats.Msg) {
 		rid := strings.TrimPrefix(m.Subject, "toolgate.results.")
 		rec.arrived(rid, time.Now())
+		bd.add(m.Data)
 	})
 	if err != nil {
 		return Stats{}, err

@@ -36,6 +36,7 @@ func benchCmd(args []string) error {
 	half := fs.Duration("half", 10*time.Second, "how long to offer half the maximum rate")
 	redisURL := fs.String("redis", env("TOOLGATE_REDIS_URL", ""), "Redis for idempotency keys; empty: start a redis-server")
 	tools := fs.String("tools", "examples/tools.yaml", "tool definitions")
+	offered := fs.Float64("rate", 0, "offered load of step 3 in calls/s; 0: half the measured maximum")
 	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of the pipeline run to this file")
 	fs.Parse(args)
 
@@ -119,9 +120,12 @@ func benchCmd(args []string) error {
 	u1, r1 := bench.Self(), bench.ProcCPU(redisPID)
 	cpu := (u1.CPU - u0.CPU) + (r1 - r0)
 	halfRate := full.Rate() / 2
+	if *offered > 0 {
+		halfRate = *offered
+	}
 	halfN := int(halfRate * half.Seconds())
 	fmt.Printf("3/3 offered load: %.0f calls/s (half the maximum) for %v\n", halfRate, *half)
-	paced, err := bench.Load(ctx, nc, js, "bench-half-", halfN, halfRate)
+	paced, breakdown, err := bench.LoadWithBreakdown(ctx, nc, js, "bench-half-", halfN, halfRate)
 	if err != nil {
 		return err
 	}
@@ -135,6 +139,7 @@ func benchCmd(args []string) error {
 		fmt.Printf("| %s | %d | %.0f | %s | %s | %s |\n", s.Name, s.Count, s.Rate(), ms(s.Percentile(50)), ms(s.Percentile(95)), ms(s.Percentile(99)))
 	}
 	fmt.Println()
+	fmt.Printf("time added per stage at the offered load (from each call's history):\n%s\n", breakdown)
 	fmt.Printf("pipeline / ceiling: %.0f %%\n", 100*full.Rate()/ceil.Rate())
 	fmt.Printf("CPU per 1,000 calls: %.2f s (this process, embedded NATS included, plus redis-server)\n", cpu.Seconds()*1000/float64(full.Count))
 	fmt.Printf("peak memory (RSS of this process): %.0f MiB\n", float64(u1.PeakRSS)/(1<<20))
