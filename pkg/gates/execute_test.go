@@ -34,7 +34,7 @@ func (m execTools) Names() []string {
 	return out
 }
 
-func compiled(t *testing.T, d tool.Definition) *tool.Compiled {
+func compiled(t testing.TB, d tool.Definition) *tool.Compiled {
 	t.Helper()
 	if d.InputSchema == nil {
 		d.InputSchema = json.RawMessage(`{"type":"object"}`)
@@ -85,7 +85,7 @@ func (p *plainExec) Execute(context.Context, execute.Request) (execute.Reply, er
 	return execute.Reply{OK: true}, nil
 }
 
-func redisStore(t *testing.T) *idem.Redis {
+func redisStore(t testing.TB) *idem.Redis {
 	t.Helper()
 	r := testenv.RunRedis(t)
 	c := redis.NewClient(&redis.Options{Addr: r.Addr})

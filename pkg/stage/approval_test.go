@@ -1,22 +1,18 @@
 package stage
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/nats-io/nats.go"
-	"github.com/rs/zerolog"
 
 	"github.com/toolgate/toolgate/pkg/approval"
 	"github.com/toolgate/toolgate/pkg/call"
 	"github.com/toolgate/toolgate/pkg/pipeline"
-	"github.com/toolgate/toolgate/pkg/registry"
 	"github.com/toolgate/toolgate/pkg/testenv"
 	"github.com/toolgate/toolgate/pkg/tool"
 	"github.com/toolgate/toolgate/pkg/toolserver"
@@ -82,76 +78,31 @@ func (x *executions) of(tool string) []string {
 // executor for every tool, and the approval settings given.
 func startGatedPipeline(t *testing.T, ttl, sweep time.Duration) (*pipe, *executions, *approval.Store) {
 	t.Helper()
-	srv := testenv.RunJetStream(t)
-	rds := testenv.RunRedis(t)
-	nc, js := testenv.Connect(t, srv)
-	p := &pipe{t: t, nc: nc, js: js, ctx: context.Background()}
-	if err := streams.Ensure(p.ctx, js, streams.DefaultSettings()); err != nil {
-		t.Fatal(err)
-	}
-	kv, err := js.KeyValue(p.ctx, streams.BucketTools)
-	if err != nil {
-		t.Fatal(err)
-	}
-	example, err := os.ReadFile("../../examples/tools.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
+	ex := &executions{args: map[string][]string{}}
+	files := map[string][]byte{"tools.yaml": exampleTools(t), "seed.yaml": []byte(seedTools)}
 	var names []string
-	for file, src := range map[string][]byte{"tools.yaml": example, "seed.yaml": []byte(seedTools)} {
+	for file, src := range files {
 		defs, err := tool.Load(file, src)
 		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := registry.Apply(p.ctx, kv, file, defs, false); err != nil {
 			t.Fatal(err)
 		}
 		for _, d := range defs {
 			names = append(names, d.Name)
 		}
 	}
-	ex := &executions{args: map[string][]string{}}
-	ts, err := toolserver.New(nc, "test-tools", "1.0.0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ts.Stop() })
-	for _, name := range names {
-		if err := ts.Handle(name, func(ctx context.Context, c toolserver.Call) (any, error) {
-			p.executed.Add(1)
+	p := startRig(t, rig{
+		files: files,
+		serve: names,
+		exec: func(name string, c toolserver.Call) (any, error) {
 			ex.add(name, c.Arguments)
 			return map[string]any{"done": name, "call": c.ID}, nil
-		}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	akv, err := js.KeyValue(p.ctx, streams.BucketApprovals)
+		},
+		configure: func(c *Config) { c.ApprovalTTL, c.ApprovalSweep = ttl, sweep },
+	})
+	akv, err := p.js.KeyValue(p.ctx, streams.BucketApprovals)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	ready := make(chan struct{})
-	go func() {
-		done <- Run(ctx, Config{
-			NATSURL: srv.ClientURL(), RedisURL: rds.URL(), Stages: streams.Stages,
-			ApprovalTTL: ttl, ApprovalSweep: sweep,
-			Log: zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.WarnLevel),
-		}, ready)
-	}()
-	select {
-	case <-ready:
-	case err := <-done:
-		t.Fatalf("pipeline stopped: %v", err)
-	case <-time.After(20 * time.Second):
-		t.Fatal("pipeline not ready")
-	}
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Error(err)
-		}
-	})
 	return p, ex, approval.NewStore(akv)
 }
 

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -13,14 +12,11 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
-	"github.com/rs/zerolog"
 
 	"github.com/toolgate/toolgate/pkg/call"
 	"github.com/toolgate/toolgate/pkg/pipeline"
-	"github.com/toolgate/toolgate/pkg/registry"
 	"github.com/toolgate/toolgate/pkg/testenv"
 	"github.com/toolgate/toolgate/pkg/tool"
-	"github.com/toolgate/toolgate/pkg/toolserver"
 	"github.com/toolgate/toolgate/streams"
 )
 
@@ -32,70 +28,10 @@ type pipe struct {
 	js       jetstream.JetStream
 	executed atomic.Int32
 	ctx      context.Context
+	defs     []tool.Definition // the tool definitions applied
 }
 
-func startPipeline(t *testing.T) *pipe {
-	t.Helper()
-	srv := testenv.RunJetStream(t)
-	rds := testenv.RunRedis(t)
-	nc, js := testenv.Connect(t, srv)
-	p := &pipe{t: t, nc: nc, js: js, ctx: context.Background()}
-	settings := streams.DefaultSettings()
-	if err := streams.Ensure(p.ctx, js, settings); err != nil {
-		t.Fatal(err)
-	}
-	data, err := os.ReadFile("../../examples/tools.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defs, err := tool.Load("tools.yaml", data)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kv, err := js.KeyValue(p.ctx, streams.BucketTools)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := registry.Apply(p.ctx, kv, "tools.yaml", defs, false); err != nil {
-		t.Fatal(err)
-	}
-	ts, err := toolserver.New(nc, "test-tools", "1.0.0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ts.Stop() })
-	for _, name := range []string{"create_invoice", "get_weather"} {
-		if err := ts.Handle(name, func(ctx context.Context, c toolserver.Call) (any, error) {
-			p.executed.Add(1)
-			return map[string]any{"done": name, "call": c.ID}, nil
-		}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	ready := make(chan struct{})
-	go func() {
-		done <- Run(ctx, Config{
-			NATSURL: srv.ClientURL(), RedisURL: rds.URL(), Stages: streams.Stages,
-			Log: zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.WarnLevel),
-		}, ready)
-	}()
-	select {
-	case <-ready:
-	case err := <-done:
-		t.Fatalf("pipeline stopped: %v", err)
-	case <-time.After(20 * time.Second):
-		t.Fatal("pipeline not ready")
-	}
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Error(err)
-		}
-	})
-	return p
-}
+func startPipeline(t *testing.T) *pipe { return startRig(t, rig{}) }
 
 func (p *pipe) publish(rid, provider string, body []byte, extra ...string) {
 	p.t.Helper()

@@ -3,7 +3,6 @@ package stage
 import (
 	"context"
 	"errors"
-	"os"
 	"sync"
 	"testing"
 	"time"
@@ -14,9 +13,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/toolgate/toolgate/pkg/authz"
-	"github.com/toolgate/toolgate/pkg/registry"
 	"github.com/toolgate/toolgate/pkg/testenv"
-	"github.com/toolgate/toolgate/pkg/tool"
 	"github.com/toolgate/toolgate/pkg/toolserver"
 	"github.com/toolgate/toolgate/streams"
 )
@@ -74,59 +71,21 @@ func startLeastPrivilegePipeline(t *testing.T) (*pipe, *deniedLog) {
 	if err := streams.Ensure(p.ctx, js, streams.DefaultSettings()); err != nil {
 		t.Fatal(err)
 	}
-	data, err := os.ReadFile("../../examples/tools.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defs, err := tool.Load("tools.yaml", data)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kv, err := js.KeyValue(p.ctx, streams.BucketTools)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := registry.Apply(p.ctx, kv, "tools.yaml", defs, false); err != nil {
-		t.Fatal(err)
-	}
+	p.defs = applyTools(t, js, map[string][]byte{"tools.yaml": exampleTools(t)})
 	enc, _ := connect(authz.Executor)
-	ts, err := toolserver.New(enc, "test-tools", "1.0.0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ts.Stop() })
-	for _, name := range []string{"create_invoice", "get_weather"} {
-		if err := ts.Handle(name, func(ctx context.Context, c toolserver.Call) (any, error) {
-			p.executed.Add(1)
-			return map[string]any{"done": name}, nil
-		}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	serveTools(t, enc, []string{"create_invoice", "get_weather"}, func(name string, c toolserver.Call) (any, error) {
+		p.executed.Add(1)
+		return map[string]any{"done": name}, nil
+	})
 	denied := &deniedLog{}
 	rds := testenv.RunRedis(t)
-	ctx, cancel := context.WithCancel(context.Background())
-	var wg sync.WaitGroup
 	for _, st := range streams.Stages {
-		ready, done := make(chan struct{}), make(chan error, 1)
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			done <- Run(ctx, Config{
-				NATSURL: srv.ClientURL(), NATSOpts: append(authz.ClientOptions(st, pw[st]), nats.ErrorHandler(denied.handler)),
-				RedisURL: rds.URL(), Stages: []string{st}, SkipEnsure: true,
-				Log: zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.ErrorLevel).With().Str("stage", st).Logger(),
-			}, ready)
-		}()
-		select {
-		case <-ready:
-		case err := <-done:
-			t.Fatalf("stage %s stopped at start as its own user: %v", st, err)
-		case <-time.After(20 * time.Second):
-			t.Fatalf("stage %s not ready", st)
-		}
+		runStages(t, Config{
+			NATSURL: srv.ClientURL(), NATSOpts: append(authz.ClientOptions(st, pw[st]), nats.ErrorHandler(denied.handler)),
+			RedisURL: rds.URL(), Stages: []string{st}, SkipEnsure: true,
+			Log: zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.ErrorLevel).With().Str("stage", st).Logger(),
+		}, "stage "+st+" as its own user")
 	}
-	t.Cleanup(func() { cancel(); wg.Wait() })
 	return p, denied
 }
 

@@ -2,22 +2,18 @@ package stage
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"io"
 	"net/http/httptest"
-	"os"
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/rs/zerolog"
 
 	"github.com/toolgate/toolgate/pkg/metrics"
 	"github.com/toolgate/toolgate/pkg/registry"
-	"github.com/toolgate/toolgate/pkg/testenv"
 	"github.com/toolgate/toolgate/pkg/tool"
 	"github.com/toolgate/toolgate/pkg/toolserver"
 	"github.com/toolgate/toolgate/streams"
@@ -29,7 +25,6 @@ type ops struct {
 	*pipe
 	metrics *metrics.Metrics
 	log     *syncBuffer
-	defs    []tool.Definition
 	toolsKV jetstream.KeyValue
 
 	mu   sync.Mutex
@@ -58,32 +53,9 @@ func (s *syncBuffer) String() string {
 // create_invoice and get_weather; get_weather in "Atlantis" fails.
 func startOps(t *testing.T) *ops {
 	t.Helper()
-	srv := testenv.RunJetStream(t)
-	rds := testenv.RunRedis(t)
-	nc, js := testenv.Connect(t, srv)
-	o := &ops{pipe: &pipe{t: t, nc: nc, js: js, ctx: context.Background()}, metrics: metrics.New(), log: &syncBuffer{}, runs: map[string]int{}}
-	if err := streams.Ensure(o.ctx, js, streams.DefaultSettings()); err != nil {
-		t.Fatal(err)
-	}
-	data, err := os.ReadFile("../../examples/tools.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if o.defs, err = tool.Load("tools.yaml", data); err != nil {
-		t.Fatal(err)
-	}
-	if o.toolsKV, err = js.KeyValue(o.ctx, streams.BucketTools); err != nil {
-		t.Fatal(err)
-	}
-	o.apply(o.defs)
-	ts, err := toolserver.New(nc, "ops-tools", "1.0.0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ts.Stop() })
-	for _, name := range []string{"create_invoice", "get_weather"} {
-		if err := ts.Handle(name, func(ctx context.Context, c toolserver.Call) (any, error) {
-			o.executed.Add(1)
+	o := &ops{metrics: metrics.New(), log: &syncBuffer{}, runs: map[string]int{}}
+	o.pipe = startRig(t, rig{
+		exec: func(name string, c toolserver.Call) (any, error) {
 			o.mu.Lock()
 			o.runs[c.ID]++
 			o.mu.Unlock()
@@ -91,32 +63,13 @@ func startOps(t *testing.T) *ops {
 				return nil, errors.New("no weather station in Atlantis")
 			}
 			return map[string]any{"done": name, "call": c.ID}, nil
-		}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	ready := make(chan struct{})
-	go func() {
-		done <- Run(ctx, Config{
-			NATSURL: srv.ClientURL(), RedisURL: rds.URL(), Stages: streams.Stages, Metrics: o.metrics,
-			Log: zerolog.New(o.log).Level(zerolog.InfoLevel),
-		}, ready)
-	}()
-	select {
-	case <-ready:
-	case err := <-done:
-		t.Fatalf("pipeline stopped: %v", err)
-	case <-time.After(20 * time.Second):
-		t.Fatal("pipeline not ready")
-	}
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Error(err)
-		}
+		},
+		configure: func(c *Config) { c.Metrics, c.Log = o.metrics, zerolog.New(o.log).Level(zerolog.InfoLevel) },
 	})
+	var err error
+	if o.toolsKV, err = o.js.KeyValue(o.ctx, streams.BucketTools); err != nil {
+		t.Fatal(err)
+	}
 	return o
 }
 

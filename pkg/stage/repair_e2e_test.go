@@ -1,87 +1,25 @@
 package stage
 
 import (
-	"context"
 	"fmt"
-	"os"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/rs/zerolog"
-
 	"github.com/toolgate/toolgate/pkg/call"
 	"github.com/toolgate/toolgate/pkg/model"
 	"github.com/toolgate/toolgate/pkg/model/modeltest"
-	"github.com/toolgate/toolgate/pkg/registry"
 	"github.com/toolgate/toolgate/pkg/testenv"
-	"github.com/toolgate/toolgate/pkg/tool"
-	"github.com/toolgate/toolgate/pkg/toolserver"
 	"github.com/toolgate/toolgate/streams"
 )
 
 // startRepairPipeline is startPipeline with the repair endpoint pointing at
 // a scripted model server and the given consumer settings.
 func startRepairPipeline(t *testing.T, repair model.Config, settings streams.Settings) *pipe {
-	t.Helper()
-	srv := testenv.RunJetStream(t)
-	rds := testenv.RunRedis(t)
-	nc, js := testenv.Connect(t, srv)
-	p := &pipe{t: t, nc: nc, js: js, ctx: context.Background()}
-	if err := streams.Ensure(p.ctx, js, settings); err != nil {
-		t.Fatal(err)
-	}
-	data, err := os.ReadFile("../../examples/tools.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defs, err := tool.Load("tools.yaml", data)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kv, err := js.KeyValue(p.ctx, streams.BucketTools)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := registry.Apply(p.ctx, kv, "tools.yaml", defs, false); err != nil {
-		t.Fatal(err)
-	}
-	ts, err := toolserver.New(nc, "test-tools", "1.0.0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ts.Stop() })
-	for _, name := range []string{"create_invoice", "get_weather", "delete_customer_account"} {
-		if err := ts.Handle(name, func(ctx context.Context, c toolserver.Call) (any, error) {
-			p.executed.Add(1)
-			return map[string]any{"done": name, "call": c.ID}, nil
-		}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	ready := make(chan struct{})
-	go func() {
-		done <- Run(ctx, Config{
-			NATSURL: srv.ClientURL(), RedisURL: rds.URL(), Stages: streams.Stages, Settings: settings, Repair: repair,
-			Log: zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.WarnLevel),
-		}, ready)
-	}()
-	select {
-	case <-ready:
-	case err := <-done:
-		t.Fatalf("pipeline stopped: %v", err)
-	case <-time.After(20 * time.Second):
-		t.Fatal("pipeline not ready")
-	}
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Error(err)
-		}
+	return startRig(t, rig{
+		serve:     []string{"create_invoice", "get_weather", "delete_customer_account"},
+		configure: func(c *Config) { c.Settings, c.Repair = settings, repair },
 	})
-	return p
 }
 
 // A create_invoice call whose currency the schema refuses.
