@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -40,6 +41,10 @@ type Accumulate struct {
 	// GapRecheck: how soon a stream whose terminal event arrived before an
 	// earlier event is looked at again. Default DefaultGapRecheck.
 	GapRecheck time.Duration
+	// TolerantProviders are providers whose responses always get text
+	// recovery, as if every producer sent Toolgate-Tolerant: true — for the
+	// local servers (Ollama, llama.cpp) whose models often write calls as text.
+	TolerantProviders []string
 
 	js   jsHandles
 	prog progressCache
@@ -84,6 +89,7 @@ func (a *Accumulate) Handle(ctx context.Context, m worker.Msg) ([]worker.Output,
 // emit turns a complete normalized response into envelopes for parse.
 func (a *Accumulate) emit(m worker.Msg, rid string, resp provider.Response) ([]worker.Output, error) {
 	req := request(m.Header)
+	req.Tolerant = req.Tolerant || slices.Contains(a.TolerantProviders, resp.Provider)
 	if perr := a.Limits.CheckCalls(len(resp.Calls)); perr != nil {
 		return a.reject(m, rid, resp.Provider, "too_many_calls", perr.Error())
 	}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/signal"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -42,6 +43,7 @@ func Main(stageName string, args []string, getenv func(string) string) int {
 	replicas := fs.Int("stream-replicas", defReplicas, "replicas of the streams and buckets this stage creates (TOOLGATE_STREAM_REPLICAS)")
 	idle := fs.Duration("stream-idle-timeout", 0, "a streamed response with no event for this long ends transport_incomplete; default 60s (TOOLGATE_STREAM_IDLE_TIMEOUT)")
 	ackWait := fs.Duration("ack-wait", 0, "how long a delivery may stay unacked before it is redelivered, and the grace added to a tool's timeout in an execute claim's lease; default 30s (TOOLGATE_ACK_WAIT; every stage of one deployment must agree)")
+	tolerant := fs.String("tolerant-providers", def("TOOLGATE_TOLERANT_PROVIDERS", ""), "providers whose responses always get recovery of calls written as text, comma separated, e.g. ollama (TOOLGATE_TOLERANT_PROVIDERS)")
 	repairConfig := RepairFlags(fs, getenv)
 	if err := fs.Parse(args); err != nil {
 		return 2
@@ -82,11 +84,22 @@ func Main(stageName string, args []string, getenv func(string) string) int {
 	defer stop()
 	err = Run(ctx, Config{
 		NATSURL: *natsURL, NATSOpts: natsOpts, RedisURL: *redisURL, Stages: []string{stageName}, HTTPAddr: *httpAddr,
-		Settings: settings, SkipEnsure: !*ensure, Repair: repair, Log: log, StreamIdle: *idle,
+		Settings: settings, SkipEnsure: !*ensure, Repair: repair, Log: log, StreamIdle: *idle, TolerantProviders: SplitList(*tolerant),
 	}, nil)
 	if err != nil {
 		log.Error().Err(err).Msg("stopped")
 		return 1
 	}
 	return 0
+}
+
+// SplitList splits a comma-separated setting, dropping empty items.
+func SplitList(s string) []string {
+	var out []string
+	for _, item := range strings.Split(s, ",") {
+		if item = strings.TrimSpace(item); item != "" {
+			out = append(out, item)
+		}
+	}
+	return out
 }

@@ -81,3 +81,18 @@ func TestPipeline_failed_generation_is_recovered_when_tolerant(t *testing.T) {
 		t.Fatalf("%v: without tolerance a provider error is recorded as rejected", rs[0])
 	}
 }
+
+func TestPipeline_tolerant_provider_setting_recovers_without_the_header(t *testing.T) {
+	p := startRig(t, rig{configure: func(c *Config) { c.TolerantProviders = []string{"ollama"} }})
+	text := "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Lima\"}}\n</tool_call>"
+	p.publish("tol-ollama", "ollama", ollamaText(text))
+	if rs := p.waitResults("tol-ollama", 1); rs[0]["status"] != "executed" || rs[0]["source"] != "textjson" {
+		t.Fatalf("%v: want the call recovered for a tolerant provider", rs[0])
+	}
+	// Another provider's text stays text.
+	body := []byte(`{"id":"x","choices":[{"index":0,"message":{"role":"assistant","content":"<tool_call>{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Quito\"}}</tool_call>"},"finish_reason":"stop"}]}`)
+	p.publish("tol-openai", "openai-chat", body)
+	if rs := p.waitResults("tol-openai", 1); rs[0]["status"] != "no_tool_calls" {
+		t.Fatalf("%v: want no_tool_calls for a provider not listed", rs[0])
+	}
+}

@@ -42,6 +42,9 @@ type Config struct {
 	// StreamIdle: a streamed response with no event for this long ends
 	// transport_incomplete (default 60s; TOOLGATE_STREAM_IDLE_TIMEOUT).
 	StreamIdle time.Duration
+	// TolerantProviders: responses from these providers always get text
+	// recovery (TOOLGATE_TOLERANT_PROVIDERS, comma separated).
+	TolerantProviders []string
 
 	// ApprovalTTL is how long a call waits for a human decision before it
 	// ends as approval_expired (default 15 min); ApprovalSweep is how often
@@ -136,6 +139,7 @@ func Run(ctx context.Context, cfg Config, ready chan<- struct{}) error {
 	set, err := New(cfg.Stages, Deps{
 		NC: nc, JS: js, Tools: reg, Store: store, Settings: cfg.Settings, Limits: cfg.Limits, Owner: owner, Log: log, Observe: m.Observe,
 		ApprovalTTL: cfg.ApprovalTTL, ApprovalSweep: cfg.ApprovalSweep, Repair: repairModel, StreamIdle: cfg.StreamIdle,
+		TolerantProviders: cfg.TolerantProviders,
 	})
 	if err != nil {
 		return err

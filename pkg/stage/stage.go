@@ -40,6 +40,8 @@ type Deps struct {
 	// StreamIdle is how long a streamed response may go without an event
 	// before its calls are transport_incomplete (default 60s).
 	StreamIdle time.Duration
+	// TolerantProviders always get text recovery (as Toolgate-Tolerant: true).
+	TolerantProviders []string
 	// Concurrency per stage; execute defaults to 16 since it waits on tools.
 	Concurrency map[string]int
 	// Observe is told of every handler run (metrics); nil: nothing.
@@ -100,7 +102,7 @@ func New(stages []string, d Deps) (*Set, error) {
 		if st == streams.Accumulate {
 			// Streamed responses that stop without a terminal event are
 			// settled by the accumulate timer consumer.
-			acc := &gates.Accumulate{Limits: d.Limits, Now: gates.Clock(d.Now), JS: d.JS, IdleTimeout: d.StreamIdle}
+			acc := &gates.Accumulate{Limits: d.Limits, Now: gates.Clock(d.Now), JS: d.JS, IdleTimeout: d.StreamIdle, TolerantProviders: d.TolerantProviders}
 			tw, err := worker.New(d.JS, worker.Config{
 				Stage: streams.AccumulateTimer, Stream: streams.StreamGates, MaxDeliver: d.Settings.MaxDeliver,
 				DeadLetter: pipeline.DeadLetter(streams.Accumulate, d.Now), Log: d.Log,
@@ -118,7 +120,7 @@ func handler(st string, d Deps) (worker.Handler, error) {
 	now := gates.Clock(d.Now)
 	switch st {
 	case streams.Accumulate:
-		a := &gates.Accumulate{Limits: d.Limits, Now: now, JS: d.JS, IdleTimeout: d.StreamIdle}
+		a := &gates.Accumulate{Limits: d.Limits, Now: now, JS: d.JS, IdleTimeout: d.StreamIdle, TolerantProviders: d.TolerantProviders}
 		return a.Handle, nil
 	case streams.Parse:
 		return pipeline.Handler(st, (&gates.Parse{Tools: d.Tools, Limits: d.Limits, Now: now}).Handle), nil

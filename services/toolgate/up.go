@@ -31,6 +31,7 @@ func up(args []string) error {
 	toolsFile := fs.String("tools", "", "tool definitions to apply at start (YAML or JSON)")
 	httpAddr := fs.String("http", env("TOOLGATE_HTTP_ADDR", "127.0.0.1:8080"), "/healthz and /readyz address; empty: none")
 	redisURL := fs.String("redis", env("TOOLGATE_REDIS_URL", ""), "Redis URL for idempotency keys (TOOLGATE_REDIS_URL); empty: a JetStream key-value bucket")
+	tolerant := fs.String("tolerant-providers", env("TOOLGATE_TOLERANT_PROVIDERS", ""), "providers whose responses always get recovery of calls written as text, comma separated, e.g. ollama")
 	level := fs.String("log-level", env("TOOLGATE_LOG_LEVEL", "info"), "debug, info, warn, error")
 	leastPriv := fs.Bool("least-privilege", false, "run each stage as its own NATS user with the permissions of deploy/ (pkg/authz); local clients without credentials may only publish responses, read results and serve executors; the admin password is written to DIR/../nats-admin-password")
 	repairConfig := stage.RepairFlags(fs, os.Getenv)
@@ -92,7 +93,7 @@ func up(args []string) error {
 	}
 	cfg := stage.Config{
 		NATSURL: ns.ClientURL(), RedisURL: *redisURL, Stages: streams.Stages, HTTPAddr: *httpAddr, Log: log,
-		Repair: repair,
+		Repair: repair, TolerantProviders: stage.SplitList(*tolerant),
 	}
 	if lp != nil {
 		err = lp.run(ctx, adminURL, cfg)
