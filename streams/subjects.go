@@ -61,6 +61,7 @@ const (
 	HeaderTolerant     = "Toolgate-Tolerant"
 	HeaderDryRun       = "Toolgate-Dry-Run"
 	HeaderAtomic       = "Toolgate-Atomic"
+	HeaderMaxTokens    = "Toolgate-Max-Tokens" // the request's output token cap, to spot silent truncation
 	HeaderSeq          = "Toolgate-Seq"
 	HeaderEnd          = "Toolgate-End"
 	HeaderCallID       = "Toolgate-Call-Id"

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -79,7 +80,7 @@ func (a *Accumulate) Handle(ctx context.Context, m worker.Msg) ([]worker.Output,
 	case len(m.Data) > maxBody:
 		return a.reject(m, rid, prov, "too_large", fmt.Sprintf("response body is %d bytes, over the %d-byte limit", len(m.Data), maxBody))
 	}
-	resp, err := provider.ParseResponse(prov, m.Data)
+	resp, err := provider.ParseResponse(prov, m.Data, maxTokens(m.Header)...)
 	if err != nil {
 		return a.reject(m, rid, prov, "undecodable_response", err.Error())
 	}
@@ -205,3 +206,14 @@ func request(h nats.Header) call.Request {
 }
 
 func atomicHeader(h nats.Header) bool { return strings.EqualFold(h.Get(streams.HeaderAtomic), "true") }
+
+// maxTokens passes the producer's Toolgate-Max-Tokens (the request's output
+// cap) to the normalizer, so a response whose output reached the cap marks
+// its calls truncated even when the provider said tool_calls.
+func maxTokens(h nats.Header) []provider.Option {
+	n, err := strconv.Atoi(h.Get(streams.HeaderMaxTokens))
+	if err != nil || n <= 0 {
+		return nil
+	}
+	return []provider.Option{provider.WithMaxTokens(n)}
+}

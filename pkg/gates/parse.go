@@ -47,8 +47,11 @@ func (p *Parse) Handle(ctx context.Context, e call.Envelope) ([]call.Envelope, e
 		if repaired != "" {
 			e.Note(repaired)
 		}
-		if e.FinishReason == "length" {
+		switch {
+		case e.FinishReason == "length":
 			e.Note("provider reported a length limit; arguments are complete JSON, so the call goes on")
+		case e.TruncatedHint != "":
+			e.Note("warning: " + e.TruncatedHint + "; arguments are complete JSON, so the call goes on")
 		}
 		return []call.Envelope{e}, nil
 	}

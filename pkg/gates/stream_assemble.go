@@ -82,7 +82,7 @@ func assemble(stored []storedEvent) assembly {
 	if !provider.Known(asm.provider) {
 		return asm
 	}
-	acc, _ := provider.NewAccumulator(asm.provider)
+	acc, _ := provider.NewAccumulator(asm.provider, maxTokens(asm.header)...)
 	for i, ev := range asm.events {
 		if ev.seq != i+1 {
 			break // a gap: what follows cannot finish the response yet
@@ -94,7 +94,7 @@ func assemble(stored []storedEvent) assembly {
 		}
 	}
 	// Not finished: everything that arrived, for the record.
-	acc, _ = provider.NewAccumulator(asm.provider)
+	acc, _ = provider.NewAccumulator(asm.provider, maxTokens(asm.header)...)
 	for _, ev := range asm.events {
 		_ = acc.Add(ev.data)
 	}

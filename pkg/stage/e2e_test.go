@@ -294,3 +294,26 @@ func TestPipeline_bad_input_is_recorded_and_never_executed(t *testing.T) {
 		t.Fatalf("bad input executed %d calls", n)
 	}
 }
+
+func TestPipeline_output_at_the_token_cap_is_flagged_even_when_the_provider_said_tool_calls(t *testing.T) {
+	p := startPipeline(t)
+	body := func(rid, args string) []byte {
+		a, _ := json.Marshal(args)
+		return fmt.Appendf(nil, `{"id":%q,"object":"chat.completion","model":"gpt-4o","choices":[{"index":0,"message":{"role":"assistant","content":null,"tool_calls":[{"id":"call_1","type":"function","function":{"name":"get_weather","arguments":%s}}]},"finish_reason":"tool_calls"}],"usage":{"prompt_tokens":20,"completion_tokens":64,"total_tokens":84}}`, rid, a)
+	}
+	// Complete arguments at the cap: the call goes on, with a warning.
+	p.publish("cap-ok", "openai-chat", body("cap-ok", `{"city":"Paris"}`), streams.HeaderMaxTokens, "64")
+	rs := p.waitResults("cap-ok", 1)
+	if rs[0]["status"] != "executed" || !strings.Contains(fmt.Sprint(rs[0]["history"]), "max tokens") {
+		t.Fatalf("%v: want executed with a token-cap warning in the history", rs[0])
+	}
+	// Cut arguments at the cap are truncated and never run.
+	p.publish("cap-cut", "openai-chat", body("cap-cut", `{"city":"Par`), streams.HeaderMaxTokens, "64")
+	rs = p.waitResults("cap-cut", 1)
+	if rs[0]["failure"] != "truncated" {
+		t.Fatalf("%v: want failed/truncated", rs[0])
+	}
+	if p.executed.Load() != 1 {
+		t.Fatalf("executed %d, want 1", p.executed.Load())
+	}
+}
