@@ -31,6 +31,7 @@ func publish(args []string) error {
 	principal := fs.String("principal", "", "Toolgate-Principal")
 	roles := fs.String("roles", "", "Toolgate-Roles, comma separated")
 	dryRun := fs.Bool("dry-run", false, "Toolgate-Dry-Run: true")
+	maxTokens := fs.Int("max-tokens", 0, "Toolgate-Max-Tokens: the request's output token cap")
 	fs.Parse(args)
 	if fs.NArg() != 1 {
 		return errors.New("publish: want one file (a response body or an SSE/NDJSON transcript)")
@@ -69,6 +70,9 @@ func publish(args []string) error {
 	}
 	if *dryRun {
 		hdr.Set(streams.HeaderDryRun, "true")
+	}
+	if *maxTokens > 0 {
+		hdr.Set(streams.HeaderMaxTokens, strconv.Itoa(*maxTokens))
 	}
 	ctx, cancel := timeout()
 	defer cancel()
