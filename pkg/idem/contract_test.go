@@ -80,6 +80,20 @@ func TestStore_contract(t *testing.T) {
 					t.Fatalf("got %+v, want the stored result", got)
 				}
 			})
+			t.Run("result_bytes_kept_exactly", func(t *testing.T) {
+				a := record("r8-0", `{"a":1}`, "owner-a", time.Minute)
+				if _, claimed, err := s.Claim(ctx, a, time.Hour); err != nil || !claimed {
+					t.Fatalf("claim: %v %v", claimed, err)
+				}
+				res := `{"n":12345678901234567890,"s":"\"state\":\"pending\"","f":1.50}`
+				if err := s.Complete(ctx, a.Key, "owner-a", true, json.RawMessage(res), "", time.Hour); err != nil {
+					t.Fatal(err)
+				}
+				got, found, err := s.Get(ctx, a.Key)
+				if err != nil || !found || got.State != Completed || string(got.Result) != res || got.CompletedAt.IsZero() {
+					t.Fatalf("got %+v %v %v, want completed with result %s byte for byte", got, found, err, res)
+				}
+			})
 			t.Run("expired_lease_stays_visible", func(t *testing.T) {
 				a := record("r3-0", `{}`, "owner-a", -time.Second)
 				if _, claimed, err := s.Claim(ctx, a, time.Hour); err != nil || !claimed {

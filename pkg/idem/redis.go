@@ -71,21 +71,47 @@ redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3])
 return 'ok'
 `)
 
+// completeSplice: KEYS[1] record; ARGV[1] owner, ARGV[2] the completed
+// fields as JSON members (",\"ok\":...,\"result\":..."), ARGV[3] retention
+// ms. It checks the claim and splices the answer into the pending record in
+// one round trip: the pending record has none of those members yet, and the
+// result's bytes are kept exactly as the executor sent them.
+var completeSplice = redis.NewScript(`
+local cur = redis.call('GET', KEYS[1])
+if not cur then return 'missing' end
+local rec = cjson.decode(cur)
+if rec.owner ~= ARGV[1] or rec.state ~= 'pending' then return 'not_owner' end
+local done = string.gsub(cur, '"state":"pending"', '"state":"completed"', 1)
+done = string.sub(done, 1, -2) .. ARGV[2] .. '}'
+redis.call('SET', KEYS[1], done, 'PX', ARGV[3])
+return 'ok'
+`)
+
+// completion holds the members Complete adds to a pending record; their
+// names are Record's.
+type completion struct {
+	OK          bool            `json:"ok,omitempty"`
+	Result      json.RawMessage `json:"result,omitempty"`
+	Error       string          `json:"error,omitempty"`
+	CompletedAt time.Time       `json:"completed_at"`
+}
+
 // Complete implements Store.
 func (s *Redis) Complete(ctx context.Context, key, owner string, ok bool, result json.RawMessage, errText string, retention time.Duration) error {
-	cur, found, err := s.Get(ctx, key)
-	if err != nil {
-		return err
-	}
-	if !found {
-		return fmt.Errorf("idem: complete %s: %w", key, ErrNotOwner)
-	}
-	cur.State, cur.OK, cur.Result, cur.Error, cur.CompletedAt = Completed, ok, result, errText, time.Now().UTC()
-	data, err := json.Marshal(cur)
+	members, err := json.Marshal(completion{OK: ok, Result: result, Error: errText, CompletedAt: time.Now().UTC()})
 	if err != nil {
 		return fmt.Errorf("idem: %w", err)
 	}
-	return s.swap(ctx, key, owner, string(data), retention)
+	members[0] = ',' // {"ok":...} -> ,"ok":... spliced before the record's closing brace
+	members = members[:len(members)-1]
+	res, err := completeSplice.Run(ctx, s.c, []string{s.recKey(key)}, owner, members, retention.Milliseconds()).Text()
+	if err != nil {
+		return fmt.Errorf("idem: redis complete: %w", err)
+	}
+	if res != "ok" {
+		return fmt.Errorf("idem: complete %s (%s): %w", key, res, ErrNotOwner)
+	}
+	return nil
 }
 
 // Release implements Store.
