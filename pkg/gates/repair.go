@@ -98,7 +98,7 @@ func (r *Repair) input(e call.Envelope) repair.Input {
 		t, ok = r.Tools.Lookup(repair.Closest(e.ToolName, in.ValidTools))
 	}
 	if ok {
-		in.Description, in.Schema = t.Def.Description, t.Def.InputSchema
+		in.Description, in.Schema, in.AllowText = t.Def.Description, t.Def.InputSchema, t.Def.Repair.AllowText
 		// The definition's 0 disables repair; the core's 0 means its default.
 		if in.MaxAttempts = t.Def.MaxRepairs(); in.MaxAttempts == 0 {
 			in.MaxAttempts = -1

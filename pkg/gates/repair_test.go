@@ -35,6 +35,7 @@ tools:
       type: object
       properties: {city: {type: string}}
       required: [city]
+    repair: {allow_text: true}
   - name: delete_customer_account
     description: Deletes an account.
     input_schema: {type: object}
@@ -302,4 +303,43 @@ func TestRepair_truncated_answer_is_marked_so_parse_judges_it_truncated(t *testi
 	if body := string(srv.Bodies()[0]); !strings.Contains(body, "Send a smaller payload") {
 		t.Fatalf("truncated repair request does not ask for a smaller payload: %s", body)
 	}
+}
+
+func TestRepair_allow_text_offers_the_tool_without_forcing_it(t *testing.T) {
+	for _, p := range []model.Protocol{model.ProtocolOpenAIChat, model.ProtocolAnthropic} {
+		t.Run(string(p), func(t *testing.T) {
+			srv := modeltest.New(t, p,
+				modeltest.Text(p, "The city is missing; please provide it."),
+				modeltest.ToolCall(p, "create_invoice", `{"customer_id":"c","amount_cents":1}`))
+			g := newRepairGate(t, srv, nil)
+			// get_weather sets repair.allow_text: automatic tool choice, and a
+			// text answer saying what is missing ends needs_clarification.
+			e := handleOne(t, g, failedCall(call.SchemaInvalid, "get_weather", `{}`, "city: required"))
+			if e.Status != call.NeedsClarification {
+				t.Fatalf("status %s, want needs_clarification", e.Status)
+			}
+			// create_invoice does not: its request forces the tool.
+			handleOne(t, g, failedCall(call.SchemaInvalid, "create_invoice", `{"customer_id":"c"}`, "amount_cents: required"))
+			bodies := srv.Bodies()
+			var first, second struct {
+				ToolChoice any `json:"tool_choice"`
+			}
+			_ = json.Unmarshal(bodies[0], &first)
+			_ = json.Unmarshal(bodies[1], &second)
+			if forced(first.ToolChoice) || !forced(second.ToolChoice) {
+				t.Fatalf("tool_choice %v then %v: want automatic for allow_text, forced otherwise", first.ToolChoice, second.ToolChoice)
+			}
+		})
+	}
+}
+
+// forced reports whether a request's tool_choice names one tool.
+func forced(choice any) bool {
+	m, ok := choice.(map[string]any)
+	if !ok {
+		return false
+	}
+	_, fn := m["function"]
+	_, name := m["name"]
+	return fn || name
 }

@@ -42,6 +42,11 @@ type Executor struct {
 // Repair bounds the repair gate for this tool.
 type Repair struct {
 	MaxAttempts *int `json:"max_attempts,omitempty"` // default 1; 0 disables repair
+	// AllowText offers the tool to the repairing model with automatic instead
+	// of forced tool choice, so that a model missing information can say so in
+	// text (needs_clarification) instead of being made to invent values. Off by
+	// default: forced choice makes the answer a tool call.
+	AllowText bool `json:"allow_text,omitempty"`
 }
 
 // MaxRepairs is the repair bound, default 1.
