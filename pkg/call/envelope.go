@@ -141,10 +141,20 @@ func (e *Envelope) Reset(stage string, to Status, now time.Time, note string) {
 // machine on purpose: the stage could not process it at all (a panic, an
 // exhausted redelivery budget, an illegal transition). The dead letter keeps
 // the evidence for a replay.
+//
+// A call that was already failing in a repairable class (the repair gate
+// gave up because the model was unreachable) keeps that class as its
+// failure, and its errors, so the result still tells the model what was
+// wrong with the call and a replay starts where the class was found.
 func (e *Envelope) Abort(stage, code string, err error, now time.Time) {
+	if e.Status.Repairable() {
+		e.Failure = e.Status
+		e.Errors = append(e.Errors, fmt.Sprintf("%s could not finish (%s): %v", stage, code, err))
+	} else {
+		e.Failure = Status(code)
+		e.Errors = []string{err.Error()}
+	}
 	e.Status = Failed
-	e.Failure = Status(code)
-	e.Errors = []string{err.Error()}
 	e.History = append(e.History, Step{Stage: stage, Status: Failed, At: now.UTC(), Note: code})
 }
 

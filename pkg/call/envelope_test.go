@@ -132,3 +132,18 @@ func TestSafeResponseID(t *testing.T) {
 		t.Fatal("derived id not stable")
 	}
 }
+
+func TestAbort_keeps_a_repairable_class(t *testing.T) {
+	e := New("r", 0, t0)
+	e.Status, e.Errors = SchemaInvalid, []string{"currency: must be one of USD, EUR, GBP"}
+	e.Abort("repair", "max_deliver", errors.New("model timed out"), t0)
+	if e.Status != Failed || e.Failure != SchemaInvalid || len(e.Errors) != 2 {
+		t.Fatalf("%s/%s %v: want failed/schema_invalid with both errors", e.Status, e.Failure, e.Errors)
+	}
+	f := New("r", 1, t0)
+	f.Status = Approved
+	f.Abort("execute", "panic", errors.New("boom"), t0)
+	if f.Failure != "panic" || f.Errors[0] != "boom" {
+		t.Fatalf("%s %v: want the code as the failure", f.Failure, f.Errors)
+	}
+}

@@ -170,14 +170,17 @@ func TestRepairPipeline_model_that_hangs_is_retried_within_bounds_then_dead_lett
 	p := startRepairPipeline(t, cfg, settings)
 	p.publish("resp-hang", "openai-chat", chat("resp-hang", "create_invoice", badCurrencyInvoice, "tool_calls"))
 	rs := p.waitResults("resp-hang", 1)
-	if rs[0]["status"] != "failed" || rs[0]["failure"] != "max_deliver" || !strings.Contains(fmt.Sprint(rs[0]["errors"]), "timed out") {
-		t.Fatalf("result %v, want failed/max_deliver naming the timeout", rs[0])
+	// The call keeps its class (and its schema errors) for the model; the
+	// errors also say why the repair could not run.
+	errs := fmt.Sprint(rs[0]["errors"])
+	if rs[0]["status"] != "failed" || rs[0]["failure"] != "schema_invalid" || !strings.Contains(errs, "timed out") || !strings.Contains(errs, "max_deliver") || !strings.Contains(errs, "currency") {
+		t.Fatalf("result %v, want failed/schema_invalid with the schema error and the timeout", rs[0])
 	}
 	// Two deliveries of the repair input, each one request and one retry.
 	if n, x := ms.Requests(), p.executed.Load(); n != 4 || x != 0 {
 		t.Fatalf("%d model requests, %d executions; want 4 (2 deliveries x 2 requests) and 0", n, x)
 	}
-	e := p.deadLetter(streams.DLQ("repair", "max_deliver"))
+	e := p.deadLetter(streams.DLQ("validate", "schema_invalid"))
 	if e.RawArguments != badCurrencyInvoice {
 		t.Fatalf("dead letter raw %q, want the original call kept for a replay", e.RawArguments)
 	}
