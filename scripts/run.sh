@@ -38,6 +38,13 @@ echo
 echo "== a tool call a local model wrote as text (tolerant recovery)"
 "$BIN/toolgate" publish --provider ollama --tolerant --response-id "demo-text-$run" --wait 10s examples/responses/ollama-text-call.json
 echo
+echo "== an irreversible tool called by a support agent, then by an admin"
+"$BIN/toolgate" publish --provider openai-chat --principal agent-7 --roles support --response-id "demo-delete-$run" --wait 5s examples/responses/delete-account.json
+"$BIN/toolgate" publish --provider openai-chat --principal ops-1 --roles admin --response-id "demo-admin-$run" examples/responses/delete-account.json
+sleep 1
+"$BIN/toolgate" status "demo-admin-$run-0" | sed -n '1,8p'
+echo "   (an admin's call waits for a human: $BIN/toolgate approve demo-admin-$run-0 --by you)"
+echo
 echo "Inspect a call:   $BIN/toolgate status demo-valid-$run-0"
 echo "Publish more:     TOOLGATE_NATS_URL=$TOOLGATE_NATS_URL $BIN/toolgate publish --provider P --wait 5s FILE"
 if [ -n "${RUN_ONCE:-}" ]; then exit 0; fi
