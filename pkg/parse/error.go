@@ -85,10 +85,12 @@ func excerpt(data []byte, off int) string {
 	if hi > len(data) {
 		hi = len(data)
 	}
-	for lo > 0 && lo < len(data) && !utf8.RuneStart(data[lo]) {
+	// To rune boundaries, by at most a rune's length: invalid UTF-8 can be
+	// continuation bytes all the way.
+	for n := 0; n < utf8.UTFMax-1 && lo > 0 && lo < len(data) && !utf8.RuneStart(data[lo]); n++ {
 		lo--
 	}
-	for hi < len(data) && !utf8.RuneStart(data[hi]) {
+	for n := 0; n < utf8.UTFMax-1 && hi < len(data) && !utf8.RuneStart(data[hi]); n++ {
 		hi++
 	}
 	var b strings.Builder

@@ -203,3 +203,11 @@ func TestValue_reports_consumed_bytes_and_any_kind(t *testing.T) {
 		t.Fatalf("oversize value: %v", err)
 	}
 }
+
+func TestStrict_excerpt_of_invalid_utf8_stays_short(t *testing.T) {
+	raw := []byte("{\"a\":\"x\"," + strings.Repeat("\xaf", 100000))
+	_, _, err := Strict(raw, Limits{})
+	if err == nil || len(err.Excerpt) > 200 {
+		t.Fatalf("err %v: excerpt of %d bytes, want a short one", err, len(err.Excerpt))
+	}
+}

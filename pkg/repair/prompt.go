@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/toolgate/toolgate/pkg/model"
 )
@@ -153,10 +154,12 @@ const excerptRadius = 30
 // excerpt shows raw around off with >>HERE<< at off, on one line.
 func excerpt(raw string, off int) string {
 	lo, hi := max(off-excerptRadius, 0), min(off+excerptRadius, len(raw))
-	for lo > 0 && lo < len(raw) && raw[lo]&0xC0 == 0x80 {
+	// Move to rune boundaries, but never by more than a rune's length:
+	// invalid UTF-8 can be continuation bytes all the way.
+	for n := 0; n < utf8.UTFMax-1 && lo > 0 && lo < len(raw) && raw[lo]&0xC0 == 0x80; n++ {
 		lo--
 	}
-	for hi < len(raw) && raw[hi]&0xC0 == 0x80 {
+	for n := 0; n < utf8.UTFMax-1 && hi < len(raw) && raw[hi]&0xC0 == 0x80; n++ {
 		hi++
 	}
 	esc := strings.NewReplacer("\n", `\n`, "\r", `\r`, "\t", `\t`)

@@ -140,3 +140,11 @@ func lineWith(text, prefix string) string {
 	}
 	return ""
 }
+
+func TestPrompt_excerpt_of_invalid_utf8_stays_short(t *testing.T) {
+	raw := "\u06ef" + strings.Repeat("\xaf", 5000) // continuation bytes all the way
+	req := Prompt(Input{Failure: InvalidJSON, Tool: "t", RawArguments: raw, Errors: []string{"e"}})
+	if strings.Contains(req.User, raw) || len(req.User) > 2*MaxRawArguments+1000 {
+		t.Fatalf("prompt of %d bytes repeats the raw arguments beyond the cut", len(req.User))
+	}
+}

@@ -105,3 +105,21 @@ func TestRecover_too_long_text_and_too_many_calls(t *testing.T) {
 		t.Fatalf("discards %+v, want one for the unscanned tail", discards)
 	}
 }
+
+func TestRecover_discard_excerpt_of_invalid_utf8_is_bounded(t *testing.T) {
+	for _, text := range []string{
+		"<tool_call>" + strings.Repeat("\xaf", 3000),
+		"<tool_call>{\"name\": \"f\", \"arguments\": {\"a\": \"" + strings.Repeat("\xaf", 3000),
+		"```json\n" + strings.Repeat("\x80", 3000),
+	} {
+		calls, discards := Recover(text)
+		if len(calls) != 0 {
+			t.Fatalf("calls %v from invalid text", calls)
+		}
+		for _, d := range discards {
+			if len(d.Excerpt) > 1000 {
+				t.Fatalf("excerpt of %d bytes", len(d.Excerpt))
+			}
+		}
+	}
+}

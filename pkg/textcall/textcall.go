@@ -181,7 +181,9 @@ func excerpt(text string, start int) string {
 		return ""
 	}
 	end := min(start+excerptBytes, len(text))
-	for end < len(text) && !utf8.RuneStart(text[end]) {
+	// Back to a rune boundary, by at most a rune's length and never before
+	// start: invalid UTF-8 can be continuation bytes all the way.
+	for n := 0; n < utf8.UTFMax-1 && end > start && end < len(text) && !utf8.RuneStart(text[end]); n++ {
 		end--
 	}
 	return text[start:end]
