@@ -169,11 +169,6 @@ func (r *recoverer) addValue(format string, start, end int, v any) {
 	}
 }
 
-// decodeAt decodes one JSON value at data[pos:] (after white space).
-func (r *recoverer) decodeAt(pos int) (any, int, *parse.Error) {
-	return parse.Value(r.data[pos:], parse.DefaultLimits())
-}
-
 // excerpt returns up to excerptBytes of text from start, cut on a rune
 // boundary.
 func excerpt(text string, start int) string {

@@ -227,8 +227,7 @@ func TestWorker_panic_is_dead_lettered_and_worker_goes_on(t *testing.T) {
 	r.publish(t, "in.x", "fine")
 	start(t, r, Config{}, func(ctx context.Context, m Msg) ([]Output, error) {
 		if string(m.Data) == "boom" {
-			var nilMap map[string]int
-			nilMap["x"] = 1
+			panic("handler bug")
 		}
 		return echo(ctx, m)
 	})

@@ -66,12 +66,15 @@ func benchCmd(args []string) error {
 	if err := applyFile(ns.ClientURL(), *tools, false); err != nil {
 		return err
 	}
-	nc, js, err := connect(ns.ClientURL())
+	nc, _, err := connect(ns.ClientURL())
 	if err != nil {
 		return err
 	}
 	defer nc.Close()
-	js, _ = jetstream.New(nc, jetstream.WithPublishAsyncMaxPending(4096))
+	js, err := jetstream.New(nc, jetstream.WithPublishAsyncMaxPending(4096))
+	if err != nil {
+		return err
+	}
 	ts, err := toolserver.New(nc, "bench-noop", "1.0.0")
 	if err != nil {
 		return err
