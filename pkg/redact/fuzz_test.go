@@ -43,6 +43,32 @@ func containsStandalone(s, run string) bool {
 	}
 }
 
+// visible is the text a reader of raw sees: for valid JSON every decoded
+// key, string and number (so "\u0034..." is the digit 4, and the digits of
+// an escape like "\u0000" are not digits at all); for anything else the
+// bytes themselves.
+func visible(raw []byte) string {
+	if !json.Valid(raw) {
+		return string(raw)
+	}
+	dec := json.NewDecoder(strings.NewReader(string(raw)))
+	dec.UseNumber()
+	var b strings.Builder
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return b.String()
+		}
+		switch v := tok.(type) {
+		case string:
+			b.WriteString(v)
+		case json.Number:
+			b.WriteString(v.String())
+		}
+		b.WriteByte(' ')
+	}
+}
+
 func FuzzArguments(f *testing.F) {
 	for _, seed := range []string{
 		secretsArgs,
@@ -53,6 +79,7 @@ func FuzzArguments(f *testing.F) {
 		`{"a":[{"b":"x@y.io"},"4242424242424242"`,
 		`password=abc Authorization: Bearer x`,
 		`"\u0034111111111111111"`,
+		`"\u0000000000000000"`,
 		"{\"k\":\"\xff4111111111111111\"}",
 		`[[[[[[[[[["sk-ant-api03-aaaaaaaaaaaa"]]]]]]]]]]`,
 		`-----BEGIN PRIVATE KEY-----`,
@@ -61,11 +88,11 @@ func FuzzArguments(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, raw []byte, field string) {
 		got := Arguments(raw, Options{SensitiveFields: []string{field, "/" + field}})
-		for _, run := range luhnRuns16(string(raw)) {
+		for _, run := range luhnRuns16(visible(raw)) {
 			if got == string(raw) {
 				t.Fatalf("input with Luhn-valid run %s returned unchanged", run)
 			}
-			if containsStandalone(got, run) {
+			if containsStandalone(visible([]byte(got)), run) {
 				t.Fatalf("Luhn-valid run %s survived:\nin:  %q\nout: %q", run, raw, got)
 			}
 		}
