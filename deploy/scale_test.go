@@ -17,7 +17,7 @@ import (
 	"testing"
 	"time"
 
-	natsserver "github.com/nats-io/nats-server/v2/test"
+	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
@@ -135,10 +135,7 @@ func TestScale_three_validate_processes_share_the_work_and_survive_a_kill(t *tes
 	if err != nil {
 		t.Fatal(err)
 	}
-	opts := natsserver.DefaultTestOptions
-	opts.Port, opts.JetStream, opts.StoreDir, opts.MaxPayload, opts.Users = -1, true, t.TempDir(), 16<<20, users
-	srv := natsserver.RunServer(&opts)
-	t.Cleanup(srv.Shutdown)
+	srv := testenv.RunJetStream(t, func(o *server.Options) { o.Users = users })
 	conn := func(user string) *nats.Conn {
 		nc, err := nats.Connect(srv.ClientURL(), authz.ClientOptions(user, pw[user])...)
 		if err != nil {

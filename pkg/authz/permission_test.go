@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
-	natsserver "github.com/nats-io/nats-server/v2/test"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
@@ -29,10 +28,7 @@ func runSecured(t *testing.T) *server.Server {
 	if err != nil {
 		t.Fatal(err)
 	}
-	opts := natsserver.DefaultTestOptions
-	opts.Port, opts.JetStream, opts.StoreDir, opts.Users = -1, true, t.TempDir(), users
-	s := natsserver.RunServer(&opts)
-	t.Cleanup(s.Shutdown)
+	s := testenv.RunJetStream(t, func(o *server.Options) { o.Users = users })
 	nc, js := connectAs(t, s, Admin, nil)
 	if err := streams.Ensure(context.Background(), js, streams.DefaultSettings()); err != nil {
 		t.Fatal(err)

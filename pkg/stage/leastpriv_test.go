@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	natsserver "github.com/nats-io/nats-server/v2/test"
+	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/rs/zerolog"
@@ -53,10 +53,7 @@ func startLeastPrivilegePipeline(t *testing.T) (*pipe, *deniedLog) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	opts := natsserver.DefaultTestOptions
-	opts.Port, opts.JetStream, opts.StoreDir, opts.MaxPayload, opts.Users = -1, true, t.TempDir(), 16<<20, users
-	srv := natsserver.RunServer(&opts)
-	t.Cleanup(srv.Shutdown)
+	srv := testenv.RunJetStream(t, func(o *server.Options) { o.Users = users })
 	connect := func(user string, extra ...nats.Option) (*nats.Conn, jetstream.JetStream) {
 		nc, err := nats.Connect(srv.ClientURL(), append(authz.ClientOptions(user, pw[user]), extra...)...)
 		if err != nil {

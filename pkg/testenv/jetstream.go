@@ -13,14 +13,18 @@ import (
 )
 
 // RunJetStream starts an embedded nats-server with JetStream on a random
-// port and a fresh store directory.
-func RunJetStream(t testing.TB) *server.Server {
+// port and a fresh store directory; adjust, if given, changes the options
+// before it starts (users, limits).
+func RunJetStream(t testing.TB, adjust ...func(*server.Options)) *server.Server {
 	t.Helper()
 	opts := natsserver.DefaultTestOptions
 	opts.Port = -1
 	opts.JetStream = true
 	opts.StoreDir = t.TempDir()
 	opts.MaxPayload = 16 << 20
+	for _, f := range adjust {
+		f(&opts)
+	}
 	s := natsserver.RunServer(&opts)
 	t.Cleanup(s.Shutdown)
 	return s
