@@ -27,17 +27,11 @@ func approvals(args []string) error {
 	url := natsFlag(fs)
 	all := fs.Bool("all", false, "ls: decided records too, not only pending ones")
 	fs.Parse(args[1:])
-	nc, js, err := connect(*url)
-	if err != nil {
-		return err
-	}
-	defer nc.Close()
-	ctx, cancel := timeout()
-	defer cancel()
-	kv, err := js.KeyValue(ctx, streams.BucketApprovals)
+	ctx, kv, done, err := openBucket(*url, streams.BucketApprovals)
 	if err != nil {
 		return fmt.Errorf("approvals: %w", err)
 	}
+	defer done()
 	store := approval.NewStore(kv)
 	switch args[0] {
 	case "ls":

@@ -36,3 +36,19 @@ func connect(url string) (*nats.Conn, jetstream.JetStream, error) {
 func timeout() (context.Context, context.CancelFunc) {
 	return context.WithTimeout(context.Background(), 30*time.Second)
 }
+
+// openBucket connects to url and opens one key-value bucket, for a command
+// that reads or writes it. done closes the connection and the deadline.
+func openBucket(url, bucket string) (ctx context.Context, kv jetstream.KeyValue, done func(), err error) {
+	nc, js, err := connect(url)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	ctx, cancel := timeout()
+	done = func() { cancel(); nc.Close() }
+	if kv, err = js.KeyValue(ctx, bucket); err != nil {
+		done()
+		return nil, nil, nil, fmt.Errorf("bucket %s: %w", bucket, err)
+	}
+	return ctx, kv, done, nil
+}

@@ -23,17 +23,11 @@ func status(args []string) error {
 	if fs.NArg() != 1 {
 		return errors.New("status: want one call id (results carry it as call_id)")
 	}
-	nc, js, err := connect(*url)
+	ctx, kv, done, err := openBucket(*url, streams.BucketCalls)
 	if err != nil {
 		return err
 	}
-	defer nc.Close()
-	ctx, cancel := timeout()
-	defer cancel()
-	kv, err := js.KeyValue(ctx, streams.BucketCalls)
-	if err != nil {
-		return err
-	}
+	defer done()
 	e, err := kv.Get(ctx, fs.Arg(0))
 	if err != nil {
 		return fmt.Errorf("status: call %s: %w", fs.Arg(0), err)

@@ -34,17 +34,11 @@ func tools(args []string) error {
 	default:
 		return fmt.Errorf("tools: unknown subcommand %q (apply, ls, show)", args[0])
 	}
-	nc, js, err := connect(*url)
+	ctx, kv, done, err := openBucket(*url, streams.BucketTools)
 	if err != nil {
 		return err
 	}
-	defer nc.Close()
-	ctx, cancel := timeout()
-	defer cancel()
-	kv, err := js.KeyValue(ctx, streams.BucketTools)
-	if err != nil {
-		return err
-	}
+	defer done()
 	if args[0] == "show" {
 		if fs.NArg() != 1 {
 			return errors.New("tools show: want one tool name")
