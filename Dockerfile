@@ -17,7 +17,7 @@
 # Build:   docker build -t toolgate:latest .
 # Run one: docker run --rm -e TOOLGATE_NATS_URL=nats://host:4222 toolgate:latest /usr/local/bin/accumulate
 
-ARG GO_VERSION=1.26
+ARG GO_VERSION=1.27
 
 FROM --platform=$BUILDPLATFORM golang:${GO_VERSION} AS build
 WORKDIR /src

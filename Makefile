@@ -1,5 +1,7 @@
 # toolgate — the two commands a newcomer needs are `make run` and `make test`.
 GO       ?= go
+# go.mod needs Go 1.27; a machine with an older go fetches it from the module proxy.
+export GOTOOLCHAIN ?= go1.27.3
 BIN      := bin
 FUZZTIME ?= 20s
 RUN_LISTEN ?= 127.0.0.1:4322

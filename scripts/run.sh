@@ -4,6 +4,7 @@
 # The pipeline then keeps running until Ctrl-C; publish more with bin/toolgate.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+export GOTOOLCHAIN=${GOTOOLCHAIN:-go1.27.3}
 BIN=${BIN:-bin}
 LISTEN=${RUN_LISTEN:-127.0.0.1:4322}
 HTTP=${RUN_HTTP:-127.0.0.1:18080}
