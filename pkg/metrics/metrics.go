@@ -27,6 +27,7 @@ type Metrics struct {
 	repairAttempts *prometheus.CounterVec
 	execFailed     *prometheus.CounterVec
 	stageSeconds   *prometheus.HistogramVec
+	malformed      *prometheus.CounterVec // records.go
 }
 
 // labels of every tool-call counter. outcome is the status the transition
@@ -56,6 +57,7 @@ func New() *Metrics {
 	}
 	m.reg.MustRegister(m.calls, m.invalidJSON, m.schemaInvalid, m.truncated, m.repairAttempts, m.execFailed, m.stageSeconds,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	m.malformed = newMalformedRecords(m.reg)
 	return m
 }
 
