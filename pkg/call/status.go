@@ -38,6 +38,10 @@ const (
 	Executed            Status = "executed"             // the executor ran it and answered ok
 	DryRun              Status = "dry_run"              // every gate passed; nothing executed by request
 	NoToolCalls         Status = "no_tool_calls"        // the response proposed no call (a response-level outcome)
+	// OutputTooLarge: what the stage had to publish for the call does not
+	// fit what NATS can store, even cut; the call ends here as Failed with
+	// this failure (call.Envelope.Abort), its evidence dead-lettered cut to fit.
+	OutputTooLarge Status = "output_too_large"
 )
 
 // Terminal reports whether s is an end state: exactly one terminal outcome

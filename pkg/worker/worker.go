@@ -16,6 +16,8 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/rs/zerolog"
+
+	"github.com/toolgate/toolgate/pkg/call"
 )
 
 // Msg is one delivered input as a handler sees it.
@@ -109,11 +111,13 @@ func New(js jetstream.JetStream, cfg Config, h Handler) (*Worker, error) {
 func (w *Worker) Ready() bool { return w.ready.Load() }
 
 type pending struct {
-	msg     jetstream.Msg
-	futures []jetstream.PubAckFuture
-	term    bool          // a dead letter was published: Term once it is acked
-	nak     bool          // nak without waiting (publish could not even start)
-	delay   time.Duration // nak delay
+	msg      jetstream.Msg
+	in       Msg // as the handler saw it, for a dead letter built late
+	futures  []jetstream.PubAckFuture
+	tooLarge error         // a publish failed for its size: retrying cannot help
+	term     bool          // a dead letter was published: Term once it is acked
+	nak      bool          // nak without waiting (publish could not even start)
+	delay    time.Duration // nak delay
 }
 
 // Run consumes until ctx is cancelled, then drains: it stops fetching,
@@ -173,6 +177,9 @@ func (w *Worker) Run(ctx context.Context) error {
 
 // handle runs the handler on one message and starts publishing its outputs.
 // It never returns before every publish has been handed to the client.
+// Every output is checked against what NATS can store before any is
+// published: one that cannot fit makes the input a permanent
+// output_too_large failure, and nothing of it is published twice.
 func (w *Worker) handle(jm jetstream.Msg) pending {
 	md, err := jm.Metadata()
 	if err != nil {
@@ -185,7 +192,11 @@ func (w *Worker) handle(jm jetstream.Msg) pending {
 		w.cfg.Observe(w.cfg.Stage, time.Since(start), herr)
 	}
 	if herr == nil {
-		return w.publish(jm, outs, false)
+		ferr := w.fits(outs)
+		if ferr == nil {
+			return w.publish(jm, m, outs, false)
+		}
+		herr = Permanent(string(call.OutputTooLarge), ferr)
 	}
 	if d, ok := retryAfter(herr); ok {
 		return pending{msg: jm, nak: true, delay: d}
@@ -200,7 +211,34 @@ func (w *Worker) handle(jm jetstream.Msg) pending {
 		code = "max_deliver"
 	}
 	log.Error().Msg("dead-lettering input")
-	return w.publish(jm, w.cfg.DeadLetter(m, code, herr), true)
+	return w.deadLetter(jm, m, code, herr)
+}
+
+// deadLetter publishes the dead letter of m (Term once it is stored). A dead
+// letter that cannot fit is not published: the input is nak'ed, never
+// terminated, since its evidence was not kept.
+func (w *Worker) deadLetter(jm jetstream.Msg, m Msg, code string, err error) pending {
+	outs := w.cfg.DeadLetter(m, code, err)
+	if ferr := w.fits(outs); ferr != nil {
+		w.cfg.Log.Error().Err(ferr).Str("stage", w.cfg.Stage).Uint64("seq", m.StreamSeq).Str("code", code).Msg("dead letter does not fit what NATS can store: input kept and redelivered")
+		return pending{msg: jm, in: m, nak: true, delay: w.cfg.Backoff(m.NumDelivered)}
+	}
+	return w.publish(jm, m, outs, true)
+}
+
+// fits checks every output against the connection's max payload (read from
+// the server's INFO at run time) and the header limit.
+func (w *Worker) fits(outs []Output) error {
+	var maxPayload int64
+	if nc := w.js.Conn(); nc != nil {
+		maxPayload = nc.MaxPayload()
+	}
+	for _, o := range outs {
+		if err := Fits(o, maxPayload); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // call runs the handler; a panic is a permanent failure of this input, not
@@ -214,8 +252,8 @@ func (w *Worker) call(m Msg) (outs []Output, err error) {
 	return w.h(context.Background(), m)
 }
 
-func (w *Worker) publish(jm jetstream.Msg, outs []Output, term bool) pending {
-	p := pending{msg: jm, term: term}
+func (w *Worker) publish(jm jetstream.Msg, m Msg, outs []Output, term bool) pending {
+	p := pending{msg: jm, in: m, term: term}
 	for _, o := range outs {
 		nm := &nats.Msg{Subject: o.Subject, Header: o.Header, Data: o.Data}
 		var opts []jetstream.PublishOpt
@@ -226,6 +264,9 @@ func (w *Worker) publish(jm jetstream.Msg, outs []Output, term bool) pending {
 		if err != nil {
 			w.cfg.Log.Warn().Err(err).Str("stage", w.cfg.Stage).Str("subject", o.Subject).Msg("publish")
 			p.nak, p.delay = true, time.Second
+			if tooLarge(err) {
+				p.tooLarge = err
+			}
 			return p
 		}
 		p.futures = append(p.futures, f)
@@ -233,35 +274,51 @@ func (w *Worker) publish(jm jetstream.Msg, outs []Output, term bool) pending {
 	return p
 }
 
-// ackLoop settles inputs in the order they were handled: ack when every
-// output is stored, nak when any publish failed (a dead letter that could not
-// be published is nak'ed, never terminated: its evidence was not kept).
+// ackLoop settles inputs in the order they were handled.
 func (w *Worker) ackLoop(acks <-chan pending) {
 	for p := range acks {
-		failed := p.nak
-		for _, f := range p.futures {
-			select {
-			case <-f.Ok():
-			case err := <-f.Err():
-				w.cfg.Log.Warn().Err(err).Str("stage", w.cfg.Stage).Str("subject", f.Msg().Subject).Msg("publish ack")
-				failed = true
+		w.settle(p)
+	}
+}
+
+// settle acks p's input when every output is stored, and naks it when any
+// publish failed (a dead letter that could not be published is nak'ed,
+// never terminated: its evidence was not kept). A publish the server
+// refused for its size can never succeed: the input is dead-lettered as
+// output_too_large instead of being redelivered.
+func (w *Worker) settle(p pending) {
+	failed := p.nak
+	tooBig := p.tooLarge
+	for _, f := range p.futures {
+		select {
+		case <-f.Ok():
+		case err := <-f.Err():
+			w.cfg.Log.Warn().Err(err).Str("stage", w.cfg.Stage).Str("subject", f.Msg().Subject).Msg("publish ack")
+			failed = true
+			if tooLarge(err) {
+				tooBig = err
 			}
 		}
-		var err error
-		switch {
-		case failed:
-			d := p.delay
-			if d == 0 {
-				d = time.Second
-			}
-			err = p.msg.NakWithDelay(d)
-		case p.term:
-			err = p.msg.Term()
-		default:
-			err = p.msg.Ack()
+	}
+	if failed && tooBig != nil && !p.term {
+		w.cfg.Log.Error().Err(tooBig).Str("stage", w.cfg.Stage).Uint64("seq", p.in.StreamSeq).Msg("dead-lettering input: an output is too large to store")
+		w.settle(w.deadLetter(p.msg, p.in, string(call.OutputTooLarge), Permanent(string(call.OutputTooLarge), tooBig)))
+		return
+	}
+	var err error
+	switch {
+	case failed:
+		d := p.delay
+		if d == 0 {
+			d = time.Second
 		}
-		if err != nil {
-			w.cfg.Log.Warn().Err(err).Str("stage", w.cfg.Stage).Msg("settle input")
-		}
+		err = p.msg.NakWithDelay(d)
+	case p.term:
+		err = p.msg.Term()
+	default:
+		err = p.msg.Ack()
+	}
+	if err != nil {
+		w.cfg.Log.Warn().Err(err).Str("stage", w.cfg.Stage).Msg("settle input")
 	}
 }
