@@ -3,6 +3,7 @@ package parse
 import (
 	"bytes"
 	"encoding/json"
+	"encoding/json/jsontext"
 	"testing"
 	"unicode/utf8"
 )
@@ -12,7 +13,8 @@ func seedCorpus(f *testing.F) {
 		f.Add(doc)
 		f.Add(doc[:len(doc)/2])
 	}
-	for _, s := range []string{`{a: 'x', b: True, /* c */ "d": [1,],}`, `{"a": "\ud83d\ude00"}`, `{"a":1,"a":2}`, `[[[[`, ``, `{"s": "x\`} {
+	for _, s := range []string{`{a: 'x', b: True, /* c */ "d": [1,],}`, `{"a": "\ud83d\ude00"}`, `{"a":1,"a":2}`, `[[[[`, ``, `{"s": "x\`,
+		`{"a": "\ud800"}`, `{"a": "\udc00\ud800"}`, "{\"a\": \"x\xed\xa0\x80\"}", "{\"a\": \"\xff\"}", `{"a": "\ufffd"}`} {
 		f.Add([]byte(s))
 	}
 }
@@ -36,6 +38,16 @@ func FuzzStrict(f *testing.F) {
 		if !json.Valid(raw) {
 			t.Fatalf("Strict accepted %q, encoding/json refuses it", raw)
 		}
+		// Bytes are what the model wrote: accepted arguments are UTF-8
+		// with no lone surrogate escape and no duplicate key (RFC 7493,
+		// as encoding/json/v2 checks), and no U+FFFD appears that the
+		// input did not hold itself or as an escape.
+		if !jsontext.Value(raw).IsValid() {
+			t.Fatalf("Strict accepted %q, which is not exact RFC 7493 JSON", raw)
+		}
+		if got, had := bytes.Count(c, []byte("\uFFFD")), bytes.Count(raw, []byte("\uFFFD"))+escapedReplacements(raw); got > had {
+			t.Fatalf("canonical %q of %q has %d U+FFFD, the input %d", c, raw, got, had)
+		}
 		again, _, err := Strict(c, Limits{MaxBytes: 1 << 20, MaxDepth: 16})
 		if err != nil || !bytes.Equal(again, c) {
 			t.Fatalf("canonical %q not a fixed point: %q %v", c, again, err)
@@ -44,6 +56,11 @@ func FuzzStrict(f *testing.F) {
 			t.Fatal("nil value with nil error")
 		}
 	})
+}
+
+// escapedReplacements counts \ufffd escapes, in either case.
+func escapedReplacements(raw []byte) int {
+	return bytes.Count(bytes.ToLower(raw), []byte(`\ufffd`))
 }
 
 func FuzzRepair(f *testing.F) {

@@ -12,7 +12,7 @@ func TestStrict_valid_arguments_are_canonical(t *testing.T) {
 		{"sorted_keys_and_spacing", " {\"b\": 1,\n \"a\": [true, false, null]} \n", `{"a":[true,false,null],"b":1}`},
 		{"numbers_keep_digits", `{"n": -0.50e+10, "i": 12345678901234567890}`, `{"i":12345678901234567890,"n":-0.50e+10}`},
 		{"escapes", `{"s": "a\"b\\c\/d\n\u00e9\ud83d\ude00"}`, `{"s":"a\"b\\c/d\né😀"}`},
-		{"lone_surrogate_is_replacement", `{"s": "\ud800x"}`, `{"s":"�x"}`},
+		{"real_replacement_char_kept", `{"s": "\ufffd�"}`, `{"s":"��"}`},
 		{"utf8_raw", `{"ü": "°C"}`, `{"ü":"°C"}`},
 		{"nested", `{"a": {"b": [{"c": {}}]}}`, `{"a":{"b":[{"c":{}}]}}`},
 		{"html_not_escaped", `{"h": "<a&b>"}`, `{"h":"<a&b>"}`},
@@ -65,6 +65,15 @@ func TestStrict_malformed_is_invalid_json_with_position(t *testing.T) {
 		{"bad_escape", `{"a": "\x"}`, 8, 1, 9, "invalid escape"},
 		{"control_char", "{\"a\": \"x\ny\"}", 8, 1, 9, "control character"},
 		{"invalid_utf8", "{\"a\": \"\xff\"}", 7, 1, 8, "invalid UTF-8"},
+		{"invalid_utf8_mid_string", "{\"city\": \"Par\xffis\"}", 13, 1, 14, "invalid UTF-8 (byte 0xff)"},
+		{"invalid_utf8_in_key", "{\"k\xc0\xaf\": 1}", 3, 1, 4, "invalid UTF-8"},
+		{"wtf8_lone_surrogate_bytes", "{\"a\": \"x\xed\xa0\x80\"}", 8, 1, 9, "invalid UTF-8"},
+		{"lone_high_surrogate", `{"a": "x\ud800y"}`, 8, 1, 9, `lone surrogate escape \ud800`},
+		{"lone_high_surrogate_at_end", `{"a": "\uD800"}`, 7, 1, 8, `lone surrogate escape \uD800`},
+		{"lone_low_surrogate", `{"a": "\udc00"}`, 7, 1, 8, "lone surrogate"},
+		{"high_then_non_low", `{"a": "\ud800\u0041"}`, 7, 1, 8, "lone surrogate"},
+		{"high_then_high", `{"a": "\ud800\ud800"}`, 7, 1, 8, "lone surrogate"},
+		{"lone_surrogate_in_key", `{"\udfff": 1}`, 2, 1, 3, "lone surrogate"},
 		{"trailing_data", `{"a": 1} {"b": 2}`, 9, 1, 10, "unexpected data after"},
 		{"top_level_array", `[1, 2]`, 0, 1, 1, "must be a JSON object, found an array"},
 		{"top_level_string", ` "x"`, 1, 1, 2, "found a string"},
@@ -96,7 +105,7 @@ func TestStrict_malformed_is_invalid_json_with_position(t *testing.T) {
 
 func TestStrict_truncated_is_truncated_not_invalid(t *testing.T) {
 	for _, in := range []string{
-		`{`, `{"`, `{"a`, `{"a"`, `{"a":`, `{"a": `, `{"a": "x`, `{"a": "x\`, `{"a": "\u00`,
+		`{`, `{"`, `{"a`, `{"a"`, `{"a":`, `{"a": `, `{"a": "x`, `{"a": "x\`, `{"a": "\u00`, `{"a": "\ud83d`, `{"a": "\ud83d\`, `{"a": "\ud83d\ude`,
 		`{"a": 1`, `{"a": 1,`, `{"a": 1, "b"`, `{"a": [`, `{"a": [1`, `{"a": [1,`,
 		`{"a": {"b": {}`, `{"a": t`, `{"a": nul`, `{"a": -`, `{"a": 1.`, `{"a": 1e`, `{"a": 1e+`,
 		"{\"a\": \"\xc3", // cut inside a two-byte character

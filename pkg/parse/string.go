@@ -5,9 +5,10 @@ import (
 	"unicode/utf8"
 )
 
-// str decodes a string starting at the opening quote. Invalid UTF-8 and
-// raw control characters are refused; lone surrogate escapes become U+FFFD
-// as encoding/json does.
+// str decodes a string starting at the opening quote. Invalid UTF-8, raw
+// control characters and lone surrogate escapes are refused with their
+// offset: RFC 8259 requires UTF-8, and encoding/json's U+FFFD in their place
+// would be text the model never wrote.
 func (d *decoder) str() (any, *Error) {
 	d.pos++ // opening quote
 	start := d.pos
@@ -45,7 +46,7 @@ func (d *decoder) str() (any, *Error) {
 			}
 			r, size := utf8.DecodeRune(rest)
 			if r == utf8.RuneError && size == 1 {
-				return nil, d.invalid("invalid UTF-8 in string")
+				return nil, d.invalid("invalid UTF-8 (" + quoteByte(c) + ") in string; arguments must be UTF-8 (RFC 8259), nothing is replaced: send the text as UTF-8")
 			}
 			d.buf = append(d.buf, rest[:size]...)
 			d.pos += size
@@ -68,25 +69,33 @@ func (d *decoder) escape() *Error {
 		d.pos++
 		return d.invalid("invalid escape " + quoteString(`\`+string(c)) + " in string")
 	}
+	at := d.pos
 	r, err := d.hex4(d.pos + 2)
 	if err != nil {
 		return err
 	}
 	d.pos += 6
 	if utf16.IsSurrogate(r) {
-		if d.pos+1 < len(d.data) && d.data[d.pos] == '\\' && d.data[d.pos+1] == 'u' {
-			r2, err := d.hex4(d.pos + 2)
-			if err != nil {
-				return err
+		lone := true
+		if r < 0xDC00 { // a high half: its low half must follow
+			rest := d.data[d.pos:]
+			if len(rest) == 0 || len(rest) == 1 && rest[0] == '\\' {
+				return d.truncated("inside a \\u escape pair in a string")
 			}
-			if dec := utf16.DecodeRune(r, r2); dec != utf8.RuneError {
-				d.pos += 6
-				r = dec
-			} else {
-				r = utf8.RuneError
+			if rest[0] == '\\' && rest[1] == 'u' {
+				r2, err := d.hex4(d.pos + 2)
+				if err != nil {
+					return err
+				}
+				if dec := utf16.DecodeRune(r, r2); dec != utf8.RuneError {
+					d.pos += 6
+					r, lone = dec, false
+				}
 			}
-		} else {
-			r = utf8.RuneError
+		}
+		if lone {
+			d.pos = at
+			return d.invalid("lone surrogate escape " + string(d.data[at:at+6]) + " in string; \\uD800-\\uDFFF escapes are only valid as a high-low pair (RFC 8259 §8.2), nothing is replaced: send the character itself or its pair")
 		}
 	}
 	d.buf = utf8.AppendRune(d.buf, r)
