@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -29,6 +30,13 @@ var (
 // on the record's revision.
 type Store struct {
 	kv jetstream.KeyValue
+	// OnMalformed, when set, is told of each malformed record a read met,
+	// once per key and revision (log it, count it); the read itself fails
+	// with an error wrapping ErrMalformed.
+	OnMalformed func(key string, err error)
+
+	mu   sync.Mutex
+	seen map[string]uint64 // malformed revisions already told, bounded
 }
 
 // NewStore wraps the approvals bucket (streams.BucketApprovals).
@@ -43,11 +51,36 @@ func (s *Store) Get(ctx context.Context, callID string) (Record, uint64, error) 
 	if err != nil {
 		return Record{}, 0, fmt.Errorf("approval: read %s: %w", callID, err)
 	}
-	var r Record
-	if err := json.Unmarshal(e.Value(), &r); err != nil {
-		return Record{}, 0, fmt.Errorf("approval: decode %s: %w", callID, err)
+	r, err := Decode(callID, e.Value())
+	if err != nil {
+		s.malformed(callID, e.Revision(), err)
+		return Record{}, e.Revision(), err
 	}
 	return r, e.Revision(), nil
+}
+
+// maxSeen bounds the memory of malformed revisions already told: past it
+// the memory starts afresh (a record may then be told twice).
+const maxSeen = 1024
+
+// malformed tells OnMalformed of a malformed record, once per revision.
+func (s *Store) malformed(key string, rev uint64, err error) {
+	if s.OnMalformed == nil {
+		return
+	}
+	s.mu.Lock()
+	v, ok := s.seen[key]
+	told := ok && v == rev
+	if !told {
+		if s.seen == nil || len(s.seen) >= maxSeen {
+			s.seen = map[string]uint64{}
+		}
+		s.seen[key] = rev
+	}
+	s.mu.Unlock()
+	if !told {
+		s.OnMalformed(key, err)
+	}
 }
 
 // Create stores a new record, or fails with ErrExists.
@@ -135,7 +168,7 @@ func (s *Store) Resume(ctx context.Context, js jetstream.JetStream, r Record, re
 	m.Header.Set(streams.HeaderCallID, r.CallID)
 	m.Header.Set(streams.HeaderTool, r.Tool)
 	m.Header.Set(HeaderDecision, string(r.State))
-	m.Header.Set(nats.MsgIdHdr, fmt.Sprintf("%s:approval:%s:%s", r.CallID, r.State, r.ArgsHash[:16]))
+	m.Header.Set(nats.MsgIdHdr, fmt.Sprintf("%s:approval:%s:%s", r.CallID, r.State, ShortHash(r.ArgsHash)))
 	if _, err := js.PublishMsg(ctx, m); err != nil {
 		return fmt.Errorf("approval: resume %s: %w", r.CallID, err)
 	}
@@ -144,6 +177,15 @@ func (s *Store) Resume(ctx context.Context, js jetstream.JetStream, r Record, re
 		return err // published; the sweeper may publish again, harmlessly
 	}
 	return nil
+}
+
+// ShortHash is the first 16 digits of an argument hash, as shown to an
+// operator; a shorter (malformed) hash is returned whole.
+func ShortHash(h string) string {
+	if len(h) > 16 {
+		return h[:16]
+	}
+	return h
 }
 
 // HeaderDecision tells a reader of toolgate.gate.policy which decision

@@ -30,7 +30,8 @@ type Sweeper struct {
 	Log       zerolog.Logger
 }
 
-// Run sweeps every Every until ctx is done.
+// Run sweeps every Every until ctx is done. A panic in one sweep is
+// logged and the next sweep runs as usual.
 func (s *Sweeper) Run(ctx context.Context) {
 	every := s.Every
 	if every <= 0 {
@@ -43,19 +44,58 @@ func (s *Sweeper) Run(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			if _, err := s.Sweep(ctx); err != nil && ctx.Err() == nil {
+			if _, err := s.safeSweep(ctx); err != nil && ctx.Err() == nil {
 				s.Log.Warn().Err(err).Msg("approval sweep")
 			}
 		}
 	}
 }
 
+func (s *Sweeper) safeSweep(ctx context.Context) (n int, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("approval: sweep panicked: %v", p)
+		}
+	}()
+	return s.Sweep(ctx)
+}
+
 // Sweep looks at every record once: a pending record past its expiry is
 // moved to expired and resumed (the policy gate ends the call as
 // approval_expired), a decided record left unresumed past Grace is resumed
-// again, and a resumed record older than Retention is deleted. It returns
-// how many calls it resumed.
+// again, and a resumed record older than Retention is deleted. A malformed
+// record is told to Store.OnMalformed and skipped, unless its waiting
+// envelope is intact: then it is replaced by a denied record for that
+// envelope and resumed, so the call ends approval_denied instead of waiting
+// forever. A panic on one record is recovered and told the same way. It
+// returns how many calls it resumed.
 func (s *Sweeper) Sweep(ctx context.Context) (int, error) {
+	keys, err := s.Store.Keys(ctx)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	var errs []error
+	for _, k := range keys {
+		resumed, err := s.sweepOne(ctx, k)
+		if resumed {
+			n++
+		}
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return n, errors.Join(errs...)
+}
+
+// sweepOne handles the record of key k; resumed says it published the call.
+func (s *Sweeper) sweepOne(ctx context.Context, k string) (resumed bool, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			s.Store.malformed(k, 0, fmt.Errorf("%w %s: sweeping it panicked: %v", ErrMalformed, k, p))
+			resumed, err = false, nil
+		}
+	}()
 	now := time.Now
 	if s.Now != nil {
 		now = s.Now
@@ -67,48 +107,69 @@ func (s *Sweeper) Sweep(ctx context.Context) (int, error) {
 	if retention <= 0 {
 		retention = 7 * 24 * time.Hour
 	}
-	keys, err := s.Store.Keys(ctx)
-	if err != nil {
-		return 0, err
+	r, rev, err := s.Store.Get(ctx, k)
+	switch {
+	case errors.Is(err, ErrNotFound):
+		return false, nil
+	case errors.Is(err, ErrMalformed):
+		return s.settleMalformed(ctx, k, rev, err, now())
+	case err != nil:
+		return false, err
 	}
-	n := 0
-	var errs []error
-	for _, k := range keys {
-		r, rev, err := s.Store.Get(ctx, k)
-		if errors.Is(err, ErrNotFound) {
-			continue
+	t := now()
+	switch {
+	case r.Due(t):
+		d := r.Decided(Expired, "toolgate", fmt.Sprintf("no decision within %s", r.ExpiresAt.Sub(r.RequestedAt)), t)
+		nrev, err := s.Store.Update(ctx, d, rev)
+		if errors.Is(err, ErrConflict) {
+			return false, nil // decided or expired by someone else meanwhile
 		}
 		if err != nil {
-			errs = append(errs, err)
-			continue
+			return false, err
 		}
-		t := now()
-		switch {
-		case r.Due(t):
-			d := r.Decided(Expired, "toolgate", fmt.Sprintf("no decision within %s", r.ExpiresAt.Sub(r.RequestedAt)), t)
-			nrev, err := s.Store.Update(ctx, d, rev)
-			if errors.Is(err, ErrConflict) {
-				continue // decided or expired by someone else meanwhile
-			}
-			if err != nil {
-				errs = append(errs, err)
-				continue
-			}
-			r, rev = d, nrev
-		case r.State != Pending && !r.Resumed && t.Sub(r.DecidedAt) >= grace:
-		case r.Resumed && t.Sub(r.DecidedAt) >= retention:
-			if err := s.Store.Delete(ctx, k, rev); err != nil && !errors.Is(err, ErrConflict) {
-				errs = append(errs, err)
-			}
-			continue
-		default:
-			continue
+		r, rev = d, nrev
+	case r.State != Pending && !r.Resumed && t.Sub(r.DecidedAt) >= grace:
+	case r.Resumed && t.Sub(r.DecidedAt) >= retention:
+		if err := s.Store.Delete(ctx, k, rev); err != nil && !errors.Is(err, ErrConflict) {
+			return false, err
 		}
-		if err := s.Store.Resume(ctx, s.JS, r, rev); err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		n++
+		return false, nil
+	default:
+		return false, nil
 	}
-	return n, errors.Join(errs...)
+	if err := s.Store.Resume(ctx, s.JS, r, rev); err != nil {
+		return false, err
+	}
+	return true, nil
+}
+
+// settleMalformed replaces a malformed record whose waiting envelope is
+// intact by a record denied by toolgate, and resumes the call; a record with
+// no usable envelope names no call that could be settled, and is left as
+// it is (Get already told OnMalformed).
+func (s *Sweeper) settleMalformed(ctx context.Context, k string, rev uint64, why error, now time.Time) (bool, error) {
+	ent, err := s.Store.kv.Get(ctx, k)
+	if err != nil || ent.Revision() != rev {
+		return false, nil // changed or gone meanwhile: the next sweep looks again
+	}
+	e, ok := Salvage(k, ent.Value())
+	if !ok {
+		return false, nil
+	}
+	nr, err := NewRecord(e, "its approval record was malformed", 0, now)
+	if err != nil {
+		return false, nil
+	}
+	d := nr.Decided(Denied, "toolgate", "the approval record of this call was malformed ("+why.Error()+"), so no decision can be read from it; ask for the call again", now)
+	nrev, err := s.Store.Update(ctx, d, rev)
+	if errors.Is(err, ErrConflict) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	if err := s.Store.Resume(ctx, s.JS, d, nrev); err != nil {
+		return false, err
+	}
+	return true, nil
 }

@@ -14,7 +14,9 @@ import (
 
 // Approvals is what the policy gate needs of the approvals bucket
 // (*approval.Store). Create fails with approval.ErrExists, Update with
-// approval.ErrConflict when the record changed since it was read.
+// approval.ErrConflict when the record changed since it was read; Get fails
+// with approval.ErrMalformed (and the record's revision) for a record that
+// cannot be trusted.
 type Approvals interface {
 	Get(ctx context.Context, callID string) (approval.Record, uint64, error)
 	Create(ctx context.Context, r approval.Record) (uint64, error)
@@ -40,6 +42,9 @@ func (p *Policy) await(ctx context.Context, e call.Envelope, why string) ([]call
 	switch {
 	case errors.Is(err, approval.ErrNotFound):
 		rev = 0
+	case errors.Is(err, approval.ErrMalformed) && rev != 0:
+		// Nothing in it is trusted, least of all a decision: replace it.
+		e.Note("the call's earlier approval record was malformed (" + err.Error() + "): a new approval is required")
 	case err != nil:
 		return nil, worker.Transient("approvals_store", 0, err)
 	case rec.Matches(e.ToolName, e.Arguments):
@@ -80,6 +85,13 @@ func (p *Policy) resume(ctx context.Context, e call.Envelope, t *tool.Compiled, 
 	switch {
 	case errors.Is(err, approval.ErrNotFound):
 		return nil, nil
+	case errors.Is(err, approval.ErrMalformed):
+		// The call would wait forever for a decision nobody can read: it
+		// ends denied, recorded, and nothing runs.
+		if err := e.Move(streams.Policy, call.ApprovalDenied, p.Now(), "the approval record of this call is malformed, so no decision can be read from it ("+err.Error()+"); send the call again to ask for a new approval"); err != nil {
+			return nil, err
+		}
+		return []call.Envelope{e}, nil
 	case err != nil:
 		return nil, worker.Transient("approvals_store", 0, err)
 	case !rec.Matches(e.ToolName, e.Arguments), rec.State == approval.Pending:

@@ -41,14 +41,26 @@ func approvals(args []string) error {
 		}
 		tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "CALL\tTOOL\tSTATE\tARGS HASH\tEXPIRES\tWHY")
+		bad := 0
 		for _, k := range keys {
 			r, _, err := store.Get(ctx, k)
+			if errors.Is(err, approval.ErrMalformed) {
+				bad++
+				fmt.Fprintf(os.Stderr, "approvals: skipped: %v\n", err)
+				continue
+			}
 			if err != nil || (!*all && r.State != approval.Pending) {
 				continue
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", r.CallID, r.Tool, r.State, r.ArgsHash[:16], r.ExpiresAt.Local().Format(time.DateTime), r.Why)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", r.CallID, r.Tool, r.State, approval.ShortHash(r.ArgsHash), r.ExpiresAt.Local().Format(time.DateTime), r.Why)
 		}
-		return tw.Flush()
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+		if bad > 0 {
+			fmt.Fprintf(os.Stderr, "approvals: %d malformed record(s) skipped; the policy stage's sweeper denies those whose waiting call it can still read\n", bad)
+		}
+		return nil
 	case "show":
 		if fs.NArg() != 1 {
 			return errors.New("approvals show: want one call id")

@@ -65,6 +65,6 @@ func decide(cmd string, state approval.State, args []string) error {
 		// The decision is recorded; the policy stage's sweeper resends it.
 		return fmt.Errorf("%s: %s recorded, but the call could not be sent on (%w); the policy stage will resend it", cmd, rec.State, err)
 	}
-	fmt.Printf("%s %s: %s (arguments %s) by %s\n", rec.CallID, rec.State, rec.Tool, rec.ArgsHash[:16], rec.By)
+	fmt.Printf("%s %s: %s (arguments %s) by %s\n", rec.CallID, rec.State, rec.Tool, approval.ShortHash(rec.ArgsHash), rec.By)
 	return nil
 }
