@@ -1,12 +1,10 @@
 package provider
 
 import (
-	"encoding/json"
+	"encoding/json/jsontext"
 	"errors"
 	"fmt"
 	"strings"
-
-	"github.com/toolgate/toolgate/pkg/canon"
 )
 
 // Anthropic Messages API. Client calls are tool_use blocks. server_tool_use
@@ -16,11 +14,11 @@ import (
 // its code already made): Anthropic's reasons are precise.
 
 type anthBlock struct {
-	Type  string          `json:"type"`
-	ID    string          `json:"id"`
-	Name  string          `json:"name"`
-	Input json.RawMessage `json:"input"`
-	Text  string          `json:"text"`
+	Type  string         `json:"type"`
+	ID    string         `json:"id"`
+	Name  string         `json:"name"`
+	Input jsontext.Value `json:"input"`
+	Text  wireString     `json:"text"`
 }
 
 type anthUsage struct {
@@ -28,13 +26,13 @@ type anthUsage struct {
 }
 
 type anthMessage struct {
-	Type       string          `json:"type"`
-	ID         string          `json:"id"`
-	Model      string          `json:"model"`
-	Content    []anthBlock     `json:"content"`
-	StopReason *string         `json:"stop_reason"`
-	Usage      *anthUsage      `json:"usage"`
-	Error      json.RawMessage `json:"error"`
+	Type       string         `json:"type"`
+	ID         string         `json:"id"`
+	Model      string         `json:"model"`
+	Content    []anthBlock    `json:"content"`
+	StopReason *string        `json:"stop_reason"`
+	Usage      *anthUsage     `json:"usage"`
+	Error      jsontext.Value `json:"error"`
 }
 
 type anthEventBody struct {
@@ -43,21 +41,21 @@ type anthEventBody struct {
 	Index        int          `json:"index"`
 	ContentBlock *anthBlock   `json:"content_block"`
 	Delta        *struct {
-		Type        string          `json:"type"`
-		Text        string          `json:"text"`
-		PartialJSON json.RawMessage `json:"partial_json"`
-		StopReason  *string         `json:"stop_reason"`
+		Type        string         `json:"type"`
+		Text        wireString     `json:"text"`
+		PartialJSON jsontext.Value `json:"partial_json"`
+		StopReason  *string        `json:"stop_reason"`
 	} `json:"delta"`
-	Usage *anthUsage      `json:"usage"`
-	Error json.RawMessage `json:"error"`
+	Usage *anthUsage     `json:"usage"`
+	Error jsontext.Value `json:"error"`
 }
 
 var errAnthShape = errors.New("provider: anthropic: not a Messages API response: expected content, stop_reason or error")
 
 func anthWhole(body []byte, s *state) error {
 	var m anthMessage
-	if err := json.Unmarshal(body, &m); err != nil {
-		return fmt.Errorf("provider: anthropic: %w", err)
+	if err := unmarshal(Anthropic, body, &m); err != nil {
+		return err
 	}
 	if e := decodeError(m.Error); e != nil {
 		s.setError(e)
@@ -95,13 +93,13 @@ func (s *state) anthMessage(m *anthMessage) error {
 func (s *state) anthBlock(index int, b *anthBlock) (*callBuf, error) {
 	switch b.Type {
 	case "text":
-		s.text.WriteString(b.Text)
+		s.text.WriteString(string(b.Text))
 	case "tool_use":
 		c := s.newCall(index)
 		c.id, c.name = b.ID, b.Name
 		c.startInput = []byte("{}")
 		if len(b.Input) > 0 && string(b.Input) != "null" {
-			obj, err := canon.JSON(b.Input)
+			obj, err := objectArgs(b.Input)
 			if err != nil {
 				return nil, fmt.Errorf("provider: anthropic: tool_use %s input: %w", b.Name, err)
 			}
@@ -114,8 +112,8 @@ func (s *state) anthBlock(index int, b *anthBlock) (*callBuf, error) {
 
 func anthEvent(ev []byte, s *state) error {
 	var e anthEventBody
-	if err := json.Unmarshal(ev, &e); err != nil {
-		return fmt.Errorf("provider: anthropic: %w", err)
+	if err := unmarshal(Anthropic, ev, &e); err != nil {
+		return err
 	}
 	if e.Type != "ping" && e.Type != "error" && !strings.HasPrefix(e.Type, "message_") && !strings.HasPrefix(e.Type, "content_block_") {
 		// Unknown message_* and content_block_* events are new features and are ignored.
@@ -149,7 +147,7 @@ func anthEvent(ev []byte, s *state) error {
 		}
 		switch e.Delta.Type {
 		case "text_delta":
-			s.text.WriteString(e.Delta.Text)
+			s.text.WriteString(string(e.Delta.Text))
 		case "input_json_delta":
 			// Deltas of server_tool_use blocks have no call and are dropped.
 			c := s.chatByIndex[e.Index]

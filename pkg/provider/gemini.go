@@ -2,11 +2,9 @@ package provider
 
 import (
 	"bytes"
-	"encoding/json"
+	"encoding/json/jsontext"
 	"errors"
 	"fmt"
-
-	"github.com/toolgate/toolgate/pkg/canon"
 )
 
 // Gemini generateContent / streamGenerateContent (AI Studio and Vertex AI).
@@ -17,15 +15,15 @@ import (
 // Only candidate 0 is read. Thought parts are not visible text.
 
 type gemFunctionCall struct {
-	ID           string          `json:"id"`
-	Name         string          `json:"name"`
-	Args         json.RawMessage `json:"args"`
-	PartialArgs  []partialArg    `json:"partialArgs"`
-	WillContinue bool            `json:"willContinue"`
+	ID           string         `json:"id"`
+	Name         string         `json:"name"`
+	Args         jsontext.Value `json:"args"`
+	PartialArgs  []partialArg   `json:"partialArgs"`
+	WillContinue bool           `json:"willContinue"`
 }
 
 type gemPart struct {
-	Text         *string          `json:"text"`
+	Text         *wireString      `json:"text"`
 	Thought      bool             `json:"thought"`
 	FunctionCall *gemFunctionCall `json:"functionCall"`
 }
@@ -35,7 +33,7 @@ type gemCandidate struct {
 	Content *struct {
 		Parts []gemPart `json:"parts"`
 	} `json:"content"`
-	FinishReason json.RawMessage `json:"finishReason"`
+	FinishReason jsontext.Value `json:"finishReason"`
 }
 
 type gemChunk struct {
@@ -49,7 +47,7 @@ type gemChunk struct {
 	PromptFeedback *struct {
 		BlockReason string `json:"blockReason"`
 	} `json:"promptFeedback"`
-	Error json.RawMessage `json:"error"`
+	Error jsontext.Value `json:"error"`
 }
 
 var errGemShape = errors.New("provider: gemini: not a generateContent response: expected candidates, usageMetadata, promptFeedback or error")
@@ -59,9 +57,9 @@ var errGemShape = errors.New("provider: gemini: not a generateContent response: 
 func gemWhole(body []byte, s *state) error {
 	body = bytes.TrimSpace(body)
 	if len(body) > 0 && body[0] == '[' {
-		var chunks []json.RawMessage
-		if err := json.Unmarshal(body, &chunks); err != nil {
-			return fmt.Errorf("provider: gemini: %w", err)
+		var chunks []jsontext.Value
+		if err := unmarshal(Gemini, body, &chunks); err != nil {
+			return err
 		}
 		if len(chunks) == 0 {
 			return errors.New("provider: gemini: empty chunk array")
@@ -78,8 +76,8 @@ func gemWhole(body []byte, s *state) error {
 
 func gemEvent(ev []byte, s *state) error {
 	var c gemChunk
-	if err := json.Unmarshal(ev, &c); err != nil {
-		return fmt.Errorf("provider: gemini: %w", err)
+	if err := unmarshal(Gemini, ev, &c); err != nil {
+		return err
 	}
 	if c.Candidates == nil && c.UsageMetadata == nil && c.PromptFeedback == nil && len(c.Error) == 0 {
 		return errGemShape
@@ -139,7 +137,7 @@ func gemFirst(cs []gemCandidate) *gemCandidate {
 
 func (s *state) gemPart(p *gemPart) error {
 	if p.Text != nil && !p.Thought {
-		s.text.WriteString(*p.Text)
+		s.text.WriteString(string(*p.Text))
 	}
 	fc := p.FunctionCall
 	if fc == nil {
@@ -154,7 +152,7 @@ func (s *state) gemPart(p *gemPart) error {
 		c.id, c.name, c.object = fc.ID, fc.Name, true
 		c.args = []byte("{}")
 		if len(fc.Args) > 0 && string(fc.Args) != "null" {
-			obj, err := canon.JSON(fc.Args)
+			obj, err := objectArgs(fc.Args)
 			if err != nil {
 				return fmt.Errorf("provider: gemini: functionCall %s args: %w", fc.Name, err)
 			}

@@ -2,6 +2,8 @@ package provider
 
 import (
 	"encoding/json"
+	"encoding/json/jsontext"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -12,12 +14,12 @@ import (
 // partialArg is one Vertex AI streamed argument fragment: a value at a JSON
 // path. A string value continues the string already at that path.
 type partialArg struct {
-	JSONPath     string          `json:"jsonPath"`
-	StringValue  *string         `json:"stringValue"`
-	NumberValue  json.RawMessage `json:"numberValue"`
-	BoolValue    *bool           `json:"boolValue"`
-	NullValue    json.RawMessage `json:"nullValue"`
-	WillContinue bool            `json:"willContinue"`
+	JSONPath     string         `json:"jsonPath"`
+	StringValue  *wireString    `json:"stringValue"`
+	NumberValue  jsontext.Value `json:"numberValue"`
+	BoolValue    *bool          `json:"boolValue"`
+	NullValue    jsontext.Value `json:"nullValue"`
+	WillContinue bool           `json:"willContinue"`
 }
 
 // partialArgs assembles partialArg fragments into one object.
@@ -31,13 +33,13 @@ func (p *partialArgs) apply(a partialArg) error {
 	appendStr := false
 	switch {
 	case a.StringValue != nil:
-		v, appendStr = *a.StringValue, true
+		v, appendStr = string(*a.StringValue), true
 		p.bytes += len(*a.StringValue)
 	case len(a.NumberValue) > 0:
-		var n json.Number
-		if err := json.Unmarshal(a.NumberValue, &n); err != nil {
-			return fmt.Errorf("provider: gemini: partialArgs %s numberValue: %w", a.JSONPath, err)
+		if a.NumberValue.Kind() != '0' {
+			return fmt.Errorf("provider: gemini: partialArgs %s numberValue is not a number", a.JSONPath)
 		}
+		n := json.Number(a.NumberValue)
 		v = n
 		p.bytes += len(n)
 	case a.BoolValue != nil:
@@ -63,11 +65,18 @@ func (p *partialArgs) apply(a partialArg) error {
 	return nil
 }
 
+// canonical is the object's canonical JSON. A string that is not UTF-8 once
+// its fragments are joined is written with its bytes as they are
+// (canon.Exact), so the parse gate refuses the call with the offset instead
+// of executing U+FFFD the model never wrote.
 func (p *partialArgs) canonical() []byte {
 	if p.root == nil {
 		return []byte("{}")
 	}
 	b, err := canon.Value(p.root)
+	if errors.Is(err, canon.ErrInvalidUTF8) {
+		b, err = canon.Exact(p.root)
+	}
 	if err != nil { // values are strings, json.Numbers, bools and nil only
 		return []byte("{}")
 	}

@@ -1,7 +1,7 @@
 package provider
 
 import (
-	"encoding/json"
+	"encoding/json/jsontext"
 	"errors"
 	"fmt"
 )
@@ -15,19 +15,19 @@ import (
 type ollamaLine struct {
 	Model   string `json:"model"`
 	Message *struct {
-		Content   string `json:"content"`
+		Content   wireString `json:"content"`
 		ToolCalls []struct {
 			ID       string `json:"id"`
 			Function struct {
-				Name      string          `json:"name"`
-				Arguments json.RawMessage `json:"arguments"`
+				Name      string         `json:"name"`
+				Arguments jsontext.Value `json:"arguments"`
 			} `json:"function"`
 		} `json:"tool_calls"`
 	} `json:"message"`
-	Done       *bool           `json:"done"`
-	DoneReason string          `json:"done_reason"`
-	EvalCount  int             `json:"eval_count"`
-	Error      json.RawMessage `json:"error"`
+	Done       *bool          `json:"done"`
+	DoneReason string         `json:"done_reason"`
+	EvalCount  int            `json:"eval_count"`
+	Error      jsontext.Value `json:"error"`
 }
 
 var errOllamaShape = errors.New("provider: ollama: not an /api/chat response: expected message, done or error")
@@ -36,8 +36,8 @@ func ollamaWhole(body []byte, s *state) error { return ollamaEvent(body, s) }
 
 func ollamaEvent(ev []byte, s *state) error {
 	var l ollamaLine
-	if err := json.Unmarshal(ev, &l); err != nil {
-		return fmt.Errorf("provider: ollama: %w", err)
+	if err := unmarshal(Ollama, ev, &l); err != nil {
+		return err
 	}
 	if l.Message == nil && l.Done == nil && len(l.Error) == 0 {
 		return errOllamaShape
@@ -60,7 +60,7 @@ func ollamaEvent(ev []byte, s *state) error {
 		return nil
 	}
 	if m := l.Message; m != nil {
-		s.text.WriteString(m.Content)
+		s.text.WriteString(string(m.Content))
 		for _, tc := range m.ToolCalls {
 			c := s.newCall(len(s.calls))
 			c.id, c.name = tc.ID, tc.Function.Name

@@ -2,11 +2,9 @@ package provider
 
 import (
 	"bytes"
-	"encoding/json"
+	"encoding/json/jsontext"
 	"errors"
 	"fmt"
-
-	"github.com/toolgate/toolgate/pkg/canon"
 )
 
 // OpenAI Chat Completions and the OpenAI-compatible servers (Groq, DeepSeek,
@@ -14,8 +12,8 @@ import (
 // Only choice 0 is read: a tool-calling request asks for one choice.
 
 type chatFunction struct {
-	Name      string          `json:"name"`
-	Arguments json.RawMessage `json:"arguments"` // a string; some servers send an object
+	Name      string         `json:"name"`
+	Arguments jsontext.Value `json:"arguments"` // a string; some servers send an object
 }
 
 type chatToolCall struct {
@@ -25,9 +23,9 @@ type chatToolCall struct {
 }
 
 type chatMessage struct {
-	Content   json.RawMessage `json:"content"`
-	Refusal   *string         `json:"refusal"`
-	ToolCalls []chatToolCall  `json:"tool_calls"`
+	Content   jsontext.Value `json:"content"`
+	Refusal   *string        `json:"refusal"`
+	ToolCalls []chatToolCall `json:"tool_calls"`
 }
 
 type chatChoice struct {
@@ -38,11 +36,11 @@ type chatChoice struct {
 }
 
 type chatBody struct {
-	ID      string          `json:"id"`
-	Model   string          `json:"model"`
-	Choices []chatChoice    `json:"choices"`
-	Usage   *chatUsage      `json:"usage"`
-	Error   json.RawMessage `json:"error"`
+	ID      string         `json:"id"`
+	Model   string         `json:"model"`
+	Choices []chatChoice   `json:"choices"`
+	Usage   *chatUsage     `json:"usage"`
+	Error   jsontext.Value `json:"error"`
 }
 
 type chatUsage struct {
@@ -55,10 +53,8 @@ var doneSentinel = []byte("[DONE]")
 
 func decodeChat(b []byte) (chatBody, error) {
 	var c chatBody
-	if err := json.Unmarshal(b, &c); err != nil {
-		return c, fmt.Errorf("provider: openai-chat: %w", err)
-	}
-	return c, nil
+	err := unmarshal(OpenAIChat, b, &c)
+	return c, err
 }
 
 func (c *chatBody) common(s *state) bool {
@@ -197,7 +193,7 @@ func (s *state) chatDelta(tc chatToolCall) error {
 
 // argsKind accepts arguments given as a JSON string, an object, null or
 // nothing; anything else is not a tool call's arguments.
-func argsKind(raw json.RawMessage) error {
+func argsKind(raw jsontext.Value) error {
 	if len(raw) == 0 || raw[0] == '"' || raw[0] == '{' || string(raw) == "null" {
 		return nil
 	}
@@ -206,7 +202,7 @@ func argsKind(raw json.RawMessage) error {
 
 // addChatArgs appends an arguments fragment: a JSON string is appended as
 // text; an object (non-standard servers) is kept as canonical JSON.
-func (c *callBuf) addChatArgs(raw json.RawMessage) error {
+func (c *callBuf) addChatArgs(raw jsontext.Value) error {
 	if len(raw) == 0 || string(raw) == "null" {
 		return nil
 	}
@@ -221,7 +217,7 @@ func (c *callBuf) addChatArgs(raw json.RawMessage) error {
 	if err := argsKind(raw); err != nil {
 		return err
 	}
-	obj, err := canon.JSON(raw)
+	obj, err := objectArgs(raw)
 	if err != nil {
 		return fmt.Errorf("provider: arguments object: %w", err)
 	}
@@ -239,27 +235,26 @@ func firstChoice(cs []chatChoice) *chatChoice {
 }
 
 // contentText reads message content given as a string or as an array of
-// parts with text.
-func contentText(raw json.RawMessage) string {
+// parts with text, byte for byte (wireString).
+func contentText(raw jsontext.Value) string {
 	if len(raw) == 0 || raw[0] == 'n' {
 		return ""
 	}
 	if raw[0] == '"' {
-		var s string
-		_ = json.Unmarshal(raw, &s)
-		return s
+		s, _ := appendJSONString(nil, raw)
+		return string(s)
 	}
 	var parts []struct {
-		Type string `json:"type"`
-		Text string `json:"text"`
+		Type string     `json:"type"`
+		Text wireString `json:"text"`
 	}
-	if json.Unmarshal(raw, &parts) != nil {
+	if unmarshal(OpenAIChat, raw, &parts) != nil {
 		return ""
 	}
 	var b bytes.Buffer
 	for _, p := range parts {
 		if p.Type == "" || p.Type == "text" || p.Type == "output_text" {
-			b.WriteString(p.Text)
+			b.WriteString(string(p.Text))
 		}
 	}
 	return b.String()

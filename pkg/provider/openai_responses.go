@@ -1,7 +1,7 @@
 package provider
 
 import (
-	"encoding/json"
+	"encoding/json/jsontext"
 	"errors"
 	"fmt"
 	"strings"
@@ -13,19 +13,19 @@ import (
 // (web_search_call, mcp_call, tool_search, ...) are not client calls.
 
 type respContent struct {
-	Type    string `json:"type"`
-	Text    string `json:"text"`
-	Refusal string `json:"refusal"`
+	Type    string     `json:"type"`
+	Text    wireString `json:"text"`
+	Refusal string     `json:"refusal"`
 }
 
 type respItem struct {
-	Type      string          `json:"type"`
-	ID        string          `json:"id"`
-	CallID    string          `json:"call_id"`
-	Name      string          `json:"name"`
-	Arguments json.RawMessage `json:"arguments"`
-	Input     *string         `json:"input"`
-	Content   []respContent   `json:"content"`
+	Type      string         `json:"type"`
+	ID        string         `json:"id"`
+	CallID    string         `json:"call_id"`
+	Name      string         `json:"name"`
+	Arguments jsontext.Value `json:"arguments"`
+	Input     *wireString    `json:"input"` // a free-text tool's arguments
+	Content   []respContent  `json:"content"`
 }
 
 type respBody struct {
@@ -40,30 +40,30 @@ type respBody struct {
 	Usage  *struct {
 		OutputTokens int `json:"output_tokens"`
 	} `json:"usage"`
-	Error json.RawMessage `json:"error"`
+	Error jsontext.Value `json:"error"`
 }
 
 type respEventBody struct {
-	Type        string          `json:"type"`
-	Response    *respBody       `json:"response"`
-	Item        *respItem       `json:"item"`
-	ItemID      string          `json:"item_id"`
-	OutputIndex int             `json:"output_index"`
-	Delta       json.RawMessage `json:"delta"`
-	Arguments   json.RawMessage `json:"arguments"`
-	Input       *string         `json:"input"`
+	Type        string         `json:"type"`
+	Response    *respBody      `json:"response"`
+	Item        *respItem      `json:"item"`
+	ItemID      string         `json:"item_id"`
+	OutputIndex int            `json:"output_index"`
+	Delta       jsontext.Value `json:"delta"`
+	Arguments   jsontext.Value `json:"arguments"`
+	Input       *wireString    `json:"input"`
 	// error event fields
-	Code    json.RawMessage `json:"code"`
-	Message string          `json:"message"`
-	Error   json.RawMessage `json:"error"`
+	Code    jsontext.Value `json:"code"`
+	Message string         `json:"message"`
+	Error   jsontext.Value `json:"error"`
 }
 
 var errRespShape = errors.New("provider: openai-responses: not a Responses API object: expected output, status or error")
 
 func respWhole(body []byte, s *state) error {
 	var r respBody
-	if err := json.Unmarshal(body, &r); err != nil {
-		return fmt.Errorf("provider: openai-responses: %w", err)
+	if err := unmarshal(OpenAIResponses, body, &r); err != nil {
+		return err
 	}
 	if r.Output == nil && r.Status == "" && len(r.Error) == 0 {
 		return errRespShape
@@ -137,7 +137,7 @@ func (s *state) respMessage(it *respItem) {
 	for _, c := range it.Content {
 		switch c.Type {
 		case "output_text":
-			s.text.WriteString(c.Text)
+			s.text.WriteString(string(c.Text))
 		case "refusal":
 			s.refusal = true
 		}
@@ -192,8 +192,8 @@ func (c *callBuf) setItemArgs(it *respItem) error {
 
 func respEvent(ev []byte, s *state) error {
 	var e respEventBody
-	if err := json.Unmarshal(ev, &e); err != nil {
-		return fmt.Errorf("provider: openai-responses: %w", err)
+	if err := unmarshal(OpenAIResponses, ev, &e); err != nil {
+		return err
 	}
 	if e.Type != "error" && !strings.HasPrefix(e.Type, "response.") {
 		// Unknown response.* events are new features and are ignored.
@@ -230,11 +230,11 @@ func respEvent(ev []byte, s *state) error {
 			c.args = append(c.args[:0], *e.Input...)
 		}
 	case "response.output_text.delta":
-		var frag string
-		if err := json.Unmarshal(e.Delta, &frag); err != nil {
+		frag, err := appendJSONString(nil, e.Delta)
+		if err != nil {
 			return fmt.Errorf("provider: openai-responses: output_text delta: %w", err)
 		}
-		s.text.WriteString(frag)
+		s.text.Write(frag)
 	case "response.refusal.delta", "response.refusal.done":
 		s.refusal = true
 	case "response.completed", "response.incomplete", "response.failed":

@@ -1,7 +1,7 @@
 package provider
 
 import (
-	"encoding/json"
+	"encoding/json/jsontext"
 	"strconv"
 	"strings"
 )
@@ -97,17 +97,13 @@ func ollamaReason(w string) Reason {
 
 // scalarString renders a JSON string or number as text ("STOP", "1", "400");
 // anything else gives "".
-func scalarString(raw json.RawMessage) string {
-	if len(raw) == 0 {
-		return ""
-	}
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		return s
-	}
-	var n json.Number
-	if json.Unmarshal(raw, &n) == nil {
-		return n.String()
+func scalarString(raw jsontext.Value) string {
+	switch raw.Kind() {
+	case '"':
+		s, _ := appendJSONString(nil, raw)
+		return string(s)
+	case '0':
+		return string(raw)
 	}
 	return ""
 }
@@ -115,25 +111,25 @@ func scalarString(raw json.RawMessage) string {
 // decodeError reads a provider error value: an object with message/type/
 // code/status/failed_generation, or a bare string (Ollama). It returns nil
 // for null or absent.
-func decodeError(raw json.RawMessage) *Error {
+func decodeError(raw jsontext.Value) *Error {
 	if len(raw) == 0 || string(raw) == "null" {
 		return nil
 	}
-	var msg string
-	if json.Unmarshal(raw, &msg) == nil {
-		return &Error{Message: msg}
+	if raw.Kind() == '"' {
+		return &Error{Message: scalarString(raw)}
 	}
 	var e struct {
-		Type             string          `json:"type"`
-		Code             json.RawMessage `json:"code"`
-		Status           string          `json:"status"`
-		Message          string          `json:"message"`
-		FailedGeneration string          `json:"failed_generation"`
+		Type    string         `json:"type"`
+		Code    jsontext.Value `json:"code"`
+		Status  string         `json:"status"`
+		Message wireString     `json:"message"`
+		// the model's own rejected output: recovery reads it byte for byte
+		FailedGeneration wireString `json:"failed_generation"`
 	}
-	if json.Unmarshal(raw, &e) != nil {
+	if unmarshal("error", raw, &e) != nil {
 		return &Error{Message: strings.TrimSpace(string(raw))}
 	}
-	out := &Error{Type: e.Type, Code: scalarString(e.Code), Message: e.Message, FailedGeneration: e.FailedGeneration}
+	out := &Error{Type: e.Type, Code: scalarString(e.Code), Message: string(e.Message), FailedGeneration: string(e.FailedGeneration)}
 	if out.Type == "" {
 		out.Type = e.Status
 	}
