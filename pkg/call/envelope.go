@@ -3,10 +3,12 @@
 package call
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
+	"unicode/utf8"
 )
 
 // Source says how a call was found.
@@ -46,7 +48,8 @@ type Step struct {
 	Note   string    `json:"note,omitempty"`
 }
 
-// Repair is the evidence of one repair attempt.
+// Repair is the evidence of one repair attempt. Its JSON keeps RawArguments
+// exact the way Envelope's does (raw_arguments_b64).
 type Repair struct {
 	Attempt      int       `json:"attempt"`
 	Failure      Status    `json:"failure"`
@@ -59,6 +62,11 @@ type Repair struct {
 // Envelope is one proposed tool call and everything the gates learned about
 // it. It carries the seed's ToolCallRecord fields plus provenance, batch,
 // request context and history. It is the message body between gates.
+//
+// Its JSON keeps RawArguments and Text byte for byte: a value that is not
+// valid UTF-8 (encoding/json would write U+FFFD) is also written as base64
+// in raw_arguments_b64 / text_b64, which decoding prefers, so the parse gate
+// and every dead letter see the bytes the provider sent.
 type Envelope struct {
 	CallID         string          `json:"call_id"`
 	ResponseID     string          `json:"response_id"`
@@ -164,6 +172,76 @@ func (e *Envelope) Attempt() int { return e.RepairAttempts }
 
 // Marshal encodes the envelope.
 func (e *Envelope) Marshal() ([]byte, error) { return json.Marshal(e) }
+
+// envelopeFields and repairFields have the fields and none of the methods.
+type (
+	envelopeFields Envelope
+	repairFields   Repair
+)
+
+type envelopeJSON struct {
+	*envelopeFields
+	RawArgumentsB64 string `json:"raw_arguments_b64,omitempty"`
+	TextB64         string `json:"text_b64,omitempty"`
+}
+
+type repairJSON struct {
+	*repairFields
+	RawArgumentsB64 string `json:"raw_arguments_b64,omitempty"`
+}
+
+// MarshalJSON implements json.Marshaler; see Envelope.
+func (e Envelope) MarshalJSON() ([]byte, error) {
+	f := envelopeFields(e)
+	return json.Marshal(envelopeJSON{&f, exactB64(e.RawArguments), exactB64(e.Text)})
+}
+
+// UnmarshalJSON implements json.Unmarshaler; see Envelope.
+func (e *Envelope) UnmarshalJSON(data []byte) error {
+	w := envelopeJSON{envelopeFields: (*envelopeFields)(e)}
+	if err := json.Unmarshal(data, &w); err != nil {
+		return err
+	}
+	if err := fromB64(&e.RawArguments, w.RawArgumentsB64, "raw_arguments_b64"); err != nil {
+		return err
+	}
+	return fromB64(&e.Text, w.TextB64, "text_b64")
+}
+
+// MarshalJSON implements json.Marshaler; see Repair.
+func (r Repair) MarshalJSON() ([]byte, error) {
+	f := repairFields(r)
+	return json.Marshal(repairJSON{&f, exactB64(r.RawArguments)})
+}
+
+// UnmarshalJSON implements json.Unmarshaler; see Repair.
+func (r *Repair) UnmarshalJSON(data []byte) error {
+	w := repairJSON{repairFields: (*repairFields)(r)}
+	if err := json.Unmarshal(data, &w); err != nil {
+		return err
+	}
+	return fromB64(&r.RawArguments, w.RawArgumentsB64, "raw_arguments_b64")
+}
+
+// exactB64 is s in base64 when JSON cannot carry it as it is, else "".
+func exactB64(s string) string {
+	if utf8.ValidString(s) {
+		return ""
+	}
+	return base64.StdEncoding.EncodeToString([]byte(s))
+}
+
+func fromB64(dst *string, b64, field string) error {
+	if b64 == "" {
+		return nil
+	}
+	b, err := base64.StdEncoding.DecodeString(b64)
+	if err != nil {
+		return fmt.Errorf("call: %s is not base64 (the exact bytes of a value that is not UTF-8): %w", field, err)
+	}
+	*dst = string(b)
+	return nil
+}
 
 // Unmarshal decodes an envelope and checks the fields every gate relies on.
 func Unmarshal(data []byte) (Envelope, error) {
