@@ -45,3 +45,11 @@ fmt:
 
 clean:
 	rm -rf $(BIN) .toolgate
+
+# toolgate up under a memory cap (RLIMIT_AS, default 4 GiB): valid calls
+# before and during a bounded mix of issue 13's hostile inputs; fails on a
+# crash, a lost valid call or a hostile input without a recorded outcome.
+# HOSTILE_ARGS="--duration 20s --rate 50 --mem-cap 2GiB --keep".
+.PHONY: hostile
+hostile:
+	$(GO) run ./services/toolgate chaos --hostile $(HOSTILE_ARGS)

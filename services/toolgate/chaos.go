@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -27,7 +28,23 @@ func chaosCmd(args []string) error {
 	settle := fs.Duration("settle", 3*time.Minute, "bound on the wait for every outcome after the load")
 	seed := fs.Uint64("seed", 0, "kill order; 0: from the clock")
 	keep := fs.Bool("keep", false, "keep the work directory (stores and each stage's log)")
+	hostile := fs.Bool("hostile", false, "the hostile soak instead: toolgate up under a memory cap, valid calls at --rate for --duration, then again while issue 13's hostile inputs are published")
+	duration := fs.Duration("duration", 10*time.Second, "--hostile: valid load per phase (baseline, attack)")
+	memCap := fs.String("mem-cap", "4GiB", "--hostile: the address-space cap of toolgate up (RLIMIT_AS), e.g. 4GiB, 512MiB")
+	inputs := fs.String("inputs", "", "--hostile: comma-separated hostile inputs to publish; empty: all ("+strings.Join(chaos.HostileInputs(), ", ")+")")
 	fs.Parse(args)
+	if *hostile {
+		set := map[string]bool{}
+		fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+		cfg := chaos.HostileConfig{Duration: *duration}
+		if set["rate"] {
+			cfg.Rate = *rate
+		}
+		if set["settle"] {
+			cfg.Settle = *settle
+		}
+		return hostileCmd(cfg, *memCap, *inputs, *keep)
+	}
 
 	dir, err := os.MkdirTemp("", "toolgate-chaos-")
 	if err != nil {
