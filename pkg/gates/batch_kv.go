@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 
@@ -18,9 +17,20 @@ import (
 )
 
 // BatchKV keeps batch marks and decisions in the toolgate_batches bucket.
+// Every record it reads is checked (batch_record.go): a malformed mark or
+// decision aborts its batch, never runs it and never stalls it.
 type BatchKV struct {
 	KV  jetstream.KeyValue
 	Now Clock
+	// Malformed, when set, is told of every malformed record read (log it,
+	// count it).
+	Malformed func(key string, err error)
+}
+
+func (k *BatchKV) malformed(key string, err error) {
+	if k.Malformed != nil {
+		k.Malformed(key, err)
+	}
 }
 
 // Tools implements Batches.
@@ -34,6 +44,7 @@ func (k *BatchKV) Tools(ctx context.Context, b call.Batch) (map[int]string, erro
 		if err != nil {
 			return nil, fmt.Errorf("gates: batch %s: %w", b.ID, err)
 		}
+		// The tool as the model named it: any bytes, only ever looked up.
 		out[i] = string(e.Value())
 	}
 	return out, nil
@@ -55,7 +66,7 @@ func (k *BatchKV) Await(ctx context.Context, b call.Batch, callID string, wait, 
 		return Decision{}, false, fmt.Errorf("gates: batch %s: watch: %w", b.ID, err)
 	}
 	defer w.Stop()
-	st := batchState{id: b.ID, size: b.Size, passed: map[int]time.Time{}, failed: map[int]pipeline.FailMark{}}
+	st := batchState{id: b.ID, size: b.Size, passed: map[int]time.Time{}, failed: map[int]pipeline.FailMark{}, malformed: k.malformed}
 	live := false
 	for {
 		select {
@@ -115,9 +126,10 @@ func (k *BatchKV) decision(ctx context.Context, id string) (Decision, bool, erro
 	if err != nil {
 		return Decision{}, false, fmt.Errorf("gates: batch %s: %w", id, err)
 	}
-	var d Decision
-	if err := json.Unmarshal(e.Value(), &d); err != nil {
-		return Decision{}, false, fmt.Errorf("gates: batch %s: decision: %w", id, err)
+	d, err := DecodeDecision(e.Value())
+	if err != nil {
+		k.malformed(e.Key(), err)
+		return malformedDecision(e.Key(), err), true, nil
 	}
 	return d, true, nil
 }
@@ -128,36 +140,60 @@ type batchState struct {
 	size     int
 	passed   map[int]time.Time
 	failed   map[int]pipeline.FailMark
+	bad      string // the first malformed record seen: the batch aborts
 	decision *Decision
+
+	malformed func(key string, err error)
 }
 
+// add takes in one entry of the batch's watch. A malformed entry, or one
+// that panics, makes the batch abort; a key toolgate never writes (another
+// kind, an index outside the batch) is told and ignored.
 func (s *batchState) add(en jetstream.KeyValueEntry) {
+	defer func() {
+		if p := recover(); p != nil {
+			s.bad = fmt.Sprintf("record %s could not be read (%v)", en.Key(), p)
+		}
+	}()
 	if en.Operation() != jetstream.KeyValuePut {
 		return
 	}
-	parts := strings.Split(en.Key(), ".")
-	if len(parts) == 2 && parts[1] == "decision" {
-		var d Decision
-		if json.Unmarshal(en.Value(), &d) == nil {
-			s.decision = &d
+	kind, i, err := parseBatchKey(s.id, s.size, en.Key())
+	if err != nil {
+		if s.malformed != nil {
+			s.malformed(en.Key(), err)
 		}
 		return
 	}
-	if len(parts) != 3 {
-		return
+	fail := func(err error) {
+		if s.malformed != nil {
+			s.malformed(en.Key(), err)
+		}
+		if s.bad == "" {
+			s.bad = fmt.Sprintf("record %s is malformed (%v)", en.Key(), err)
+		}
 	}
-	i, err := strconv.Atoi(parts[2])
-	if err != nil {
-		return
-	}
-	switch parts[1] {
+	switch kind {
+	case "decision":
+		d, err := DecodeDecision(en.Value())
+		if err != nil {
+			fail(err)
+			d = malformedDecision(en.Key(), err)
+		}
+		s.decision = &d
 	case "passed":
-		var m pipeline.PassMark
-		_ = json.Unmarshal(en.Value(), &m)
+		m, err := DecodePassMark(call.ID(s.id, i), en.Value())
+		if err != nil {
+			fail(err)
+			return
+		}
 		s.passed[i] = m.At
 	case "failed":
-		var m pipeline.FailMark
-		_ = json.Unmarshal(en.Value(), &m)
+		m, err := DecodeFailMark(call.ID(s.id, i), en.Value())
+		if err != nil {
+			fail(err)
+			return
+		}
 		s.failed[i] = m
 	}
 }
@@ -165,6 +201,9 @@ func (s *batchState) add(en jetstream.KeyValueEntry) {
 // decide returns the decision the state calls for, if any: abort on a
 // failure or a timeout, run when every call passed.
 func (s *batchState) decide(now time.Time, timeout time.Duration) (Decision, bool) {
+	if s.bad != "" {
+		return Decision{Reason: "the atomic batch's " + s.bad + "; no call of the batch was run. Send the calls again together"}, true
+	}
 	if len(s.failed) > 0 {
 		idx := make([]int, 0, len(s.failed))
 		for i := range s.failed {
