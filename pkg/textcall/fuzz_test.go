@@ -3,6 +3,7 @@ package textcall
 import (
 	"bytes"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/toolgate/toolgate/pkg/parse"
@@ -20,6 +21,8 @@ func seedTexts(f *testing.F) {
 	}
 	f.Add(`<|python_tag|>[f(a=(1, [2, {'k': None}]))]<|eom_id|>`)
 	f.Add("```tool_call\n{\"tool\": \"f\", \"args\": \"{}\"}\n```")
+	f.Add(`<tool_call>{"name": "f", "arguments": {"city": "x\ud800"}}</tool_call>`)
+	f.Add("<function=f><parameter=a>\xff</parameter></function>")
 }
 
 func FuzzRecover(f *testing.F) {
@@ -33,6 +36,12 @@ func FuzzRecover(f *testing.F) {
 			canonical, _, err := parse.Strict(c.Arguments, parse.DefaultLimits())
 			if err != nil || !bytes.Equal(canonical, c.Arguments) {
 				t.Fatalf("arguments %q are not a canonical object: %v", c.Arguments, err)
+			}
+			// Bytes are what the model wrote: no U+FFFD the text did
+			// not hold itself or as an escape.
+			had := strings.Count(text, "\uFFFD") + strings.Count(strings.ToLower(text), "ufffd")
+			if n := bytes.Count(c.Arguments, []byte("\uFFFD")); n > had {
+				t.Fatalf("arguments %q have %d U+FFFD, the text %q %d", c.Arguments, n, text, had)
 			}
 		}
 		for _, d := range discards {
