@@ -4,6 +4,7 @@
 package registry
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -19,17 +20,32 @@ import (
 
 // Registry is a live, compiled view of the tools bucket.
 type Registry struct {
-	kv    jetstream.KeyValue
-	log   zerolog.Logger
-	mu    sync.RWMutex
-	tools map[string]*tool.Compiled
-	bad   map[string]error // definitions in the bucket that do not compile
+	kv        jetstream.KeyValue
+	log       zerolog.Logger
+	malformed func(key string, err error)
+	mu        sync.RWMutex
+	tools     map[string]*tool.Compiled
+	bad       map[string]error // definitions in the bucket that do not compile
+}
+
+// Option configures Open.
+type Option func(*Registry)
+
+// OnMalformed tells fn of every definition in the bucket that cannot be
+// used (it does not decode, names another tool than its key, does not
+// compile, or panics the compiler); the registry leaves that tool out and
+// keeps serving the others.
+func OnMalformed(fn func(key string, err error)) Option {
+	return func(r *Registry) { r.malformed = fn }
 }
 
 // Open starts watching bucket kv and returns once the current definitions
 // are loaded. The watch stops when ctx is done.
-func Open(ctx context.Context, kv jetstream.KeyValue, log zerolog.Logger) (*Registry, error) {
+func Open(ctx context.Context, kv jetstream.KeyValue, log zerolog.Logger, opts ...Option) (*Registry, error) {
 	r := &Registry{kv: kv, log: log, tools: map[string]*tool.Compiled{}, bad: map[string]error{}}
+	for _, o := range opts {
+		o(r)
+	}
 	w, err := kv.WatchAll(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("registry: watch: %w", err)
@@ -66,30 +82,76 @@ func Open(ctx context.Context, kv jetstream.KeyValue, log zerolog.Logger) (*Regi
 }
 
 func (r *Registry) apply(e jetstream.KeyValueEntry) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
+	defer func() {
+		if p := recover(); p != nil { // the watch goes on with the next record
+			r.log.Error().Str("tool", e.Key()).Interface("panic", p).Msg("tool definition could not be applied")
+		}
+	}()
 	name := e.Key()
 	if e.Operation() != jetstream.KeyValuePut {
+		r.mu.Lock()
 		delete(r.tools, name)
 		delete(r.bad, name)
+		r.mu.Unlock()
 		return
 	}
-	var d tool.Definition
-	err := json.Unmarshal(e.Value(), &d)
-	var c *tool.Compiled
-	if err == nil {
-		c, err = tool.Compile(d, e.Revision())
+	c, err := compile(name, e.Value(), e.Revision())
+	r.mu.Lock()
+	if err != nil {
+		delete(r.tools, name)
+		r.bad[name] = err
+	} else {
+		delete(r.bad, name)
+		r.tools[name] = c
 	}
+	r.mu.Unlock()
 	if err != nil {
 		// Apply refuses broken definitions, so this is a bucket written by
 		// hand; the tool is unusable rather than half-usable.
 		r.log.Error().Err(err).Str("tool", name).Uint64("revision", e.Revision()).Msg("tool definition does not compile")
-		delete(r.tools, name)
-		r.bad[name] = err
-		return
+		if r.malformed != nil {
+			r.malformed(name, err)
+		}
 	}
-	delete(r.bad, name)
-	r.tools[name] = c
+}
+
+// compile decodes and compiles the definition stored under key; a panic in
+// the compiler is an error of this definition only.
+func compile(key string, data []byte, rev uint64) (c *tool.Compiled, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			c, err = nil, fmt.Errorf("registry: tool %s: compiling it panicked: %v", key, p)
+		}
+	}()
+	d, err := Decode(key, data)
+	if err != nil {
+		return nil, err
+	}
+	return tool.Compile(d, rev)
+}
+
+// Decode reads the definition stored under key: one JSON object whose name
+// is the key.
+func Decode(key string, data []byte) (tool.Definition, error) {
+	var d tool.Definition
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if err := dec.Decode(&d); err != nil {
+		return tool.Definition{}, fmt.Errorf("registry: tool %s: %w", key, err)
+	}
+	if dec.More() {
+		return tool.Definition{}, fmt.Errorf("registry: tool %s: data after the definition", key)
+	}
+	if d.Name != key {
+		return tool.Definition{}, fmt.Errorf("registry: the definition stored as tool %s names tool %q; apply it again with `toolgate tools apply`", key, clip(d.Name))
+	}
+	return d, nil
+}
+
+func clip(s string) string {
+	if len(s) > 64 {
+		return s[:64] + "..."
+	}
+	return s
 }
 
 // Lookup returns the compiled tool called name.
@@ -155,9 +217,9 @@ func Get(ctx context.Context, kv jetstream.KeyValue, name string) (tool.Definiti
 	if err != nil {
 		return tool.Definition{}, 0, fmt.Errorf("registry: tool %s: %w", name, err)
 	}
-	var d tool.Definition
-	if err := json.Unmarshal(e.Value(), &d); err != nil {
-		return d, 0, fmt.Errorf("registry: tool %s: %w", name, err)
+	d, err := Decode(name, e.Value())
+	if err != nil {
+		return d, 0, err
 	}
 	return d, e.Revision(), nil
 }
