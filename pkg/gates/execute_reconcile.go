@@ -17,10 +17,16 @@ import (
 // An executor that can say whether the call happened (execute.StatusQuerier)
 // is asked first: a known answer completes the record on behalf of the
 // claim's owner and ends the call executed or execution_failed, without
-// running it again. Anything else ends outcome_unknown.
+// running it again. Anything else ends outcome_unknown. A malformed record
+// (idem.Record.Malformed) comes here too: it may stand for a run.
 func (x *Execute) reconcile(ctx context.Context, e call.Envelope, t *tool.Compiled, existing idem.Record, retention time.Duration) ([]call.Envelope, error) {
 	why := fmt.Sprintf("a previous attempt (%s) claimed this call at %s and never recorded an answer: it may or may not have run; reconcile with the tool using idempotency key %s before replaying",
 		existing.Owner, existing.ClaimedAt.Format(time.RFC3339), existing.Key)
+	if existing.Malformed != "" {
+		// Nothing in it is trusted: not a claim, not an answer.
+		why = fmt.Sprintf("the idempotency record of this call cannot be read (%s): whether it ran is unknown, so it was not run; reconcile with the tool using idempotency key %s before replaying",
+			existing.Malformed, existing.Key)
+	}
 	q, ok := x.Executors(t).(execute.StatusQuerier)
 	if !ok {
 		return x.end(e, call.OutcomeUnknown, why)

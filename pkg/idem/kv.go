@@ -52,7 +52,7 @@ func (s *KV) Claim(ctx context.Context, rec Record, _ time.Duration) (Record, bo
 	if !found { // deleted between Create and Get: a release; try once more
 		return s.Claim(ctx, rec, 0)
 	}
-	return existing, false, nil
+	return existingFor(rec, existing), false, nil
 }
 
 // Complete implements Store.
@@ -61,7 +61,7 @@ func (s *KV) Complete(ctx context.Context, key, owner string, ok bool, result js
 	if err != nil {
 		return err
 	}
-	if !found || cur.Owner != owner || cur.State != Pending {
+	if !found || cur.Malformed != "" || cur.Owner != owner || cur.State != Pending {
 		return fmt.Errorf("idem: complete %s: %w", key, ErrNotOwner)
 	}
 	cur.State, cur.OK, cur.Result, cur.Error, cur.CompletedAt = Completed, ok, result, errText, time.Now().UTC()
@@ -81,7 +81,7 @@ func (s *KV) Release(ctx context.Context, key, owner string) error {
 	if err != nil {
 		return err
 	}
-	if !found || cur.Owner != owner || cur.State != Pending {
+	if !found || cur.Malformed != "" || cur.Owner != owner || cur.State != Pending {
 		return fmt.Errorf("idem: release %s: %w", key, ErrNotOwner)
 	}
 	if err := s.kv.Delete(ctx, key, jetstream.LastRevision(rev)); err != nil {
@@ -104,9 +104,5 @@ func (s *KV) get(ctx context.Context, key string) (Record, uint64, bool, error) 
 	if err != nil {
 		return Record{}, 0, false, fmt.Errorf("idem: kv get: %w", err)
 	}
-	var rec Record
-	if err := json.Unmarshal(e.Value(), &rec); err != nil {
-		return Record{}, 0, false, fmt.Errorf("idem: decode record %s: %w", key, err)
-	}
-	return rec, e.Revision(), true, nil
+	return Decode(key, e.Value()), e.Revision(), true, nil
 }

@@ -52,11 +52,7 @@ func (s *Redis) Claim(ctx context.Context, rec Record, retention time.Duration) 
 	case "conflict":
 		return Record{}, false, ErrConflict
 	}
-	var existing Record
-	if err := json.Unmarshal([]byte(res[1]), &existing); err != nil {
-		return Record{}, false, fmt.Errorf("idem: decode record %s: %w", rec.Key, err)
-	}
-	return existing, false, nil
+	return existingFor(rec, Decode(rec.Key, []byte(res[1]))), false, nil
 }
 
 // completeScript: KEYS[1] record; ARGV[1] owner, ARGV[2] new record json,
@@ -139,9 +135,5 @@ func (s *Redis) Get(ctx context.Context, key string) (Record, bool, error) {
 	if err != nil {
 		return Record{}, false, fmt.Errorf("idem: redis get: %w", err)
 	}
-	var rec Record
-	if err := json.Unmarshal(data, &rec); err != nil {
-		return Record{}, false, fmt.Errorf("idem: decode record %s: %w", key, err)
-	}
-	return rec, true, nil
+	return Decode(key, data), true, nil
 }

@@ -34,6 +34,9 @@ type Record struct {
 	Error       string          `json:"error,omitempty"`
 	ClaimedAt   time.Time       `json:"claimed_at"`
 	CompletedAt time.Time       `json:"completed_at,omitzero"`
+	// Malformed is set, never stored, when the stored record could not be
+	// read or did not describe its key (Decode): nothing in it is trusted.
+	Malformed string `json:"-"`
 }
 
 // LeaseLive reports whether a pending record's owner may still be running.
@@ -61,7 +64,8 @@ type Store interface {
 	// Release deletes a pending record held by owner: only when the executor
 	// is known not to have run (no responder, connection refused).
 	Release(ctx context.Context, key, owner string) error
-	// Get returns the record for key.
+	// Get returns the record for key. A stored record that cannot be read
+	// is found, as a stand-in with Malformed set (Claim's existing too).
 	Get(ctx context.Context, key string) (Record, bool, error)
 }
 
