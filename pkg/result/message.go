@@ -112,7 +112,7 @@ func geminiResponse(o Outcome) map[string]any {
 	if !o.OK {
 		return map[string]any{"error": Text(o)}
 	}
-	if o.Status == statusDryRun {
+	if _, cut := IsCut(o.Result); cut || o.Status == statusDryRun {
 		return map[string]any{"output": Text(o)}
 	}
 	trimmed := bytes.TrimSpace(o.Result)

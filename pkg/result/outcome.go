@@ -38,6 +38,7 @@ const (
 	statusSchemaInvalid       = "schema_invalid"
 	statusNoSuchTool          = "no_such_tool"
 	statusIdempotencyConflict = "idempotency_conflict"
+	statusOutputTooLarge      = "output_too_large"
 )
 
 // Outcome is what happened to one call, as the gates decided it.
@@ -61,12 +62,14 @@ type Outcome struct {
 	// needs_clarification, policy_rejected, approval_denied,
 	// approval_expired, approval_required, execution_failed,
 	// outcome_unknown, batch_aborted, transport_incomplete, truncated,
-	// invalid_json, schema_invalid, no_such_tool, idempotency_conflict.
+	// invalid_json, schema_invalid, no_such_tool, idempotency_conflict,
+	// output_too_large.
 	Status string
 	// OK is true when the call ran successfully (or passed a dry run).
 	OK bool
 	// Result is the executor's result when OK (any JSON value; text that is
-	// not JSON is passed on as a string).
+	// not JSON is passed on as a string). A cut form (see Cut) is named in
+	// the text and the message, not repeated.
 	Result json.RawMessage
 	// Errors lists the problems: schema paths, business problems, reasons.
 	Errors []string

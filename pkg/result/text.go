@@ -57,6 +57,8 @@ func Text(o Outcome) string {
 		return fmt.Sprintf("Error: the call to %s may or may not have taken effect: it is not known whether it ran.%s\nDo not call it again; it will be reconciled and the outcome reported.", tool, problems)
 	case statusBatchAborted:
 		return fmt.Sprintf("Error: the call to %s was not executed: it belongs to a batch that runs all or nothing, and another call of the batch failed, so none of the batch ran.%s\nFix the failed call and send the whole batch again.", tool, problems)
+	case statusOutputTooLarge:
+		return fmt.Sprintf("Error: the call to %s did not complete: what toolgate had to record for it is too large to store, even cut.%s\nSend smaller arguments, or ask the tool for less at a time.", tool, problems)
 	case statusIdempotencyConflict:
 		return fmt.Sprintf("Error: the call to %s was not executed: a call with the same id was already made with different arguments.%s\nCheck the result of the earlier call before calling the tool again.", tool, problems)
 	}
@@ -70,6 +72,9 @@ func Text(o Outcome) string {
 // okText is the text of a successful call: the result JSON, or a sentence
 // when there is none. A dry run says that nothing ran.
 func okText(o Outcome, tool string) string {
+	if c, cut := IsCut(o.Result); cut {
+		return cutText(o, tool, c)
+	}
 	res := resultText(o.Result)
 	if o.Status == statusDryRun {
 		msg := fmt.Sprintf("The call to %s passed every check but was not executed (dry run).", tool)
@@ -82,6 +87,16 @@ func okText(o Outcome, tool string) string {
 		return fmt.Sprintf("The call to %s was executed and returned no result.", tool)
 	}
 	return res
+}
+
+// cutText is the text of a successful call whose result was cut to fit: it
+// names the cut instead of repeating it, so the excerpt is carried once.
+func cutText(o Outcome, tool string, c Cutout) string {
+	what := "was executed"
+	if o.Status == statusDryRun {
+		what = "passed every check but was not executed (dry run)"
+	}
+	return fmt.Sprintf("The call to %s %s. Its result is %d bytes (sha256 %s), over the %d-byte limit toolgate passes on, so it was cut: the result field holds its first %d bytes. Ask the tool for less at a time (a narrower query, a page) if you need the rest.", tool, what, c.Bytes, c.SHA256, c.Limit, len(c.Excerpt))
 }
 
 // resultText returns the result as compact JSON, or as it is when it is not
