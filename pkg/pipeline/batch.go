@@ -51,7 +51,7 @@ func BatchMarks(e call.Envelope) []worker.Output {
 		if st == call.Failed && e.Failure != "" {
 			st = e.Failure
 		}
-		data, _ := json.Marshal(FailMark{CallID: e.CallID, Tool: e.ToolName, Status: st, Error: strings.Join(e.Errors, "; ")})
+		data, _ := json.Marshal(FailMark{CallID: e.CallID, Tool: e.ToolName, Status: st, Error: CutText(strings.Join(e.Errors, "; "))})
 		return []worker.Output{{Subject: streams.BatchMark(b.ID, "failed", b.Index), Data: data}}
 	}
 	return nil

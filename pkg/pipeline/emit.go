@@ -73,16 +73,13 @@ func Outputs(stage string, e call.Envelope) ([]worker.Output, error) {
 		h.Set(streams.HeaderCallID, e.CallID)
 		h.Set(streams.HeaderResponseID, e.ResponseID)
 		h.Set(streams.HeaderStatus, string(e.Status))
-		h.Set(streams.HeaderTool, e.ToolName)
-		h.Set(streams.HeaderProvider, e.Provider)
+		h.Set(streams.HeaderTool, CutHeaderValue(e.ToolName))
+		h.Set(streams.HeaderProvider, CutHeaderValue(e.Provider))
 		return h
 	}
 	var outs []worker.Output
 	if WritesStatus(stage, e) {
-		status, err := json.Marshal(StatusOf(e))
-		if err != nil {
-			return nil, fmt.Errorf("pipeline: %w", err)
-		}
+		status := fitJSON(fitStatus(StatusOf(e)), e.CallID, e.ResponseID)
 		outs = append(outs, worker.Output{Subject: streams.CallStatus(e.CallID), Data: status})
 	}
 	outs = append(outs, BatchMarks(e)...)
@@ -92,22 +89,16 @@ func Outputs(stage string, e call.Envelope) ([]worker.Output, error) {
 	if !e.Status.Terminal() {
 		return outs, nil // waiting, e.g. for a human decision
 	}
-	res, err := json.Marshal(ResultOf(e))
-	if err != nil {
-		return nil, fmt.Errorf("pipeline: %w", err)
-	}
+	res := fitJSON(ResultOf(e), e.CallID, e.ResponseID)
 	outs = append(outs, worker.Output{Subject: streams.Results(e.ResponseID), MsgID: id("result"), Header: hdr(), Data: res})
-	audit, err := json.Marshal(AuditOf(stage, e, hk.sensitive(e.ToolName)))
-	if err != nil {
-		return nil, fmt.Errorf("pipeline: %w", err)
-	}
+	audit := fitJSON(fitAudit(AuditOf(stage, e, hk.sensitive(e.ToolName))), e.CallID, e.ResponseID)
 	outs = append(outs, worker.Output{Subject: streams.Audit(string(e.Status)), MsgID: id("audit"), Header: hdr(), Data: audit})
 	if !e.Status.OK() {
 		fstage, failure := FailedAt(e)
 		h := hdr()
 		h.Set(streams.HeaderStage, fstage)
 		h.Set(streams.HeaderFailure, failure)
-		outs = append(outs, worker.Output{Subject: streams.DLQ(fstage, failure), MsgID: id("dlq"), Header: h, Data: body})
+		outs = append(outs, worker.Output{Subject: streams.DLQ(fstage, failure), MsgID: id("dlq"), Header: h, Data: fitEnvelope(e, body)})
 	}
 	return outs, nil
 }
@@ -123,24 +114,58 @@ func WritesStatus(stage string, e call.Envelope) bool {
 	return stage == streams.Accumulate || stage == streams.Repair || Next(e.Status) == "" || e.Replays > 0
 }
 
-// ResultOf builds the result message of a terminal envelope.
+// ResultOf builds the result message of a terminal envelope, fitted to what
+// NATS can store: errors cut to TextMax each, and a tool result over
+// result.Limit of the max payload (the executors' read limit too), or one
+// whose three copies in result, text and message would not fit, carried
+// once, cut to an excerpt with its size and sha256, which the text and the
+// message name instead of repeating.
 func ResultOf(e call.Envelope) Result {
+	budget := bodyBudget()
 	o := result.Outcome{
 		Provider: e.Provider, CallID: e.CallID, ProviderCallID: e.ProviderCallID, Tool: e.ToolName,
-		Status: string(e.Status), OK: e.Status.OK(), Result: e.Result, Errors: e.Errors, ValidTools: e.ValidTools,
+		Status: string(e.Status), OK: e.Status.OK(), Errors: FitErrors(e.Errors), ValidTools: e.ValidTools,
+		Result: result.Cut(e.Result, result.Limit(maxPayload()), ExcerptMax),
 	}
 	if e.Status == call.Failed && e.Failure != "" {
 		o.Status = string(e.Failure) // the model needs the class, not "failed"
 	}
+	r := resultOf(e, o)
+	if _, cut := result.IsCut(o.Result); !cut && len(o.Result) > 0 {
+		if data, err := json.Marshal(r); err != nil || len(data) > budget {
+			o.Result = result.Cut(e.Result, len(e.Result)/2, ExcerptMax)
+			r = resultOf(e, o)
+		}
+	}
+	return r
+}
+
+func resultOf(e call.Envelope, o result.Outcome) Result {
 	msg, err := result.Message(o)
 	if err != nil {
 		msg, _ = json.Marshal(map[string]string{"error": err.Error()})
 	}
 	return Result{
 		CallID: e.CallID, ResponseID: e.ResponseID, ProviderCallID: e.ProviderCallID, Provider: e.Provider,
-		Tool: e.ToolName, Status: e.Status, Failure: e.Failure, OK: o.OK, Errors: e.Errors, Result: e.Result,
+		Tool: e.ToolName, Status: e.Status, Failure: e.Failure, OK: o.OK, Errors: o.Errors, Result: o.Result,
 		RepairAttempts: e.RepairAttempts, Source: e.Source, Text: result.Text(o), Message: msg, History: e.History,
 	}
+}
+
+// fitStatus bounds a status record's errors.
+func fitStatus(r StatusRecord) StatusRecord {
+	r.Errors = FitErrors(r.Errors)
+	return r
+}
+
+// fitAudit bounds an audit event's errors, and its redacted arguments when
+// the event would not fit.
+func fitAudit(ev AuditEvent) AuditEvent {
+	ev.Errors = FitErrors(ev.Errors)
+	if len(ev.RawArgumentsRedacted) > bodyBudget()/2 {
+		ev.RawArgumentsRedacted = result.CutText(ev.RawArgumentsRedacted, ExcerptMax)
+	}
+	return ev
 }
 
 // StatusOf builds the status record of an envelope.

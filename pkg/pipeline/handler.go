@@ -9,6 +9,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/toolgate/toolgate/pkg/call"
+	"github.com/toolgate/toolgate/pkg/result"
 	"github.com/toolgate/toolgate/pkg/worker"
 	"github.com/toolgate/toolgate/streams"
 )
@@ -60,20 +61,29 @@ func DeadLetter(stage string, now func() time.Time) worker.DeadLetter {
 	}
 }
 
-// Raw is a dead letter holding an input exactly as it arrived.
+// Raw is a dead letter holding an input exactly as it arrived, with its
+// headers. What does not fit what NATS can store is cut: a header value over
+// InputHeaderMax (the error over ErrorHeaderMax) becomes its beginning, size
+// and sha256; a body that would not fit beside the headers becomes its cut
+// form.
 func Raw(stage, code string, m worker.Msg, err error) worker.Output {
 	h := nats.Header{}
 	for k, v := range m.Header {
-		h[k] = v
+		h[k] = append([]string(nil), v...)
 	}
 	h.Set(streams.HeaderStage, stage)
 	h.Set(streams.HeaderFailure, code)
-	h.Set(streams.HeaderError, err.Error())
+	h.Set(streams.HeaderError, result.CutText(err.Error(), ErrorHeaderMax))
 	h.Set(streams.HeaderOrigSubject, m.Subject)
-	return worker.Output{
+	o := worker.Output{
 		Subject: streams.DLQ(stage, code),
 		MsgID:   fmt.Sprintf("dlq:%s:%d", stage, m.StreamSeq),
 		Header:  h,
 		Data:    m.Data,
 	}
+	fitHeaders(h, o.MsgID, InputHeaderMax)
+	if int64(worker.HeaderBytes(h, o.MsgID)+len(o.Data)) > maxPayload() {
+		o.Data = cutForm(m.Data, nil, "", h.Get(streams.HeaderResponseID))
+	}
+	return o
 }

@@ -16,6 +16,10 @@ type Hooks struct {
 	// Sensitive returns a tool's sensitive_fields, so audit events redact
 	// them; nil or an unknown tool: the built-in detectors only.
 	Sensitive func(tool string) []string
+	// MaxPayload is the max payload of the process's NATS connection
+	// (nc.MaxPayload()): results, dead letters, status records and audit
+	// events are cut to fit it. 0: DefaultMaxPayload.
+	MaxPayload int64
 }
 
 var hooks atomic.Pointer[Hooks]
