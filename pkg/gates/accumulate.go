@@ -70,6 +70,9 @@ func (a *Accumulate) Handle(ctx context.Context, m worker.Msg) ([]worker.Output,
 	}
 	rid := responseID(m)
 	prov := m.Header.Get(streams.HeaderProvider)
+	if name, n := oversizeHeader(m.Header); name != "" {
+		return a.reject(m, rid, prov, CodeHeaderTooLarge, fmt.Sprintf("header %s is %d bytes, over the %d-byte limit of a toolgate header: send it shorter", name, n, pipeline.InputHeaderMax))
+	}
 	maxBody := a.MaxBody
 	if maxBody <= 0 {
 		maxBody = 8 << 20
@@ -161,8 +164,11 @@ func (a *Accumulate) reject(m worker.Msg, rid, prov, code, why string) ([]worker
 	return append(outs, pipeline.Raw(streams.Accumulate, code, m, fmt.Errorf("%s", why))), nil
 }
 
+// responseOutcome is the response-level result, its provider and reason cut
+// to fit (an 8 MB provider error is quoted by its beginning, size and sha256).
 func (a *Accumulate) responseOutcome(rid, prov string, st call.Status, why string) ([]worker.Output, error) {
-	r := ResponseResult{ResponseID: rid, Provider: prov, Status: st, OK: st.OK(), Text: why}
+	why = pipeline.CutText(why)
+	r := ResponseResult{ResponseID: rid, Provider: pipeline.CutHeaderValue(prov), Status: st, OK: st.OK(), Text: why}
 	if !st.OK() {
 		r.Errors = []string{why}
 	}
@@ -174,6 +180,26 @@ func (a *Accumulate) responseOutcome(rid, prov string, st call.Status, why strin
 	h.Set(streams.HeaderResponseID, rid)
 	h.Set(streams.HeaderStatus, string(st))
 	return []worker.Output{{Subject: streams.Results(rid), MsgID: rid + ":response", Header: h, Data: data}}, nil
+}
+
+// CodeHeaderTooLarge rejects a whole response whose Toolgate-* header is over
+// pipeline.InputHeaderMax bytes.
+const CodeHeaderTooLarge = "header_too_large"
+
+// oversizeHeader names the first Toolgate-* header over
+// pipeline.InputHeaderMax bytes, and its size; "" when there is none.
+func oversizeHeader(h nats.Header) (string, int) {
+	for k, vs := range h {
+		if !strings.HasPrefix(strings.ToLower(k), "toolgate-") {
+			continue
+		}
+		for _, v := range vs {
+			if len(v) > pipeline.InputHeaderMax {
+				return pipeline.CutHeaderValue(k), len(v)
+			}
+		}
+	}
+	return "", 0
 }
 
 // responseID is the producer's id made safe for subjects, or one derived
