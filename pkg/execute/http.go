@@ -3,6 +3,8 @@ package execute
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -14,6 +16,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/toolgate/toolgate/pkg/result"
 	"github.com/toolgate/toolgate/streams"
 )
 
@@ -36,10 +39,15 @@ import (
 //     written, a body that cannot be read: ErrUnknown (it may have run).
 //   - a failure before the request was written (DNS, connection refused,
 //     TLS handshake, a deadline hit while connecting): ErrNotRun.
+//
+// An answer over MaxResult bytes is read to its end for its size and sha256
+// but kept only as result.Cut's cut form (the note names the limit): what a
+// result message can store.
 type HTTP struct {
 	URL       string
 	StatusURL string       // optional: GET StatusURL?idempotency_key=K answers StatusReply
 	Client    *http.Client // nil: DefaultHTTPClient
+	MaxResult int          // bytes of an answer kept whole; 0: result.Limit of NATS' default 1 MiB max payload
 }
 
 // HeaderIdempotencyKey is the conventional HTTP idempotency header.
@@ -81,12 +89,16 @@ func (h *HTTP) Execute(ctx context.Context, req Request) (Reply, error) {
 		return Reply{}, fmt.Errorf("%w: POST %s: sent, then %v", ErrUnknown, h.URL, err)
 	}
 	defer resp.Body.Close()
-	body, rerr := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
+	limit := h.maxResult()
+	body, total, sum, rerr := readBody(resp.Body, limit)
 	code := resp.StatusCode
 	switch {
 	case code >= 200 && code < 300:
 		if rerr != nil {
 			return Reply{}, fmt.Errorf("%w: POST %s: HTTP %d, then the answer could not be read: %v", ErrUnknown, h.URL, code, rerr)
+		}
+		if total > int64(limit) {
+			return Reply{OK: true, Result: result.CutSum(body, total, sum, limit, result.ExcerptMax)}, nil
 		}
 		return replyOf(body), nil
 	case code == http.StatusRequestTimeout, code == http.StatusTooEarly, code == http.StatusTooManyRequests,
@@ -123,7 +135,7 @@ func (h *HTTP) Status(ctx context.Context, req Request) (StatusReply, error) {
 		return StatusReply{}, fmt.Errorf("%w: GET %s: %v", ErrNoStatus, h.StatusURL, err)
 	}
 	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
+	body, _, _, err := readBody(resp.Body, h.maxResult())
 	switch {
 	case err != nil:
 		return StatusReply{}, fmt.Errorf("%w: GET %s: %v", ErrNoStatus, h.StatusURL, err)
@@ -133,6 +145,28 @@ func (h *HTTP) Status(ctx context.Context, req Request) (StatusReply, error) {
 		return StatusReply{}, fmt.Errorf("%w: GET %s: HTTP %d: %s", ErrNoStatus, h.StatusURL, resp.StatusCode, excerpt(body))
 	}
 	return decodeStatus(body)
+}
+
+func (h *HTTP) maxResult() int {
+	if h.MaxResult > 0 {
+		return h.MaxResult
+	}
+	return result.Limit(1 << 20)
+}
+
+// readBody reads up to limit bytes of r and keeps them; the rest is only
+// counted and hashed, so an answer of any size costs limit bytes of memory.
+// total and sum (hex sha256) describe the whole answer.
+func readBody(r io.Reader, limit int) (head []byte, total int64, sum string, err error) {
+	hash := sha256.New()
+	head, err = io.ReadAll(io.LimitReader(io.TeeReader(r, hash), int64(limit)))
+	total = int64(len(head))
+	if err == nil {
+		var n int64
+		n, err = io.Copy(hash, r)
+		total += n
+	}
+	return head, total, hex.EncodeToString(hash.Sum(nil)), err
 }
 
 // replyOf reads a 2xx body.

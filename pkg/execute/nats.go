@@ -8,6 +8,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 
+	"github.com/toolgate/toolgate/pkg/result"
 	"github.com/toolgate/toolgate/streams"
 )
 
@@ -43,6 +44,10 @@ func (n *NATS) Execute(ctx context.Context, req Request) (Reply, error) {
 	if err := json.Unmarshal(resp.Data, &r); err != nil {
 		return Reply{OK: false, Error: fmt.Sprintf("executor answered with something that is not {\"ok\":...}: %v", err)}, nil
 	}
+	// What a result message can store, as the HTTP executor reads it.
+	limit := result.Limit(n.NC.MaxPayload())
+	r.Result = result.Cut(r.Result, limit, result.ExcerptMax)
+	r.Error = result.CutText(r.Error, limit)
 	return r, nil
 }
 

@@ -5,6 +5,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 
+	"github.com/toolgate/toolgate/pkg/result"
 	"github.com/toolgate/toolgate/pkg/tool"
 )
 
@@ -20,7 +21,11 @@ type Selector struct {
 func (s Selector) For(t *tool.Compiled) Executor {
 	d := t.Def.Executor
 	if d.Type == "http" {
-		return &HTTP{URL: d.URL, StatusURL: d.StatusURL, Client: s.Client}
+		h := &HTTP{URL: d.URL, StatusURL: d.StatusURL, Client: s.Client}
+		if s.NC != nil {
+			h.MaxResult = result.Limit(s.NC.MaxPayload())
+		}
+		return h
 	}
 	n := &NATS{NC: s.NC}
 	if d.Subject != "" {
