@@ -5,8 +5,10 @@ package health
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"net/http"
+	"os"
 	"time"
 )
 
@@ -33,15 +35,41 @@ func Handler(ready Check, extra map[string]http.Handler) http.Handler {
 	return mux
 }
 
+// Listen binds addr for Serve. A process calls it before anything else, so
+// that an address it cannot have stops it at start with a clear error
+// instead of leaving it running without probes or metrics.
+func Listen(addr string) (net.Listener, error) {
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		cause := err
+		var se *os.SyscallError
+		if errors.As(err, &se) {
+			cause = se.Err // "address already in use", "permission denied"
+		}
+		return nil, fmt.Errorf("health: %s: %w", addr, cause)
+	}
+	return l, nil
+}
+
 // Serve listens on addr until ctx is done. An empty addr serves nothing.
 func Serve(ctx context.Context, addr string, h http.Handler) error {
 	if addr == "" {
 		<-ctx.Done()
 		return nil
 	}
-	l, err := net.Listen("tcp", addr)
+	l, err := Listen(addr)
 	if err != nil {
 		return err
+	}
+	return ServeListener(ctx, l, h)
+}
+
+// ServeListener serves h on l until ctx is done, then shuts down (closing
+// l). A nil l serves nothing.
+func ServeListener(ctx context.Context, l net.Listener, h http.Handler) error {
+	if l == nil {
+		<-ctx.Done()
+		return nil
 	}
 	srv := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second}
 	go func() {

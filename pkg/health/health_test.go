@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 )
 
@@ -24,5 +25,17 @@ func TestHandler_ready_follows_check(t *testing.T) {
 	}
 	if get("/healthz") != 200 {
 		t.Fatal("liveness must not follow readiness")
+	}
+}
+
+func TestListen_taken_address_says_so(t *testing.T) {
+	l, err := Listen("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	_, err = Listen(l.Addr().String())
+	if err == nil || !strings.Contains(err.Error(), "address already in use") || !strings.Contains(err.Error(), l.Addr().String()) {
+		t.Fatalf("got %v, want the address and \"address already in use\"", err)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"os"
 	"strings"
@@ -93,6 +94,17 @@ func Run(ctx context.Context, cfg Config, ready chan<- struct{}) error {
 		return err
 	}
 	log := cfg.Log
+	// Bind the health and metrics address first: a process that cannot
+	// have it stops here, instead of running on without probes or metrics.
+	var httpL net.Listener
+	if cfg.HTTPAddr != "" {
+		l, err := health.Listen(cfg.HTTPAddr)
+		if err != nil {
+			return fmt.Errorf("stage: --http %s: %w: choose another with --http or TOOLGATE_HTTP_ADDR", cfg.HTTPAddr, errors.Unwrap(err))
+		}
+		httpL = l
+		defer l.Close()
+	}
 	host, _ := os.Hostname()
 	owner := fmt.Sprintf("%s/%d/%d", host, os.Getpid(), time.Now().UnixNano())
 	opts := append([]nats.Option{nats.Name("toolgate " + strings.Join(cfg.Stages, ",")), nats.MaxReconnects(-1)}, cfg.NATSOpts...)
@@ -125,7 +137,7 @@ func Run(ctx context.Context, cfg Config, ready chan<- struct{}) error {
 	if m == nil {
 		m = metrics.New()
 	}
-	defer pipeline.SetHooks(pipeline.Hooks{Transition: transitionHook(m, log), Sensitive: sensitiveOf(reg)})()
+	defer pipeline.SetHooks(pipeline.Hooks{Transition: transitionHook(m, log), Sensitive: sensitiveOf(reg), MaxPayload: nc.MaxPayload()})()
 	defer m.WatchConsumers(cfg.Stages, metrics.JetStreamInfo(js, streams.StreamOf))()
 	repairModel, err := repairClient(cfg, log)
 	if err != nil {
@@ -153,7 +165,7 @@ func Run(ctx context.Context, cfg Config, ready chan<- struct{}) error {
 	hctx, stopHTTP := context.WithCancel(context.Background())
 	defer stopHTTP()
 	go func() {
-		if err := health.Serve(hctx, cfg.HTTPAddr, health.Handler(readyCheck, map[string]http.Handler{"/metrics": m.Handler()})); err != nil {
+		if err := health.ServeListener(hctx, httpL, health.Handler(readyCheck, map[string]http.Handler{"/metrics": m.Handler()})); err != nil {
 			log.Error().Err(err).Str("addr", cfg.HTTPAddr).Msg("health endpoint")
 		}
 	}()
