@@ -46,9 +46,17 @@ type Accumulate struct {
 	// recovery, as if every producer sent Toolgate-Tolerant: true — for the
 	// local servers (Ollama, llama.cpp) whose models often write calls as text.
 	TolerantProviders []string
+	// MaxStreamEvents bounds a streamed response: Toolgate-Seq must be 1..N
+	// (an event outside is dead-lettered and left out) and a stream storing
+	// more than N events is rejected. Default DefaultMaxStreamEvents.
+	MaxStreamEvents int
+	// ProgressBudget bounds the event bytes held for progress across all
+	// open streams. Default DefaultProgressBudget.
+	ProgressBudget int
 
 	js   jsHandles
 	prog progressCache
+	asm  assemblyCache
 }
 
 // ResponseResult is the result of a response as a whole, published when it

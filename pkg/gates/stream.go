@@ -40,12 +40,22 @@ func (a *Accumulate) handleEvent(ctx context.Context, m worker.Msg) ([]worker.Ou
 			fmt.Sprintf("stream subject token %q is not a response id: use letters, digits, '-' and '_' (at most 128)", rid))
 	}
 	ev := eventOf(m.Header, m.Data, m.StreamSeq, a.Now())
+	if seqRefused(ev, a.maxEvents()) {
+		// Refused on its own: the stream settles as it would without it, so
+		// it still needs its idle timer.
+		why := fmt.Errorf("header %s is %q: use a number from 1 to %d (the limit of events in one response, TOOLGATE_STREAM_MAX_EVENTS); the event was left out of the response",
+			streams.HeaderSeq, shortValue(m.Header.Get(streams.HeaderSeq), 64), a.maxEvents())
+		return []worker.Output{pipeline.Raw(streams.Accumulate, CodeSeqOutOfRange, m, why), a.timer(rid, "timer")}, nil
+	}
 	prov := m.Header.Get(streams.HeaderProvider)
 	terminal := ev.end || !provider.Known(prov) || a.progress(rid, prov, ev)
 	if !terminal {
 		return []worker.Output{a.timer(rid, "timer")}, nil
 	}
 	if done, err := a.finished(ctx, rid); err != nil || done {
+		if done {
+			a.forget(rid)
+		}
 		return nil, err // done: a duplicate or late terminal event, already settled
 	}
 	outs, wait, err := a.settle(ctx, rid, false)
@@ -69,6 +79,9 @@ func (a *Accumulate) HandleTimer(ctx context.Context, m worker.Msg) ([]worker.Ou
 		return nil, worker.Permanent("bad_timer", fmt.Errorf("accumulate: timer without a valid %s header", streams.HeaderResponseID))
 	}
 	if done, err := a.finished(ctx, rid); err != nil || done {
+		if done {
+			a.forget(rid)
+		}
 		return nil, err
 	}
 	outs, wait, err := a.settle(ctx, rid, true)
@@ -81,42 +94,64 @@ func (a *Accumulate) HandleTimer(ctx context.Context, m worker.Msg) ([]worker.Ou
 // settle assembles rid's stream from what TOOLGATE_IN holds. A finished
 // stream yields its outputs plus the responses-bucket mark and wait 0; an
 // open one yields how long its timer should wait before looking again. Only
-// when timed is set does the idle timeout apply.
+// when timed is set does the idle timeout apply. The assembly so far is
+// kept between calls, so only events stored since the last call are read.
 func (a *Accumulate) settle(ctx context.Context, rid string, timed bool) (outs []worker.Output, wait time.Duration, err error) {
-	stored, err := a.readStream(ctx, rid)
+	e := a.asm.entry(rid, a.maxEvents(), max(assemblyBudget, a.maxBody()))
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.settled {
+		return nil, 0, nil // settled by the caller that held e before: its outputs are on their way
+	}
+	_, err = a.readInto(ctx, rid, e.asm)
+	a.asm.resize(rid, e)
+	outs, wait, err = a.judge(rid, e.asm, timed, err)
+	if err == nil && wait == 0 {
+		e.settled = true
+		a.forget(rid) // settled (or aged out): nothing more to follow here
+	}
+	return outs, wait, err
+}
+
+// judge decides on rid's stream from its assembly and the error of the read
+// that brought it up to date.
+func (a *Accumulate) judge(rid string, asm *assembly, timed bool, readErr error) (outs []worker.Output, wait time.Duration, err error) {
 	var tooLarge errTooLarge
+	var tooMany errTooMany
 	switch {
-	case errors.As(err, &tooLarge):
+	case errors.As(readErr, &tooLarge):
 		m := worker.Msg{Subject: streams.InStream(rid), Header: nats.Header{}, StreamSeq: tooLarge.streamSeq}
-		outs, err = a.reject(m, rid, "", "too_large", tooLarge.Error())
+		outs, err = a.reject(m, rid, "", CodeStreamTooBig, tooLarge.Error())
 		return a.finish(rid, call.Rejected, outs, err)
-	case err != nil:
-		return nil, 0, err
-	case len(stored) == 0:
+	case errors.As(readErr, &tooMany):
+		m := worker.Msg{Subject: streams.InStream(rid), Header: nats.Header{}, StreamSeq: tooMany.streamSeq}
+		outs, err = a.reject(m, rid, asm.provider, CodeTooManyEvents, tooMany.Error())
+		return a.finish(rid, call.Rejected, outs, err)
+	case readErr != nil:
+		return nil, 0, readErr
+	case asm.stored == 0:
 		return nil, 0, nil // aged out of TOOLGATE_IN: nothing left to decide on
 	}
-	asm := assemble(stored)
-	m := asm.msg(rid)
 	idle := a.idle()
 	quiet := a.Now().Sub(asm.lastAt)
 	switch {
-	case len(asm.events) == 0 && asm.ended:
-		outs, err = a.incomplete(m, rid, asm, asm.why(idle))
+	case len(asm.bySeq) == 0 && asm.ended:
+		outs, err = a.incomplete(asm.msg(rid), rid, asm, asm.why(idle))
 		return a.finish(rid, call.TransportIncomplete, outs, err)
 	case !provider.Known(asm.provider):
-		outs, err = a.reject(m, rid, asm.provider, "unknown_provider", fmt.Sprintf("header %s is %q; use one of openai-chat, openai-responses, anthropic, gemini, ollama", streams.HeaderProvider, asm.provider))
+		outs, err = a.reject(asm.msg(rid), rid, asm.provider, "unknown_provider", fmt.Sprintf("header %s is %q; use one of openai-chat, openai-responses, anthropic, gemini, ollama", streams.HeaderProvider, asm.provider))
 		return a.finish(rid, call.Rejected, outs, err)
 	case asm.done:
-		outs, err = a.emit(m, rid, asm.resp)
+		outs, err = a.emit(asm.msg(rid), rid, asm.resp)
 		return a.finish(rid, call.Received, outs, err)
 	case asm.ended || (timed && quiet >= idle):
-		outs, err = a.incomplete(m, rid, asm, asm.why(idle))
+		outs, err = a.incomplete(asm.msg(rid), rid, asm, asm.why(idle))
 		return a.finish(rid, call.TransportIncomplete, outs, err)
 	}
 	// Open. A terminal event or a later event already arrived past a missing
 	// one: the missing event is probably in flight, look again soon.
 	wait = idle - quiet
-	if len(asm.missing) > 0 || asm.resp.Complete {
+	if asm.gap() {
 		wait = min(wait, a.gapRecheck())
 	}
 	return nil, max(wait, time.Millisecond), nil
@@ -140,8 +175,8 @@ func (a *Accumulate) finish(rid string, st call.Status, outs []worker.Output, er
 // transport_incomplete with the raw arguments that did arrive, never to be
 // parsed or executed. When no call started the response as a whole gets a
 // transport_incomplete result, and the transcript goes to the dead letters.
-func (a *Accumulate) incomplete(m worker.Msg, rid string, asm assembly, why string) ([]worker.Output, error) {
-	resp := asm.resp
+func (a *Accumulate) incomplete(m worker.Msg, rid string, asm *assembly, why string) ([]worker.Output, error) {
+	resp := asm.evidence()
 	if len(resp.Calls) == 0 {
 		outs, err := a.responseOutcome(rid, asm.provider, call.TransportIncomplete, why)
 		if err != nil {

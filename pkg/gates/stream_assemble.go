@@ -3,7 +3,7 @@ package gates
 import (
 	"bytes"
 	"fmt"
-	"sort"
+	"slices"
 	"strings"
 	"time"
 
@@ -14,96 +14,154 @@ import (
 	"github.com/toolgate/toolgate/streams"
 )
 
-// assembly is what the stored events of one stream add up to. It is built
-// from the stream alone, so every replica that builds it gets the same.
+// assembly is what the stored events of one stream add up to, built event
+// by event in stream order. It depends on the stored events alone, so every
+// replica that builds it from the same events gets the same; a replica may
+// keep one between reads and feed it only the events stored since (add), and
+// the work over a whole stream is linear in its events.
 type assembly struct {
+	maxSeq   int         // Toolgate-Seq above it is refused
 	provider string      // from the first event naming one
 	header   nats.Header // that event's headers: the producer's request context
-	events   []storedEvent
+	// bySeq holds one event per Toolgate-Seq (the first stored copy wins),
+	// at most one per stored event, never one per missing seq.
+	bySeq map[int]storedEvent
+	// next: events 1..next-1 are present and fed, in order, to acc.
+	next int
+	acc  *provider.Accumulator
 	// done: events 1..k arrived without a gap and event k is the provider's
 	// terminal event; resp is then the response as the provider finished it.
-	// Otherwise resp is everything that arrived, gaps skipped, for evidence.
 	done       bool
 	resp       provider.Response
 	ended      bool // a Toolgate-End arrived
 	endReason  string
-	missing    []int // Toolgate-Seq values absent below the highest one seen
-	unnumbered int   // events without a readable Toolgate-Seq, ignored
+	highest    int // highest Toolgate-Seq kept
+	unnumbered int // events without a Toolgate-Seq header, ignored
+	refused    int // events with a Toolgate-Seq outside 1..maxSeq, ignored
+	stored     int // messages read, duplicates included
+	size       int // their data bytes
+	kept       int // data bytes of the events in bySeq
 	lastAt     time.Time
-	lastSeq    uint64 // the highest stream sequence among the events
+	lastSeq    uint64 // the highest stream sequence read
 }
 
-// assemble sorts the stored events by Toolgate-Seq, drops duplicates (the
-// first stored copy wins), finds gaps, and feeds the events in order to a
-// fresh accumulator. It never fails: an unknown provider leaves resp empty.
-func assemble(stored []storedEvent) assembly {
-	var asm assembly
+func newAssembly(maxSeq int) *assembly {
+	return &assembly{maxSeq: maxSeq, bySeq: map[int]storedEvent{}, next: 1}
+}
+
+// assemble builds the assembly of stored, as one read of the whole stream.
+func assemble(stored []storedEvent, maxSeq int) *assembly {
+	asm := newAssembly(maxSeq)
 	for _, ev := range stored {
-		if ev.at.After(asm.lastAt) {
-			asm.lastAt = ev.at
-		}
-		asm.lastSeq = max(asm.lastSeq, ev.streamSeq)
-		if ev.end {
-			if !asm.ended || asm.endReason == "" {
-				asm.endReason = ev.endReason
-			}
-			asm.ended = true
-		}
-		if p := ev.header.Get(streams.HeaderProvider); p != "" && asm.provider == "" {
-			asm.provider, asm.header = p, ev.header
-		}
-		switch {
-		case ev.end && len(bytes.TrimSpace(ev.data)) == 0:
-		case ev.seq == 0:
-			asm.unnumbered++
-		default:
-			asm.events = append(asm.events, ev)
-		}
+		asm.add(ev)
 	}
-	if asm.header == nil && len(stored) > 0 {
-		asm.header = stored[0].header
-	}
-	sort.SliceStable(asm.events, func(i, j int) bool { return asm.events[i].seq < asm.events[j].seq })
-	uniq := asm.events[:0]
-	for _, ev := range asm.events {
-		if n := len(uniq); n > 0 && uniq[n-1].seq == ev.seq {
-			continue
-		}
-		uniq = append(uniq, ev)
-	}
-	asm.events = uniq
-	next := 1
-	for _, ev := range asm.events {
-		for ; next < ev.seq; next++ {
-			asm.missing = append(asm.missing, next)
-		}
-		next = ev.seq + 1
-	}
-	if !provider.Known(asm.provider) {
-		return asm
-	}
-	acc, _ := provider.NewAccumulator(asm.provider, maxTokens(asm.header)...)
-	for i, ev := range asm.events {
-		if ev.seq != i+1 {
-			break // a gap: what follows cannot finish the response yet
-		}
-		_ = acc.Add(ev.data) // garbage is kept out by the accumulator itself
-		if acc.Done() {
-			asm.done, asm.resp = true, acc.Response()
-			return asm
-		}
-	}
-	// Not finished: everything that arrived, for the record.
-	acc, _ = provider.NewAccumulator(asm.provider, maxTokens(asm.header)...)
-	for _, ev := range asm.events {
-		_ = acc.Add(ev.data)
-	}
-	asm.resp = acc.Response()
 	return asm
 }
 
+// add takes the next stored event (in stream order). It drops duplicates
+// (the first stored copy wins) and feeds the accumulator as far as the
+// events are contiguous from 1. It never fails: an unknown provider leaves
+// the response empty.
+func (asm *assembly) add(ev storedEvent) {
+	asm.stored++
+	asm.size += len(ev.data)
+	if ev.at.After(asm.lastAt) {
+		asm.lastAt = ev.at
+	}
+	asm.lastSeq = max(asm.lastSeq, ev.streamSeq)
+	if ev.end {
+		if !asm.ended || asm.endReason == "" {
+			asm.endReason = ev.endReason
+		}
+		asm.ended = true
+	}
+	if asm.header == nil {
+		asm.header = ev.header // until an event names the provider
+	}
+	if p := ev.header.Get(streams.HeaderProvider); p != "" && asm.provider == "" {
+		asm.provider, asm.header = p, ev.header
+		if provider.Known(p) {
+			asm.acc, _ = provider.NewAccumulator(p, maxTokens(ev.header)...)
+		}
+	}
+	switch {
+	case seqRefused(ev, asm.maxSeq):
+		asm.refused++
+	case ev.end && len(bytes.TrimSpace(ev.data)) == 0:
+	case ev.seq == 0:
+		asm.unnumbered++
+	default:
+		if _, dup := asm.bySeq[ev.seq]; !dup {
+			asm.bySeq[ev.seq] = ev
+			asm.kept += len(ev.data)
+			asm.highest = max(asm.highest, ev.seq)
+		}
+	}
+	asm.advance()
+}
+
+// advance feeds the accumulator every event that now continues the
+// contiguous prefix, stopping at the provider's terminal event.
+func (asm *assembly) advance() {
+	if asm.acc == nil || asm.done {
+		return
+	}
+	for {
+		ev, ok := asm.bySeq[asm.next]
+		if !ok {
+			return
+		}
+		asm.next++
+		_ = asm.acc.Add(ev.data) // garbage is kept out by the accumulator itself
+		if asm.acc.Done() {
+			asm.done, asm.resp = true, asm.acc.Response()
+			return
+		}
+	}
+}
+
+// gap reports whether an event arrived past a missing one.
+func (asm *assembly) gap() bool { return !asm.done && asm.highest >= asm.next }
+
+// events returns the kept events ordered by Toolgate-Seq.
+func (asm *assembly) events() []storedEvent {
+	out := make([]storedEvent, 0, len(asm.bySeq))
+	for _, ev := range asm.bySeq {
+		out = append(out, ev)
+	}
+	slices.SortFunc(out, func(a, b storedEvent) int { return a.seq - b.seq })
+	return out
+}
+
+// missing returns the Toolgate-Seq values absent below the highest kept one,
+// as ranges: at most one range per kept event.
+func (asm *assembly) missing() []seqRange {
+	var out []seqRange
+	next := 1
+	for _, ev := range asm.events() {
+		if ev.seq > next {
+			out = append(out, seqRange{next, ev.seq - 1})
+		}
+		next = ev.seq + 1
+	}
+	return out
+}
+
+// evidence is everything that arrived, gaps skipped, for the record of a
+// stream that did not finish; when done, the finished response.
+func (asm *assembly) evidence() provider.Response {
+	if asm.done || !provider.Known(asm.provider) {
+		return asm.resp
+	}
+	acc, _ := provider.NewAccumulator(asm.provider, maxTokens(asm.header)...)
+	for _, ev := range asm.events() {
+		_ = acc.Add(ev.data)
+	}
+	return acc.Response()
+}
+
 // why says in words why an unfinished stream is incomplete.
-func (asm assembly) why(idle time.Duration) string {
+func (asm *assembly) why(idle time.Duration) string {
 	var parts []string
 	switch {
 	case asm.ended && asm.endReason != "":
@@ -113,9 +171,12 @@ func (asm assembly) why(idle time.Duration) string {
 	default:
 		parts = append(parts, fmt.Sprintf("no terminal event within the %v idle timeout", idle))
 	}
-	parts = append(parts, fmt.Sprintf("%d events arrived", len(asm.events)))
-	if len(asm.missing) > 0 {
-		parts = append(parts, fmt.Sprintf("missing Toolgate-Seq %s", seqList(asm.missing)))
+	parts = append(parts, fmt.Sprintf("%d events arrived", len(asm.bySeq)))
+	if m := asm.missing(); len(m) > 0 {
+		parts = append(parts, fmt.Sprintf("missing Toolgate-Seq %s", seqRanges(m)))
+	}
+	if asm.refused > 0 {
+		parts = append(parts, fmt.Sprintf("%d events with a Toolgate-Seq outside 1..%d were refused", asm.refused, asm.maxSeq))
 	}
 	if asm.unnumbered > 0 {
 		parts = append(parts, fmt.Sprintf("%d events without a Toolgate-Seq header were ignored", asm.unnumbered))
@@ -123,29 +184,13 @@ func (asm assembly) why(idle time.Duration) string {
 	return strings.Join(parts, "; ")
 }
 
-func seqList(s []int) string {
-	const show = 10
-	var b strings.Builder
-	for i, n := range s {
-		if i == show {
-			fmt.Fprintf(&b, " and %d more", len(s)-show)
-			break
-		}
-		if i > 0 {
-			b.WriteString(",")
-		}
-		fmt.Fprint(&b, n)
-	}
-	return b.String()
-}
-
 // msg is the assembled stream as one input: the producer's headers, the
 // events as an SSE transcript (which `toolgate publish` can send again), and
 // the stream sequence of the last event, so a dead letter built from it has
 // an id no other input shares.
-func (asm assembly) msg(rid string) worker.Msg {
+func (asm *assembly) msg(rid string) worker.Msg {
 	var b bytes.Buffer
-	for _, ev := range asm.events {
+	for _, ev := range asm.events() {
 		for _, line := range bytes.Split(ev.data, []byte("\n")) {
 			b.WriteString("data: ")
 			b.Write(line)

@@ -58,36 +58,42 @@ func TestAssemble_orders_drops_duplicates_and_finds_gaps(t *testing.T) {
 		{name: "events after the terminal one do not matter", events: append(append([]event(nil), all...), ev(9, start)), done: true, missing: "[8]", args: `{"city":"Oslo"}`},
 	} {
 		t.Run(test.name, func(t *testing.T) {
-			asm := assemble(stored(provider.Anthropic, test.events...))
-			if asm.done != test.done || fmt.Sprint(asm.missing) != test.missing || asm.ended != test.ended || asm.unnumbered != test.unnumbered {
+			asm := assemble(stored(provider.Anthropic, test.events...), DefaultMaxStreamEvents)
+			if asm.done != test.done || fmt.Sprint(asm.missing()) != test.missing || asm.ended != test.ended || asm.unnumbered != test.unnumbered {
 				t.Fatalf("done=%v missing=%v ended=%v unnumbered=%d, want %v %s %v %d",
-					asm.done, asm.missing, asm.ended, asm.unnumbered, test.done, test.missing, test.ended, test.unnumbered)
+					asm.done, asm.missing(), asm.ended, asm.unnumbered, test.done, test.missing, test.ended, test.unnumbered)
 			}
 			if test.args == "" {
 				return
 			}
-			if len(asm.resp.Calls) != 1 || asm.resp.Calls[0].Arguments != test.args || asm.resp.Calls[0].Name != "get_weather" {
-				t.Fatalf("calls %+v, want get_weather %s", asm.resp.Calls, test.args)
+			resp := asm.evidence()
+			if len(resp.Calls) != 1 || resp.Calls[0].Arguments != test.args || resp.Calls[0].Name != "get_weather" {
+				t.Fatalf("calls %+v, want get_weather %s", resp.Calls, test.args)
 			}
 		})
 	}
 }
 
 func TestAssemble_unknown_provider_assembles_nothing(t *testing.T) {
-	asm := assemble(stored("openai-legacy", event{seq: 1, data: []byte(`{"x":1}`)}))
-	if asm.done || len(asm.resp.Calls) != 0 || asm.provider != "openai-legacy" {
+	asm := assemble(stored("openai-legacy", event{seq: 1, data: []byte(`{"x":1}`)}), DefaultMaxStreamEvents)
+	if asm.done || len(asm.evidence().Calls) != 0 || asm.provider != "openai-legacy" {
 		t.Fatalf("%+v", asm)
 	}
 }
 
 func TestAssembly_why_names_the_cause(t *testing.T) {
-	asm := assembly{ended: true, endReason: "reset", missing: []int{3, 4}, events: make([]storedEvent, 2)}
-	want := "the producer ended the stream before its terminal event: reset; 2 events arrived; missing Toolgate-Seq 3,4"
+	ev := func(seq int) event { return event{seq: seq, data: []byte(`{}`)} }
+	asm := assemble(stored(provider.Ollama, ev(1), ev(2), ev(5), event{isEnd: true, end: "reset"}), 100)
+	want := "the producer ended the stream before its terminal event: reset; 3 events arrived; missing Toolgate-Seq 3-4"
 	if got := asm.why(time.Minute); got != want {
 		t.Fatalf("why = %q\nwant  %q", got, want)
 	}
-	asm = assembly{missing: []int{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}}
-	want = "no terminal event within the 1m0s idle timeout; 0 events arrived; missing Toolgate-Seq 1,2,3,4,5,6,7,8,9,10 and 2 more"
+	var evs []event
+	for seq := 2; seq <= 26; seq += 2 {
+		evs = append(evs, ev(seq))
+	}
+	asm = assemble(stored(provider.Ollama, evs...), 100)
+	want = "no terminal event within the 1m0s idle timeout; 13 events arrived; missing Toolgate-Seq 1,3,5,7,9,11,13,15,17,19 and 3 more"
 	if got := asm.why(time.Minute); got != want {
 		t.Fatalf("why = %q\nwant  %q", got, want)
 	}
@@ -95,7 +101,7 @@ func TestAssembly_why_names_the_cause(t *testing.T) {
 
 func TestAssembly_msg_is_a_transcript_that_splits_back_into_the_events(t *testing.T) {
 	evs := []event{{seq: 2, data: []byte(`{"b":2}`)}, {seq: 1, data: []byte(`{"a":1}`)}}
-	asm := assemble(stored(provider.Ollama, evs...))
+	asm := assemble(stored(provider.Ollama, evs...), DefaultMaxStreamEvents)
 	m := asm.msg("r1")
 	got, err := provider.SplitTranscript(m.Data)
 	if err != nil {

@@ -17,7 +17,8 @@ import (
 
 // storedEvent is one message TOOLGATE_IN holds for a stream subject.
 type storedEvent struct {
-	seq       int // Toolgate-Seq; 0 when missing or unreadable
+	seq       int  // Toolgate-Seq; 0 when missing or unreadable
+	badSeq    bool // a Toolgate-Seq header that is not a number from 1 up
 	data      []byte
 	end       bool // Toolgate-End present: the producer's connection broke
 	endReason string
@@ -28,8 +29,12 @@ type storedEvent struct {
 
 func eventOf(h nats.Header, data []byte, streamSeq uint64, at time.Time) storedEvent {
 	ev := storedEvent{data: data, header: h, streamSeq: streamSeq, at: at}
-	if n, err := strconv.Atoi(strings.TrimSpace(h.Get(streams.HeaderSeq))); err == nil && n > 0 {
-		ev.seq = n
+	if raw := strings.TrimSpace(h.Get(streams.HeaderSeq)); raw != "" {
+		if n, err := strconv.Atoi(raw); err == nil && n > 0 {
+			ev.seq = n
+		} else {
+			ev.badSeq = true // not a number, zero, negative or past any int
+		}
 	}
 	if v, ok := h[streams.HeaderEnd]; ok {
 		ev.end = true
@@ -39,6 +44,10 @@ func eventOf(h nats.Header, data []byte, streamSeq uint64, at time.Time) storedE
 	}
 	return ev
 }
+
+// seqRefused reports whether ev carries a Toolgate-Seq outside 1..max: such
+// an event is dead-lettered on arrival and left out of every assembly.
+func seqRefused(ev storedEvent, max int) bool { return ev.badSeq || ev.seq > max }
 
 // jsHandles are the JetStream handles the stream path opens once.
 type jsHandles struct {
@@ -86,25 +95,32 @@ func (a *Accumulate) finished(ctx context.Context, rid string) (bool, error) {
 	return false, fmt.Errorf("accumulate: responses bucket: %w", err)
 }
 
-// readStream returns every message TOOLGATE_IN holds for rid's stream
-// subject, in stream order, through a short-lived ephemeral consumer that is
-// deleted afterwards. Nothing is acked or consumed: the events stay stored
-// for the next reader (a replica, the timer, an operator).
-func (a *Accumulate) readStream(ctx context.Context, rid string) ([]storedEvent, error) {
+// readInto feeds asm every message TOOLGATE_IN holds for rid's stream
+// subject after the last one asm has seen, in stream order, through a
+// short-lived ephemeral consumer that is deleted afterwards. Nothing is
+// acked or consumed: the events stay stored for the next reader (a replica,
+// the timer, an operator). It reports how many events were new. A stream
+// that stores more than maxEvents events or more than MaxBody bytes stops
+// the read with errTooMany or errTooLarge.
+func (a *Accumulate) readInto(ctx context.Context, rid string, asm *assembly) (int, error) {
 	in, _, err := a.handles(ctx)
 	if err != nil {
-		return nil, err
+		return 0, err
 	}
 	subj := streams.InStream(rid)
-	cons, err := in.CreateConsumer(ctx, jetstream.ConsumerConfig{
+	cfg := jetstream.ConsumerConfig{
 		FilterSubject:     subj,
 		DeliverPolicy:     jetstream.DeliverAllPolicy,
 		AckPolicy:         jetstream.AckNonePolicy,
 		InactiveThreshold: time.Minute, // cleans up after a reader that died
 		MemoryStorage:     true,
-	})
+	}
+	if asm.lastSeq > 0 {
+		cfg.DeliverPolicy, cfg.OptStartSeq = jetstream.DeliverByStartSequencePolicy, asm.lastSeq+1
+	}
+	cons, err := in.CreateConsumer(ctx, cfg)
 	if err != nil {
-		return nil, fmt.Errorf("accumulate: read %s: %w", subj, err)
+		return 0, fmt.Errorf("accumulate: read %s: %w", subj, err)
 	}
 	name := cons.CachedInfo().Name
 	defer func() {
@@ -112,36 +128,49 @@ func (a *Accumulate) readStream(ctx context.Context, rid string) ([]storedEvent,
 		defer cancel()
 		_ = a.JS.DeleteConsumer(dctx, streams.StreamIn, name) // else InactiveThreshold removes it
 	}()
-	want := int(cons.CachedInfo().NumPending)
-	limit := a.maxBody()
-	var out []storedEvent
-	size := 0
-	for len(out) < want {
-		batch, err := cons.Fetch(min(want-len(out), 256), jetstream.FetchMaxWait(5*time.Second))
+	want := int(min(cons.CachedInfo().NumPending, uint64(a.maxEvents())+1)) // never more than the limit needs
+	limit, maxEvents := a.maxBody(), a.maxEvents()
+	got := 0
+	for got < want {
+		batch, err := cons.Fetch(min(want-got, 256), jetstream.FetchMaxWait(5*time.Second))
 		if err != nil {
-			return nil, fmt.Errorf("accumulate: read %s: %w", subj, err)
+			return got, fmt.Errorf("accumulate: read %s: %w", subj, err)
 		}
-		got := 0
+		n := 0
 		for m := range batch.Messages() {
-			got++
+			n++
+			a.asm.read.Add(1)
 			md, err := m.Metadata()
 			if err != nil {
-				return nil, fmt.Errorf("accumulate: read %s: %w", subj, err)
+				return got, fmt.Errorf("accumulate: read %s: %w", subj, err)
 			}
-			size += len(m.Data())
-			if size > limit {
-				return nil, errTooLarge{size: size, limit: limit, streamSeq: md.Sequence.Stream}
+			if asm.stored+1 > maxEvents {
+				return got, errTooMany{limit: maxEvents, streamSeq: md.Sequence.Stream}
 			}
-			out = append(out, eventOf(m.Headers(), m.Data(), md.Sequence.Stream, md.Timestamp))
+			if asm.size+len(m.Data()) > limit {
+				return got, errTooLarge{size: asm.size + len(m.Data()), limit: limit, streamSeq: md.Sequence.Stream}
+			}
+			asm.add(eventOf(m.Headers(), m.Data(), md.Sequence.Stream, md.Timestamp))
+			got++
 		}
 		if err := batch.Error(); err != nil && !errors.Is(err, nats.ErrTimeout) {
-			return nil, fmt.Errorf("accumulate: read %s: %w", subj, err)
+			return got, fmt.Errorf("accumulate: read %s: %w", subj, err)
 		}
-		if got == 0 {
-			return nil, fmt.Errorf("accumulate: read %s: %d of %d stored events arrived", subj, len(out), want)
+		if n == 0 {
+			return got, fmt.Errorf("accumulate: read %s: %d of %d new stored events arrived", subj, got, want)
 		}
 	}
-	return out, nil
+	return got, nil
+}
+
+// errTooMany is a stream that stored more events than MaxStreamEvents.
+type errTooMany struct {
+	limit     int
+	streamSeq uint64 // of the first event past the limit
+}
+
+func (e errTooMany) Error() string {
+	return fmt.Sprintf("the stream stored more than %d events, the limit of one response (MaxStreamEvents, TOOLGATE_STREAM_MAX_EVENTS)", e.limit)
 }
 
 // errTooLarge is a stream whose events add up to more than MaxBody.

@@ -1,0 +1,68 @@
+package gates
+
+import (
+	"sync"
+	"sync/atomic"
+)
+
+// assemblyCache keeps the assemblies of open streams between reads, so each
+// stored event is read and fed once, however many terminal events,
+// duplicates or timers make the stream be looked at. It is only an
+// optimisation: a stream missing from it (evicted, another replica's, a
+// restart) is read again from its first event, and reaches the same
+// decision. Bounded by entries and by the event bytes the assemblies keep.
+type assemblyCache struct {
+	mu sync.Mutex
+	m  *lru[*asmEntry]
+	// read counts the stream events read from TOOLGATE_IN (tests and
+	// benchmarks look at it).
+	read atomic.Int64
+}
+
+// asmEntry is one stream's assembly; mu is held while it is read and judged.
+// settled: a caller holding this entry settled the stream; whoever waited
+// for mu meanwhile has nothing left to do.
+type asmEntry struct {
+	mu      sync.Mutex
+	asm     *assembly
+	settled bool
+}
+
+// entry returns rid's entry, a new empty one when none is held.
+func (c *assemblyCache) entry(rid string, maxSeq, budget int) *asmEntry {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil {
+		c.m = newLRU[*asmEntry](budget, assemblyCap)
+	}
+	if e, ok := c.m.get(rid); ok {
+		return e
+	}
+	e := &asmEntry{asm: newAssembly(maxSeq)}
+	c.m.put(rid, e, 0)
+	return e
+}
+
+// resize records the bytes e keeps, if e is still rid's entry.
+func (c *assemblyCache) resize(rid string, e *asmEntry) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if cur, ok := c.m.get(rid); ok && cur == e {
+		c.m.resize(rid, e.asm.kept)
+	}
+}
+
+// forget drops rid's entry: its stream settled.
+func (c *assemblyCache) forget(rid string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m != nil {
+		c.m.remove(rid)
+	}
+}
+
+// forget drops everything this replica holds for rid's stream.
+func (a *Accumulate) forget(rid string) {
+	a.asm.forget(rid)
+	a.prog.forget(rid)
+}

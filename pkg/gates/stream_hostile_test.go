@@ -1,0 +1,191 @@
+package gates
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/toolgate/toolgate/pkg/call"
+	"github.com/toolgate/toolgate/pkg/provider"
+	"github.com/toolgate/toolgate/pkg/testenv"
+	"github.com/toolgate/toolgate/streams"
+)
+
+const (
+	anthropicStart = `{"type":"message_start","message":{"id":"m","model":"c"}}`
+	anthropicStop  = `{"type":"message_stop"}`
+)
+
+// publishRaw publishes one stream event with a Toolgate-Seq header as given.
+func publishRaw(t *testing.T, r *streamRig, rid, prov, seq, data string) {
+	t.Helper()
+	m := &nats.Msg{Subject: streams.InStream(rid), Data: []byte(data), Header: nats.Header{}}
+	m.Header.Set(streams.HeaderProvider, prov)
+	m.Header.Set(streams.HeaderResponseID, rid)
+	m.Header.Set(streams.HeaderSeq, seq)
+	if _, err := r.js.PublishMsg(context.Background(), m); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// oneResult waits for exactly one response-level result of rid.
+func oneResult(t *testing.T, r *streamRig, rid string) resultMsg {
+	t.Helper()
+	r.finishedMark(t, rid)
+	testenv.Eventually(t, 5*time.Second, 10*time.Millisecond, func() error {
+		if n := len(r.resultsFor(rid)); n != 1 {
+			return fmt.Errorf("%d results, want 1", n)
+		}
+		return nil
+	})
+	return r.resultsFor(rid)[0]
+}
+
+func TestAssemble_far_seq_keeps_one_missing_range_not_one_entry_per_seq(t *testing.T) {
+	evs := []event{{seq: 1, data: []byte(anthropicStart)}, {seq: DefaultMaxStreamEvents, data: []byte(anthropicStop)}}
+	asm := assemble(stored(provider.Anthropic, evs...), DefaultMaxStreamEvents)
+	if got := fmt.Sprint(asm.missing()); got != "[2-9999]" || len(asm.bySeq) != 2 {
+		t.Fatalf("missing %s, %d events kept; want [2-9999] and 2", got, len(asm.bySeq))
+	}
+	if why := asm.why(time.Minute); !strings.Contains(why, "missing Toolgate-Seq 2-9999") {
+		t.Fatalf("why = %q", why)
+	}
+	h := nats.Header{}
+	h.Set(streams.HeaderProvider, provider.Anthropic)
+	h.Set(streams.HeaderSeq, "4611686018427387904")
+	asm.add(eventOf(h, []byte(anthropicStop), 200, time.Now()))
+	if asm.refused != 1 || len(asm.bySeq) != 2 || len(asm.missing()) != 1 {
+		t.Fatalf("after a seq past the limit: refused %d, %d kept, missing %v", asm.refused, len(asm.bySeq), asm.missing())
+	}
+}
+
+// TestStream_huge_toolgate_seq_is_refused_and_the_response_settles_without_it:
+// seq 1, then a terminal event with Toolgate-Seq 2^62 (which made the gap
+// bookkeeping allocate one entry per missing seq until the process ran out
+// of memory). The event is dead-lettered on its own, and the response
+// settles as it would without it: transport_incomplete after the idle
+// timeout, saying that an event was refused.
+func TestStream_huge_toolgate_seq_is_refused_and_the_response_settles_without_it(t *testing.T) {
+	r := newStreamRig(t, 5*time.Second)
+	a := gate(r.js, 300*time.Millisecond)
+	runAccumulate(t, r.js, a, nil)
+	rid := "huge-seq"
+	publishRaw(t, r, rid, provider.Anthropic, "1", anthropicStart)
+	publishRaw(t, r, rid, provider.Anthropic, "4611686018427387904", anthropicStop)
+	res := oneResult(t, r, rid)
+	if res.Status != call.TransportIncomplete || len(res.Errors) == 0 ||
+		!strings.Contains(res.Errors[0], "1 events with a Toolgate-Seq outside 1..10000 were refused") {
+		t.Fatalf("result %+v, want transport_incomplete naming the refused event", res)
+	}
+	testenv.Eventually(t, 5*time.Second, 10*time.Millisecond, func() error {
+		dead := r.deadLetters(t, streams.DLQ(streams.Accumulate, CodeSeqOutOfRange))
+		if len(dead) != 1 || string(dead[0]) != anthropicStop {
+			return fmt.Errorf("%d dead letters %q, want the refused event", len(dead), dead)
+		}
+		return nil
+	})
+	r.settled(t)
+}
+
+// TestStream_more_stored_events_than_the_limit_is_rejected: a stream that
+// stores more events than MaxStreamEvents (here copies of one seq, which
+// JetStream keeps when they carry no message id) is rejected once, with a
+// dead letter, and never re-read.
+func TestStream_more_stored_events_than_the_limit_is_rejected(t *testing.T) {
+	r := newStreamRig(t, 5*time.Second)
+	a := gate(r.js, time.Hour)
+	a.MaxStreamEvents = 5
+	runAccumulate(t, r.js, a, nil)
+	rid := "too-many"
+	for range 6 {
+		publishRaw(t, r, rid, provider.Anthropic, "1", anthropicStart)
+	}
+	publishRaw(t, r, rid, provider.Anthropic, "2", anthropicStop)
+	res := oneResult(t, r, rid)
+	if res.Status != call.Rejected || len(res.Errors) == 0 || !strings.Contains(res.Errors[0], CodeTooManyEvents) {
+		t.Fatalf("result %+v, want rejected %s", res, CodeTooManyEvents)
+	}
+	testenv.Eventually(t, 5*time.Second, 10*time.Millisecond, func() error {
+		if n := len(r.deadLetters(t, streams.DLQ(streams.Accumulate, CodeTooManyEvents))); n != 1 {
+			return fmt.Errorf("%d dead letters, want 1", n)
+		}
+		return nil
+	})
+	r.settled(t)
+	if n := a.asm.read.Load(); n > 6 {
+		t.Errorf("%d stream events read, want at most the limit and one more (6)", n)
+	}
+}
+
+// TestStream_terminal_events_behind_a_gap_read_each_event_once: seq 1, then
+// 2,000 terminal events behind a missing seq 2. Each terminal event used to
+// read the whole stream again (about n²/2 events read, ~54 CPU-s); now each
+// stored event is read about once, and another producer's valid stream,
+// published in the middle of the attack, still reaches parse.
+func TestStream_terminal_events_behind_a_gap_read_each_event_once(t *testing.T) {
+	r := newStreamRig(t, 5*time.Second)
+	a := gate(r.js, 2*time.Second)
+	runAccumulate(t, r.js, a, nil)
+	const n = 2000
+	rid := "gap-flood"
+	publishRaw(t, r, rid, provider.Anthropic, "1", anthropicStart)
+	valid := loadStreamFixture(t, provider.Anthropic, "claude-3-7-sonnet-tool-use.stream.sse")[0]
+	for i := range n {
+		publishRaw(t, r, rid, provider.Anthropic, fmt.Sprint(i+3), anthropicStop)
+		if i == n/2 {
+			publishEvents(t, r.js, "valid-beside-flood", valid.provider, inOrder(valid.events))
+		}
+	}
+	r.finishedMark(t, "valid-beside-flood")
+	res := oneResult(t, r, rid)
+	if res.Status != call.TransportIncomplete || len(res.Errors) == 0 || !strings.Contains(res.Errors[0], "missing Toolgate-Seq 2") {
+		t.Fatalf("result %+v, want transport_incomplete missing seq 2", res)
+	}
+	r.settled(t)
+	testenv.Eventually(t, 5*time.Second, 10*time.Millisecond, func() error {
+		if got := len(r.parsedFor("valid-beside-flood")); got < len(valid.want.Calls) {
+			return fmt.Errorf("%d of %d valid calls reached parse", got, len(valid.want.Calls))
+		}
+		return nil
+	})
+	checkParsed(t, r.parsedFor("valid-beside-flood"), valid.want)
+	stored := n + 1 + len(valid.events)
+	if got := a.asm.read.Load(); got > 3*int64(stored) {
+		t.Fatalf("%d stream events read for %d stored, want at most 3x (linear)", got, stored)
+	}
+}
+
+// TestStream_poisoned_timer_is_dead_lettered_not_redelivered_forever: the
+// timer consumer allows unlimited deliveries (MaxDeliver -1) so that an open
+// stream's timer can bounce; a timer that can never be handled must still
+// end, as a dead letter, after one delivery.
+func TestStream_poisoned_timer_is_dead_lettered_not_redelivered_forever(t *testing.T) {
+	r := newStreamRig(t, time.Second)
+	runAccumulate(t, r.js, gate(r.js, time.Hour), nil)
+	m := &nats.Msg{Subject: streams.TimerSubject(), Data: []byte("garbage"), Header: nats.Header{}}
+	m.Header.Set(streams.HeaderResponseID, "not a response id!")
+	if _, err := r.js.PublishMsg(context.Background(), m); err != nil {
+		t.Fatal(err)
+	}
+	testenv.Eventually(t, 5*time.Second, 10*time.Millisecond, func() error {
+		if n := len(r.deadLetters(t, streams.DLQ(streams.Accumulate, "bad_timer"))); n != 1 {
+			return fmt.Errorf("%d dead letters, want 1", n)
+		}
+		c, err := r.js.Consumer(context.Background(), streams.StreamGates, streams.AccumulateTimer)
+		if err != nil {
+			return err
+		}
+		info, err := c.Info(context.Background())
+		if err != nil {
+			return err
+		}
+		if info.NumPending != 0 || info.NumAckPending != 0 || info.NumRedelivered != 0 {
+			return fmt.Errorf("timer consumer: %d pending, %d unacked, %d redelivered", info.NumPending, info.NumAckPending, info.NumRedelivered)
+		}
+		return nil
+	})
+}
