@@ -40,6 +40,9 @@ type Deps struct {
 	// StreamIdle is how long a streamed response may go without an event
 	// before its calls are transport_incomplete (default 60s).
 	StreamIdle time.Duration
+	// StreamMaxEvents bounds Toolgate-Seq and the events of one streamed
+	// response (default gates.DefaultMaxStreamEvents).
+	StreamMaxEvents int
 	// TolerantProviders always get text recovery (as Toolgate-Tolerant: true).
 	TolerantProviders []string
 	// Concurrency per stage; execute defaults to 16 since it waits on tools.
@@ -83,7 +86,13 @@ func New(stages []string, d Deps) (*Set, error) {
 			sw := &approval.Sweeper{Store: d.Approvals, JS: d.JS, Every: d.ApprovalSweep, Now: d.Now, Log: d.Log}
 			s.background = append(s.background, sw.Run)
 		}
-		h, err := handler(st, d)
+		// One accumulate gate serves the events and their timers: they share
+		// its cache of stream assemblies and progress.
+		var acc *gates.Accumulate
+		if st == streams.Accumulate {
+			acc = accumulate(d)
+		}
+		h, err := handler(st, d, acc)
 		if err != nil {
 			return nil, err
 		}
@@ -102,7 +111,6 @@ func New(stages []string, d Deps) (*Set, error) {
 		if st == streams.Accumulate {
 			// Streamed responses that stop without a terminal event are
 			// settled by the accumulate timer consumer.
-			acc := &gates.Accumulate{Limits: d.Limits, Now: gates.Clock(d.Now), JS: d.JS, IdleTimeout: d.StreamIdle, TolerantProviders: d.TolerantProviders}
 			tw, err := worker.New(d.JS, worker.Config{
 				Stage: streams.AccumulateTimer, Stream: streams.StreamGates, MaxDeliver: d.Settings.MaxDeliver,
 				DeadLetter: pipeline.DeadLetter(streams.Accumulate, d.Now), Log: d.Log,
@@ -116,12 +124,16 @@ func New(stages []string, d Deps) (*Set, error) {
 	return s, nil
 }
 
-func handler(st string, d Deps) (worker.Handler, error) {
+func accumulate(d Deps) *gates.Accumulate {
+	return &gates.Accumulate{Limits: d.Limits, Now: gates.Clock(d.Now), JS: d.JS, IdleTimeout: d.StreamIdle,
+		MaxStreamEvents: d.StreamMaxEvents, TolerantProviders: d.TolerantProviders}
+}
+
+func handler(st string, d Deps, acc *gates.Accumulate) (worker.Handler, error) {
 	now := gates.Clock(d.Now)
 	switch st {
 	case streams.Accumulate:
-		a := &gates.Accumulate{Limits: d.Limits, Now: now, JS: d.JS, IdleTimeout: d.StreamIdle, TolerantProviders: d.TolerantProviders}
-		return a.Handle, nil
+		return acc.Handle, nil
 	case streams.Parse:
 		return pipeline.Handler(st, (&gates.Parse{Tools: d.Tools, Limits: d.Limits, Now: now}).Handle), nil
 	case streams.Validate:
