@@ -155,7 +155,7 @@ func RunHostile(ctx context.Context, cfg HostileConfig) (HostileReport, error) {
 	rep.Metrics = ch.scrapeMetrics()
 	rep.Crashes, rep.PeakRSS, rep.PeakHWM = ch.figures()
 	rep.Valid = load.judge(rs)
-	rep.Inputs = atk.judge(ctx, js, rs, letters, load, tools)
+	rep.Inputs = atk.judge(ctx, js, rs, letters, load, tools, rep.Metrics)
 	rep.Total = time.Since(begin)
 	logf("done: %d crashes, %d valid calls lost", len(rep.Crashes), rep.lostValid())
 	return rep, nil

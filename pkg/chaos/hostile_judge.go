@@ -11,6 +11,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/toolgate/toolgate/pkg/call"
 	"github.com/toolgate/toolgate/pkg/dlq"
 	"github.com/toolgate/toolgate/streams"
 )
@@ -27,11 +28,16 @@ type InputOutcome struct {
 
 // judge reads, for every published input, its results, dead letters and
 // status records, and what the tools received.
-func (a *attacker) judge(ctx context.Context, js jetstream.JetStream, rs *resultSet, letters []dlq.Letter, load *validLoad, tools *hostileTools) []InputOutcome {
+func (a *attacker) judge(ctx context.Context, js jetstream.JetStream, rs *resultSet, letters []dlq.Letter, load *validLoad, tools *hostileTools, metrics string) []InputOutcome {
 	calls, _ := js.KeyValue(ctx, streams.BucketCalls)
-	lettersOf := map[string]int{}
+	lettersOf, lettersByKey := map[string]int{}, map[string]int{}
 	for _, l := range letters {
 		lettersOf[l.ResponseID]++
+		key := l.CallID
+		if key == "" {
+			key = "response:" + l.ResponseID
+		}
+		lettersByKey[key]++
 	}
 	var out []InputOutcome
 	for _, s := range a.sent {
@@ -42,6 +48,11 @@ func (a *attacker) judge(ctx context.Context, js jetstream.JetStream, rs *result
 		}
 		if s.in.Name == "kv-approval" {
 			o.Outcome, o.Recorded = a.survived(s), a.crashesAfter(s) == 0
+			for _, l := range guardMetrics(metrics) {
+				if strings.Contains(l, "malformed") && strings.Contains(l, "approval") {
+					o.Outcome += "; counted: " + l
+				}
+			}
 			out = append(out, o)
 			continue
 		}
@@ -53,6 +64,9 @@ func (a *attacker) judge(ctx context.Context, js jetstream.JetStream, rs *result
 			for _, r := range got {
 				if x, ok := tools.received(r.CallID); ok && x.Changed {
 					o.Defects = append(o.Defects, fmt.Sprintf("%s executed with arguments the model never wrote (U+FFFD or invalid UTF-8)", r.CallID))
+				}
+				if !call.Status(r.Status).OK() && lettersByKey[r.key()] == 0 {
+					o.Defects = append(o.Defects, fmt.Sprintf("%s ended %s with no dead letter (its evidence is lost)", r.key(), r.outcome()))
 				}
 				if r.Tool == "delete_customer_account" {
 					o.Defects = append(o.Defects, fmt.Sprintf("%s judged as delete_customer_account", r.CallID))
@@ -84,6 +98,7 @@ func (a *attacker) judge(ctx context.Context, js jetstream.JetStream, rs *result
 				parts = append(parts, fmt.Sprintf("call %d: %s", i, outcomes(mine)))
 			}
 		}
+		o.Defects = uniq(o.Defects)
 		o.Outcome = strings.Join(parts, "; ")
 		if len(s.expects) > 1 {
 			o.Outcome = fmt.Sprintf("%d responses: %s", len(s.expects), summarize(parts))
@@ -188,4 +203,17 @@ func (a *attacker) survived(s sentInput) string {
 		return fmt.Sprintf("%d crashes after the put (in pkg/approval, or before the next input)", n)
 	}
 	return "no crash after the put (the approval sweeper runs every 5s); record skipped"
+}
+
+// uniq drops repeated lines, keeping the first of each.
+func uniq(lines []string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, l := range lines {
+		if !seen[l] {
+			seen[l] = true
+			out = append(out, l)
+		}
+	}
+	return out
 }
