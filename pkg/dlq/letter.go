@@ -33,6 +33,10 @@ type Letter struct {
 	OrigSubject string
 	Header      nats.Header
 	Data        []byte
+	// Malformed says why the letter is not one toolgate writes (check.go);
+	// empty for a well-formed letter. A malformed letter is listed, shown
+	// and never replayed.
+	Malformed string
 }
 
 // Input reports whether l holds raw input rather than a call envelope.
@@ -47,8 +51,18 @@ func (l Letter) FirstError() string {
 }
 
 // Decode reads one stored dead letter. It never fails: a body that is not an
-// envelope is kept as raw input with whatever its headers say.
+// envelope is kept as raw input with whatever its headers say, and a letter
+// toolgate would not have written says why in Malformed.
 func Decode(subject string, seq uint64, at time.Time, h nats.Header, data []byte) Letter {
+	l := decode(subject, seq, at, h, data)
+	l.Malformed = l.check()
+	return l
+}
+
+func decode(subject string, seq uint64, at time.Time, h nats.Header, data []byte) Letter {
+	if h == nil {
+		h = nats.Header{}
+	}
 	l := Letter{Seq: seq, Time: at, Subject: subject, Header: h, Data: data}
 	// toolgate.dlq.<stage>.<failure> (streams.DLQ)
 	if tok := strings.SplitN(subject, ".", 4); len(tok) == 4 {

@@ -169,13 +169,16 @@ func planReplay(letters []Letter, toStage string) []*planned {
 	for _, l := range sorted {
 		p := &planned{letter: l, key: l.CallID}
 		switch {
+		case l.Malformed != "":
+			p.key = "malformed-seq:" + strconv.FormatUint(l.Seq, 10)
+			p.skip = "malformed dead letter (" + l.Malformed + "): not replayed"
 		case l.Input():
 			p.key, p.stage = "input:"+l.ResponseID, streams.Accumulate
 			if l.ResponseID == "" {
 				p.key = "input-seq:" + strconv.FormatUint(l.Seq, 10)
 			}
-			if l.OrigSubject == "" {
-				p.skip = "input without its original subject"
+			if !ingest(l.OrigSubject) {
+				p.skip = "input that arrived on " + clip(l.OrigSubject) + ", not from a producer: only input from an ingest subject is replayed"
 			}
 		case isTransportIncomplete(l.Envelope):
 			p.skip = "the stream never finalized: it is never executed; the producer must send the response again"
@@ -264,8 +267,8 @@ func recordedReplays(ctx context.Context, calls jetstream.KeyValue, callID strin
 	if err != nil {
 		return 0, fmt.Errorf("dlq: status of %s: %w", callID, err)
 	}
-	var rec pipeline.StatusRecord
-	if err := json.Unmarshal(ent.Value(), &rec); err != nil {
+	rec, err := DecodeStatus(callID, ent.Value())
+	if err != nil {
 		return 0, nil // an unreadable record says nothing about replays
 	}
 	return rec.Replays, nil

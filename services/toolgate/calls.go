@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/toolgate/toolgate/pkg/dlq"
 	"github.com/toolgate/toolgate/pkg/pipeline"
 	"github.com/toolgate/toolgate/streams"
 )
@@ -95,15 +95,24 @@ func scanCalls(ctx context.Context, js jetstream.JetStream, f callFilter) ([]pip
 	}
 	defer w.Stop()
 	var out []pipeline.StatusRecord
+	bad := 0
 	for e := range w.Updates() {
 		if e == nil {
 			break // every current value has been delivered
 		}
-		var r pipeline.StatusRecord
-		if json.Unmarshal(e.Value(), &r) != nil || !f.match(r) {
+		r, err := dlq.DecodeStatus(e.Key(), e.Value())
+		if err != nil {
+			if bad++; bad <= 10 {
+				fmt.Fprintf(os.Stderr, "calls: skipped: %v\n", err)
+			}
 			continue
 		}
-		out = append(out, r)
+		if f.match(r) {
+			out = append(out, r)
+		}
+	}
+	if bad > 0 {
+		fmt.Fprintf(os.Stderr, "calls: %d malformed status record(s) skipped\n", bad)
 	}
 	if ctx.Err() != nil {
 		return nil, fmt.Errorf("calls: reading the bucket: %w", ctx.Err())

@@ -149,17 +149,25 @@ func printLetters(w io.Writer, letters []dlq.Letter) error {
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "SEQ\tTIME\tSTAGE\tFAILURE\tCALL\tTOOL\tFIRST ERROR")
+	bad := 0
 	for _, l := range letters {
-		id := l.CallID
+		id, first := l.CallID, l.FirstError()
 		if l.Input() {
 			id = "input " + l.ResponseID
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\n", l.Seq, l.Time.Local().Format("01-02 15:04:05"), l.Stage, l.Failure, id, l.Tool, clip(l.FirstError(), 70))
+		if l.Malformed != "" {
+			bad++
+			id, first = "MALFORMED", l.Malformed
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\n", l.Seq, l.Time.Local().Format("01-02 15:04:05"), l.Stage, l.Failure, clip(id, 40), clip(l.Tool, 40), clip(first, 70))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
 	fmt.Fprintf(w, "\n%d dead letter(s); evidence: toolgate dlq show SEQ\n", len(letters))
+	if bad > 0 {
+		fmt.Fprintf(w, "%d malformed: not written by toolgate as they stand; replay skips them (look with dlq show, remove with dlq purge --seq)\n", bad)
+	}
 	return nil
 }
 

@@ -51,6 +51,9 @@ func dlqShow(args []string) error {
 func printLetter(w io.Writer, l dlq.Letter) error {
 	fmt.Fprintf(w, "dead letter %d  %s  %s\n", l.Seq, l.Time.Local().Format(time.RFC3339), l.Subject)
 	fmt.Fprintf(w, "stage       %s\nfailure     %s\n", l.Stage, l.Failure)
+	if l.Malformed != "" {
+		fmt.Fprintf(w, "MALFORMED   %s (not replayed)\n", l.Malformed)
+	}
 	if l.Input() {
 		fmt.Fprintf(w, "kind        input that never became a call, kept as it arrived\n")
 		fmt.Fprintf(w, "subject     %s\nresponse    %s\n", l.OrigSubject, l.ResponseID)

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -10,7 +9,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/toolgate/toolgate/pkg/pipeline"
+	"github.com/toolgate/toolgate/pkg/dlq"
 	"github.com/toolgate/toolgate/streams"
 )
 
@@ -36,9 +35,9 @@ func status(args []string) error {
 		fmt.Println(string(e.Value()))
 		return nil
 	}
-	var r pipeline.StatusRecord
-	if err := json.Unmarshal(e.Value(), &r); err != nil {
-		return err
+	r, err := dlq.DecodeStatus(fs.Arg(0), e.Value())
+	if err != nil {
+		return fmt.Errorf("status: %w (toolgate did not write it as it stands; see the raw record with --json)", err)
 	}
 	fmt.Printf("call      %s\nresponse  %s\ntool      %s (revision %d)\nprovider  %s %s\nsource    %s\nstatus    %s", r.CallID, r.ResponseID, r.Tool, r.ToolRevision, r.Provider, r.Model, r.Source, r.Status)
 	if r.Failure != "" {
