@@ -11,6 +11,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 
 	"github.com/toolgate/toolgate/pkg/call"
@@ -247,4 +248,46 @@ func statuses(rs []map[string]any) []any {
 		out = append(out, r["status"])
 	}
 	return out
+}
+
+func TestPipeline_envelope_over_the_max_payload_ends_output_too_large_with_its_evidence(t *testing.T) {
+	// nats-server's default 1 MiB max payload: 520 KB of arguments fit in
+	// the provider body and the received envelope, but not twice (raw and
+	// parsed) in the envelope parse hands on.
+	p := startRig(t, rig{server: []func(*server.Options){func(o *server.Options) { o.MaxPayload = 1 << 20 }}})
+	rid := "resp-bigargs"
+	core := p.subscribeResults(rid)
+	args := `{"city":"Paris","units":[` + strings.Repeat(`"a",`, 130_000) + `"a"]}`
+	p.publish(rid, "openai-chat", chatCalls(rid, toolCall{"get_weather", `{"city":"Paris"}`}, toolCall{"get_weather", args}))
+	p.waitResults(rid, 2)
+	p.allSettled()
+	rs := p.results(rid)
+	if len(rs) != 2 {
+		t.Fatalf("%d results stored, want 2", len(rs))
+	}
+	for _, r := range rs {
+		switch r["call_id"] {
+		case rid + "-0":
+			if r["status"] != "executed" {
+				t.Fatalf("sibling ended %v, want executed", r["status"])
+			}
+		case rid + "-1":
+			if r["status"] != "failed" || r["failure"] != string(call.OutputTooLarge) {
+				t.Fatalf("big call ended %v/%v, want failed/output_too_large", r["status"], r["failure"])
+			}
+		}
+	}
+	if rec := p.status(rid + "-1"); rec.Failure != call.OutputTooLarge || rec.ArgumentsHash != "sha256:"+sha256Hex([]byte(args)) {
+		t.Fatalf("status record %s/%s hash %s: want output_too_large with the arguments' sha256", rec.Status, rec.Failure, rec.ArgumentsHash)
+	}
+	dls := p.deadLettersOf(streams.HeaderCallID, rid+"-1")
+	if len(dls) != 1 || dls[0].Header.Get(streams.HeaderFailure) != string(call.OutputTooLarge) {
+		t.Fatalf("%d dead letters, want 1 output_too_large", len(dls))
+	}
+	// The dead letter is the input envelope, which fits: the raw arguments
+	// are kept exactly as the model wrote them.
+	if e, err := call.Unmarshal(dls[0].Data); err != nil || e.RawArguments != args {
+		t.Fatalf("dead letter raw arguments %.120s (%v): want them whole", e.RawArguments, err)
+	}
+	core.once(t, rid+"-0", rid+"-1")
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/rs/zerolog"
@@ -27,13 +28,15 @@ type rig struct {
 	exec func(tool string, c toolserver.Call) (any, error)
 	// configure adjusts the stage configuration before Run.
 	configure func(*Config)
+	// server adjusts the embedded NATS server's options (e.g. MaxPayload).
+	server []func(*server.Options)
 }
 
 // startRig runs every stage in one process over an embedded NATS server and
 // a real redis-server, with the tools applied and a counting executor.
 func startRig(t *testing.T, r rig) *pipe {
 	t.Helper()
-	srv := testenv.RunJetStream(t)
+	srv := testenv.RunJetStream(t, r.server...)
 	rds := testenv.RunRedis(t)
 	nc, js := testenv.Connect(t, srv)
 	p := &pipe{t: t, nc: nc, js: js, ctx: context.Background()}
