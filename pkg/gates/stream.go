@@ -40,12 +40,17 @@ func (a *Accumulate) handleEvent(ctx context.Context, m worker.Msg) ([]worker.Ou
 			fmt.Sprintf("stream subject token %q is not a response id: use letters, digits, '-' and '_' (at most 128)", rid))
 	}
 	ev := eventOf(m.Header, m.Data, m.StreamSeq, a.Now())
-	if seqRefused(ev, a.maxEvents()) {
-		// Refused on its own: the stream settles as it would without it, so
-		// it still needs its idle timer.
+	switch refusal(ev, a.maxEvents()) {
+	// Refused on its own: the stream settles as it would without it, so it
+	// still needs its idle timer.
+	case CodeSeqOutOfRange:
 		why := fmt.Errorf("header %s is %q: use a number from 1 to %d (the limit of events in one response, TOOLGATE_STREAM_MAX_EVENTS); the event was left out of the response",
 			streams.HeaderSeq, shortValue(m.Header.Get(streams.HeaderSeq), 64), a.maxEvents())
 		return []worker.Output{pipeline.Raw(streams.Accumulate, CodeSeqOutOfRange, m, why), a.timer(rid, "timer")}, nil
+	case CodeHeaderTooLarge:
+		why := fmt.Errorf("header %s is %d bytes, over the %d-byte limit of a toolgate header: send it shorter; the event was left out of the response",
+			shortValue(ev.bigHeader, 64), len(m.Header.Get(ev.bigHeader)), pipeline.InputHeaderMax)
+		return []worker.Output{pipeline.Raw(streams.Accumulate, CodeHeaderTooLarge, m, why), a.timer(rid, "timer")}, nil
 	}
 	prov := m.Header.Get(streams.HeaderProvider)
 	terminal := ev.end || !provider.Known(prov) || a.progress(rid, prov, ev)
@@ -135,9 +140,11 @@ func (a *Accumulate) judge(rid string, asm *assembly, timed bool, readErr error)
 	idle := a.idle()
 	quiet := a.Now().Sub(asm.lastAt)
 	switch {
-	case len(asm.bySeq) == 0 && asm.ended:
+	case len(asm.bySeq) == 0 && asm.ended, asm.accepted() == 0 && timed && quiet >= idle:
 		outs, err = a.incomplete(asm.msg(rid), rid, asm, asm.why(idle))
 		return a.finish(rid, call.TransportIncomplete, outs, err)
+	case asm.accepted() == 0:
+		// Only refused events so far: the stream may still begin.
 	case !provider.Known(asm.provider):
 		outs, err = a.reject(asm.msg(rid), rid, asm.provider, "unknown_provider", fmt.Sprintf("header %s is %q; use one of openai-chat, openai-responses, anthropic, gemini, ollama", streams.HeaderProvider, asm.provider))
 		return a.finish(rid, call.Rejected, outs, err)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 
+	"github.com/toolgate/toolgate/pkg/pipeline"
 	"github.com/toolgate/toolgate/pkg/provider"
 	"github.com/toolgate/toolgate/pkg/worker"
 	"github.com/toolgate/toolgate/streams"
@@ -38,6 +39,7 @@ type assembly struct {
 	highest    int // highest Toolgate-Seq kept
 	unnumbered int // events without a Toolgate-Seq header, ignored
 	refused    int // events with a Toolgate-Seq outside 1..maxSeq, ignored
+	bigHeader  int // events with a Toolgate-* header over the limit, ignored
 	stored     int // messages read, duplicates included
 	size       int // their data bytes
 	kept       int // data bytes of the events in bySeq
@@ -65,10 +67,18 @@ func assemble(stored []storedEvent, maxSeq int) *assembly {
 func (asm *assembly) add(ev storedEvent) {
 	asm.stored++
 	asm.size += len(ev.data)
-	if ev.at.After(asm.lastAt) {
-		asm.lastAt = ev.at
-	}
 	asm.lastSeq = max(asm.lastSeq, ev.streamSeq)
+	if ev.at.After(asm.lastAt) {
+		asm.lastAt = ev.at // any stored event keeps the stream from going idle
+	}
+	switch refusal(ev, asm.maxSeq) {
+	case CodeSeqOutOfRange: // as if it never arrived: it was dead-lettered on its own
+		asm.refused++
+		return
+	case CodeHeaderTooLarge:
+		asm.bigHeader++
+		return
+	}
 	if ev.end {
 		if !asm.ended || asm.endReason == "" {
 			asm.endReason = ev.endReason
@@ -85,8 +95,6 @@ func (asm *assembly) add(ev storedEvent) {
 		}
 	}
 	switch {
-	case seqRefused(ev, asm.maxSeq):
-		asm.refused++
 	case ev.end && len(bytes.TrimSpace(ev.data)) == 0:
 	case ev.seq == 0:
 		asm.unnumbered++
@@ -119,6 +127,9 @@ func (asm *assembly) advance() {
 		}
 	}
 }
+
+// accepted is how many stored events were not refused.
+func (asm *assembly) accepted() int { return asm.stored - asm.refused - asm.bigHeader }
 
 // gap reports whether an event arrived past a missing one.
 func (asm *assembly) gap() bool { return !asm.done && asm.highest >= asm.next }
@@ -177,6 +188,9 @@ func (asm *assembly) why(idle time.Duration) string {
 	}
 	if asm.refused > 0 {
 		parts = append(parts, fmt.Sprintf("%d events with a Toolgate-Seq outside 1..%d were refused", asm.refused, asm.maxSeq))
+	}
+	if asm.bigHeader > 0 {
+		parts = append(parts, fmt.Sprintf("%d events with a Toolgate-* header over %d bytes were refused", asm.bigHeader, pipeline.InputHeaderMax))
 	}
 	if asm.unnumbered > 0 {
 		parts = append(parts, fmt.Sprintf("%d events without a Toolgate-Seq header were ignored", asm.unnumbered))

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -31,7 +32,7 @@ var fuzzData = []string{
 }
 
 // fuzzEvents turns bytes into stored events, three bytes an event: the seq,
-// the body, and whether it carries Toolgate-End.
+// the body, and whether it carries Toolgate-End or an oversized header.
 func fuzzEvents(b []byte) []storedEvent {
 	var out []storedEvent
 	t0 := time.Unix(1_700_000_000, 0)
@@ -43,6 +44,9 @@ func fuzzEvents(b []byte) []storedEvent {
 		}
 		if b[i+2]%7 == 0 {
 			h.Set(streams.HeaderEnd, fmt.Sprintf("reason %d", b[i+2]))
+		}
+		if b[i+2]%11 == 0 {
+			h.Set(streams.HeaderTenant, strings.Repeat("t", 2<<10)) // over the header limit
 		}
 		n := len(out)
 		out = append(out, eventOf(h, []byte(fuzzData[int(b[i+1])%len(fuzzData)]), uint64(n+1), t0.Add(time.Duration(n)*time.Millisecond)))
@@ -72,8 +76,13 @@ func FuzzAssemble(f *testing.F) {
 				t.Fatalf("kept Toolgate-Seq %d outside 1..%d", seq, maxSeq)
 			}
 		}
-		if asm.stored != len(evs) || asm.refused+asm.unnumbered > len(evs) {
-			t.Fatalf("stored %d refused %d unnumbered %d of %d", asm.stored, asm.refused, asm.unnumbered, len(evs))
+		if asm.stored != len(evs) || asm.refused+asm.bigHeader+asm.unnumbered+len(asm.bySeq) > len(evs) {
+			t.Fatalf("stored %d refused %d+%d unnumbered %d kept %d of %d", asm.stored, asm.refused, asm.bigHeader, asm.unnumbered, len(asm.bySeq), len(evs))
+		}
+		for _, ev := range asm.bySeq {
+			if refusal(ev, maxSeq) != "" {
+				t.Fatalf("kept a refused event (Toolgate-Seq %d)", ev.seq)
+			}
 		}
 		_ = asm.why(time.Minute)
 		_ = asm.msg("r")
@@ -98,11 +107,11 @@ func FuzzAssemble(f *testing.F) {
 		var firsts, later []storedEvent
 		for _, ev := range evs {
 			key := ev.header.Get(streams.HeaderSeq)
-			if ev.seq > 0 && seen[key] {
+			if ev.seq > 0 && seen[key] && refusal(ev, maxSeq) == "" {
 				later = append(later, ev)
 				continue
 			}
-			if !ev.end || len(bytes.TrimSpace(ev.data)) > 0 { // a bare end marker is no copy
+			if (!ev.end || len(bytes.TrimSpace(ev.data)) > 0) && refusal(ev, maxSeq) == "" { // a bare end marker or a refused event is no copy
 				seen[key] = true
 			}
 			firsts = append(firsts, ev)

@@ -189,3 +189,31 @@ func TestStream_poisoned_timer_is_dead_lettered_not_redelivered_forever(t *testi
 		return nil
 	})
 }
+
+// TestStream_event_with_an_oversized_header_is_refused_on_its_own: a stream
+// event whose Toolgate-Tenant is 40 KB is dead-lettered (its headers cut) and
+// left out: the terminal event it carried never counts, so the response is
+// transport_incomplete instead of being judged with a 40 KB request context.
+func TestStream_event_with_an_oversized_header_is_refused_on_its_own(t *testing.T) {
+	r := newStreamRig(t, 5*time.Second)
+	runAccumulate(t, r.js, gate(r.js, 300*time.Millisecond), nil)
+	rid := "big-header"
+	publishRaw(t, r, rid, provider.Anthropic, "1", anthropicStart)
+	m := &nats.Msg{Subject: streams.InStream(rid), Data: []byte(anthropicStop), Header: nats.Header{}}
+	m.Header.Set(streams.HeaderProvider, provider.Anthropic)
+	m.Header.Set(streams.HeaderSeq, "2")
+	m.Header.Set(streams.HeaderTenant, strings.Repeat("t", 40<<10))
+	if _, err := r.js.PublishMsg(context.Background(), m); err != nil {
+		t.Fatal(err)
+	}
+	res := oneResult(t, r, rid)
+	if res.Status != call.TransportIncomplete || len(res.Errors) == 0 || !strings.Contains(res.Errors[0], "1 events with a Toolgate-* header over 1024 bytes were refused") {
+		t.Fatalf("result %+v, want transport_incomplete naming the refused event", res)
+	}
+	testenv.Eventually(t, 5*time.Second, 10*time.Millisecond, func() error {
+		if n := len(r.deadLetters(t, streams.DLQ(streams.Accumulate, CodeHeaderTooLarge))); n != 1 {
+			return fmt.Errorf("%d dead letters, want 1", n)
+		}
+		return nil
+	})
+}

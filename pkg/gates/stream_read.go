@@ -17,8 +17,9 @@ import (
 
 // storedEvent is one message TOOLGATE_IN holds for a stream subject.
 type storedEvent struct {
-	seq       int  // Toolgate-Seq; 0 when missing or unreadable
-	badSeq    bool // a Toolgate-Seq header that is not a number from 1 up
+	seq       int    // Toolgate-Seq; 0 when missing or unreadable
+	badSeq    bool   // a Toolgate-Seq header that is not a number from 1 up
+	bigHeader string // the first Toolgate-* header over pipeline.InputHeaderMax bytes
 	data      []byte
 	end       bool // Toolgate-End present: the producer's connection broke
 	endReason string
@@ -29,6 +30,7 @@ type storedEvent struct {
 
 func eventOf(h nats.Header, data []byte, streamSeq uint64, at time.Time) storedEvent {
 	ev := storedEvent{data: data, header: h, streamSeq: streamSeq, at: at}
+	ev.bigHeader, _ = oversizeHeader(h)
 	if raw := strings.TrimSpace(h.Get(streams.HeaderSeq)); raw != "" {
 		if n, err := strconv.Atoi(raw); err == nil && n > 0 {
 			ev.seq = n
@@ -45,9 +47,19 @@ func eventOf(h nats.Header, data []byte, streamSeq uint64, at time.Time) storedE
 	return ev
 }
 
-// seqRefused reports whether ev carries a Toolgate-Seq outside 1..max: such
-// an event is dead-lettered on arrival and left out of every assembly.
-func seqRefused(ev storedEvent, max int) bool { return ev.badSeq || ev.seq > max }
+// refusal is the code ev is refused with on its own, "" when it is not: a
+// Toolgate-Seq outside 1..max, or a Toolgate-* header over
+// pipeline.InputHeaderMax bytes. A refused event is dead-lettered on arrival
+// and left out of every assembly.
+func refusal(ev storedEvent, max int) string {
+	switch {
+	case ev.badSeq || ev.seq > max:
+		return CodeSeqOutOfRange
+	case ev.bigHeader != "":
+		return CodeHeaderTooLarge
+	}
+	return ""
+}
 
 // jsHandles are the JetStream handles the stream path opens once.
 type jsHandles struct {
