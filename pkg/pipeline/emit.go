@@ -79,7 +79,7 @@ func Outputs(stage string, e call.Envelope) ([]worker.Output, error) {
 	}
 	var outs []worker.Output
 	if WritesStatus(stage, e) {
-		status := fitJSON(fitStatus(StatusOf(e)), e.CallID, e.ResponseID)
+		status := fitJSON(StatusOf(e), e.CallID, e.ResponseID)
 		outs = append(outs, worker.Output{Subject: streams.CallStatus(e.CallID), Data: status})
 	}
 	outs = append(outs, BatchMarks(e)...)
@@ -152,12 +152,6 @@ func resultOf(e call.Envelope, o result.Outcome) Result {
 	}
 }
 
-// fitStatus bounds a status record's errors.
-func fitStatus(r StatusRecord) StatusRecord {
-	r.Errors = FitErrors(r.Errors)
-	return r
-}
-
 // fitAudit bounds an audit event's errors, and its redacted arguments when
 // the event would not fit.
 func fitAudit(ev AuditEvent) AuditEvent {
@@ -168,11 +162,12 @@ func fitAudit(ev AuditEvent) AuditEvent {
 	return ev
 }
 
-// StatusOf builds the status record of an envelope.
+// StatusOf builds the status record of an envelope, its errors bounded by
+// FitErrors.
 func StatusOf(e call.Envelope) StatusRecord {
 	return StatusRecord{
 		CallID: e.CallID, ResponseID: e.ResponseID, Tool: e.ToolName, Provider: e.Provider, Model: e.Model,
-		Source: e.Source, Status: e.Status, Failure: e.Failure, Errors: e.Errors, RepairAttempts: e.RepairAttempts,
+		Source: e.Source, Status: e.Status, Failure: e.Failure, Errors: FitErrors(e.Errors), RepairAttempts: e.RepairAttempts,
 		Replays: e.Replays, ToolRevision: e.ToolRevision, ArgumentsHash: redact.Hash([]byte(e.RawArguments)),
 		IdempotencyKey: e.IdempotencyKey, History: e.History,
 	}
