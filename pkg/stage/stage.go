@@ -58,6 +58,9 @@ type Deps struct {
 	ApprovalTTL, ApprovalSweep time.Duration
 	// Repair is the repair model; nil: the repair gate calls nothing.
 	Repair *model.Client
+	// Malformed is told of every malformed stored record a stage meets
+	// (records.go: log and count it); nil: logged only.
+	Malformed MalformedFunc
 }
 
 // Set runs a set of stage workers in one process.
@@ -71,6 +74,9 @@ func New(stages []string, d Deps) (*Set, error) {
 	if d.Now == nil {
 		d.Now = time.Now
 	}
+	if d.Malformed == nil {
+		d.Malformed = logMalformed(d.Log)
+	}
 	s := &Set{workers: map[string]*worker.Worker{}}
 	for _, st := range stages {
 		if st == streams.Policy && d.Approvals == nil {
@@ -83,6 +89,9 @@ func New(stages []string, d Deps) (*Set, error) {
 			d.Approvals = approval.NewStore(kv)
 		}
 		if st == streams.Policy {
+			if d.Approvals.OnMalformed == nil {
+				d.Approvals.OnMalformed = d.Malformed.from(streams.BucketApprovals)
+			}
 			sw := &approval.Sweeper{Store: d.Approvals, JS: d.JS, Every: d.ApprovalSweep, Now: d.Now, Log: d.Log}
 			s.background = append(s.background, sw.Run)
 		}
@@ -155,9 +164,9 @@ func handler(st string, d Deps, acc *gates.Accumulate) (worker.Handler, error) {
 			return nil, fmt.Errorf("stage: execute: %w", err)
 		}
 		x := &gates.Execute{
-			Tools: d.Tools, Store: d.Store, Owner: d.Owner, Now: now, LeaseGrace: d.Settings.AckWait,
+			Tools: d.Tools, Store: observeStore(d.Store, d.Malformed), Owner: d.Owner, Now: now, LeaseGrace: d.Settings.AckWait,
 			Executors: execute.Selector{NC: d.NC}.For,
-			Batches:   &gates.BatchKV{KV: batches, Now: now},
+			Batches:   &gates.BatchKV{KV: batches, Now: now, Malformed: d.Malformed.from(streams.BucketBatches)},
 		}
 		return pipeline.Handler(st, x.Handle), nil
 	}
