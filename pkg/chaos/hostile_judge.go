@@ -138,6 +138,9 @@ func outcomes(rs []storedResult) string {
 		if r.CallID == "" {
 			s = "response " + s
 		}
+		if !call.Status(r.Status).OK() && len(r.Errors) > 0 {
+			s += " (" + cut(strings.Join(strings.Fields(r.Errors[0]), " "), 120) + ")"
+		}
 		if r.NotJSON {
 			s += " (not JSON)"
 		}

@@ -17,11 +17,12 @@ import (
 type storedResult struct {
 	Seq        uint64
 	At         time.Time
-	ResponseID string // the subject's last token
-	CallID     string `json:"call_id"`
-	Tool       string `json:"tool"`
-	Status     string `json:"status"`
-	Failure    string `json:"failure"`
+	ResponseID string   // the subject's last token
+	CallID     string   `json:"call_id"`
+	Tool       string   `json:"tool"`
+	Status     string   `json:"status"`
+	Failure    string   `json:"failure"`
+	Errors     []string `json:"errors"`
 	Size       int
 	NotJSON    bool
 }
