@@ -5,6 +5,9 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
+	"strings"
 
 	"github.com/nats-io/nats.go"
 
@@ -75,22 +78,49 @@ func FitErrors(errs []string) []string {
 	return out
 }
 
-// fitHeaders cuts every value of h over limit, in place, and again to a
-// tenth of it while the headers are over worker.MaxHeaderBytes.
-func fitHeaders(h nats.Header, msgID string, limit int) {
-	for limit >= 16 {
-		for k, vs := range h {
-			for i, v := range vs {
-				vs[i] = result.CutText(v, limit)
-			}
-			h[k] = vs
+// fitHeaders makes h fit worker.MaxHeaderBytes, in place: every value over
+// limit is cut; if that is not enough, each header but own is folded into
+// one value of at most HeaderValueMax; and as a last resort the headers but
+// own are replaced by Toolgate-Input-Headers naming their count, size and
+// sha256.
+func fitHeaders(h nats.Header, msgID string, limit int, own ...string) {
+	for k, vs := range h {
+		for i, v := range vs {
+			vs[i] = result.CutText(v, limit)
 		}
-		if worker.HeaderBytes(h, msgID) <= worker.MaxHeaderBytes {
-			return
-		}
-		limit /= 10
+		h[k] = vs
 	}
+	if worker.HeaderBytes(h, msgID) <= worker.MaxHeaderBytes {
+		return
+	}
+	for k, vs := range h {
+		if !slices.Contains(own, k) && (len(vs) > 1 || len(vs[0]) > HeaderValueMax) {
+			h[k] = []string{result.CutText(strings.Join(vs, ", "), HeaderValueMax)}
+		}
+	}
+	if worker.HeaderBytes(h, msgID) <= worker.MaxHeaderBytes {
+		return
+	}
+	keys := slices.Sorted(maps.Keys(h))
+	sum := sha256.New()
+	n, size := 0, 0
+	for _, k := range keys {
+		if slices.Contains(own, k) {
+			continue
+		}
+		for _, v := range h[k] {
+			line := k + ": " + v + "\r\n"
+			sum.Write([]byte(line))
+			n, size = n+1, size+len(line)
+		}
+		delete(h, k)
+	}
+	h.Set(HeaderInputHeaders, fmt.Sprintf("cut by toolgate: %d headers, %d bytes as kept, sha256 %s", n, size, hex.EncodeToString(sum.Sum(nil))))
 }
+
+// HeaderInputHeaders stands for a raw dead letter's producer headers when
+// even folded they would not fit.
+const HeaderInputHeaders = "Toolgate-Input-Headers"
 
 // fitEnvelope returns the body of e for a dead letter: e as it is when it
 // fits, else e with every large part cut (raw arguments, arguments, result,

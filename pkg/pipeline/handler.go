@@ -81,7 +81,7 @@ func Raw(stage, code string, m worker.Msg, err error) worker.Output {
 		Header:  h,
 		Data:    m.Data,
 	}
-	fitHeaders(h, o.MsgID, InputHeaderMax)
+	fitHeaders(h, o.MsgID, InputHeaderMax, streams.HeaderStage, streams.HeaderFailure, streams.HeaderError, streams.HeaderOrigSubject, streams.HeaderResponseID)
 	if int64(worker.HeaderBytes(h, o.MsgID)+len(o.Data)) > maxPayload() {
 		o.Data = cutForm(m.Data, nil, "", h.Get(streams.HeaderResponseID))
 	}

@@ -39,13 +39,16 @@ func Cut(data []byte, limit, excerpt int) json.RawMessage {
 		return data
 	}
 	sum := sha256.Sum256(data)
-	return CutSum(data[:min(len(data), excerpt)], int64(len(data)), hex.EncodeToString(sum[:]), limit, excerpt)
+	return CutSum(data, int64(len(data)), hex.EncodeToString(sum[:]), limit, excerpt)
 }
 
 // CutSum is Cut for a part read as a stream: head is its beginning, total
 // and sum (hex sha256) describe the whole.
 func CutSum(head []byte, total int64, sum string, limit, excerpt int) json.RawMessage {
 	ex := runeCut(head, excerpt)
+	if int64(len(ex)) < total {
+		ex = dropPartialRune(ex) // head itself may end inside a rune
+	}
 	c := Cutout{
 		Truncated: true, Bytes: total, SHA256: sum, Limit: limit, Excerpt: string(ex),
 		Note: fmt.Sprintf("cut by toolgate: this part is %d bytes, over the %d-byte limit of what toolgate stores; excerpt holds its first %d bytes, sha256 identifies the whole", total, limit, len(ex)),
@@ -78,6 +81,19 @@ func CutText(s string, limit int) string {
 	note := fmt.Sprintf("… [cut by toolgate: %d bytes, sha256 %s]", len(s), hex.EncodeToString(sum[:]))
 	keep := max(limit-len(note), 0)
 	return string(runeCut([]byte(s), keep)) + note
+}
+
+// dropPartialRune drops an incomplete rune at the end of b.
+func dropPartialRune(b []byte) []byte {
+	for i := len(b) - 1; i >= 0 && i >= len(b)-utf8.UTFMax; i-- {
+		if utf8.RuneStart(b[i]) {
+			if !utf8.FullRune(b[i:]) {
+				return b[:i]
+			}
+			break
+		}
+	}
+	return b
 }
 
 // runeCut returns at most n bytes of b's beginning, never splitting a rune.
