@@ -30,6 +30,11 @@ func TestPipeline_malformed_approval_record_neither_crashes_the_process_nor_stop
 	if _, err := p.js.Publish(p.ctx, "$KV."+streams.BucketApprovals+".x-0", []byte(issueApprovalRecord)); err != nil {
 		t.Fatal(err)
 	}
+	// A tool definition nobody applied: the registry leaves it out and serves
+	// the others.
+	if _, err := p.js.Publish(p.ctx, "$KV."+streams.BucketTools+".get_forecast", []byte(`{"name":"delete_customer_account"}`)); err != nil {
+		t.Fatal(err)
+	}
 	// The sweeper keeps expiring a real pending approval after meeting it.
 	p.publishAs("mal-late", "delete_customer_account", deleteArgs, "alice", "admin")
 	if r := p.waitResults("mal-late", 1)[0]; r["status"] != "approval_expired" {
