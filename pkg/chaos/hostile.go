@@ -154,6 +154,7 @@ func RunHostile(ctx context.Context, cfg HostileConfig) (HostileReport, error) {
 	}
 	rep.Metrics = ch.scrapeMetrics()
 	rep.Crashes, rep.PeakRSS, rep.PeakHWM = ch.figures()
+	rep.CPU = ch.cpuByPhase()
 	rep.Valid = load.judge(rs)
 	rep.Inputs = atk.judge(ctx, js, rs, letters, load, tools, rep.Metrics)
 	rep.Total = time.Since(begin)

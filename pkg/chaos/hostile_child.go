@@ -59,8 +59,11 @@ type child struct {
 	phase   string
 	after   string
 	crashes []Crash
-	peak    map[string]int64 // phase -> max VmRSS (bytes)
-	hwm     int64            // max VmHWM (bytes)
+	peak    map[string]int64         // phase -> max VmRSS (bytes)
+	hwm     int64                    // max VmHWM (bytes)
+	cpu     map[string]time.Duration // phase -> CPU time (user+system)
+	lastPID int
+	lastCPU time.Duration
 
 	quit, watched chan struct{}
 }
@@ -99,7 +102,7 @@ func startChild(cfg HostileConfig, begin time.Time) (*child, error) {
 	c := &child{
 		p:       &proc{stage: "toolgate up", bin: wrapper, http: httpAddr, log: filepath.Join(cfg.Dir, "toolgate-up.log")},
 		natsURL: fmt.Sprintf("nats://127.0.0.1:%d", natsPort), capDesc: desc, begin: begin,
-		peak: map[string]int64{}, quit: make(chan struct{}), watched: make(chan struct{}),
+		peak: map[string]int64{}, cpu: map[string]time.Duration{}, quit: make(chan struct{}), watched: make(chan struct{}),
 	}
 	if err := c.p.start(); err != nil {
 		return nil, err
@@ -197,10 +200,41 @@ func (c *child) sample(pid int) {
 			hwm = n << 10
 		}
 	}
+	cpu, ok := cpuTime(pid)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.peak[c.phase] = max(c.peak[c.phase], rss)
 	c.hwm = max(c.hwm, hwm)
+	if ok {
+		if pid != c.lastPID {
+			c.lastPID, c.lastCPU = pid, 0
+		}
+		c.cpu[c.phase] += cpu - c.lastCPU
+		c.lastCPU = cpu
+	}
+}
+
+// cpuTime is pid's user+system time from /proc/PID/stat (clock ticks of
+// 1/100 s, the Linux USER_HZ).
+func cpuTime(pid int) (time.Duration, bool) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0, false
+	}
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return 0, false
+	}
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 13 {
+		return 0, false
+	}
+	ut, err1 := strconv.ParseInt(f[11], 10, 64)
+	st, err2 := strconv.ParseInt(f[12], 10, 64)
+	if err1 != nil || err2 != nil {
+		return 0, false
+	}
+	return time.Duration(ut+st) * 10 * time.Millisecond, true
 }
 
 // figures are the crashes and memory peaks so far.
@@ -212,6 +246,17 @@ func (c *child) figures() ([]Crash, map[string]int64, int64) {
 		peak[k] = v
 	}
 	return append([]Crash(nil), c.crashes...), peak, c.hwm
+}
+
+// cpuByPhase is the child's CPU time so far per phase.
+func (c *child) cpuByPhase() map[string]time.Duration {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make(map[string]time.Duration, len(c.cpu))
+	for k, v := range c.cpu {
+		out[k] = v
+	}
+	return out
 }
 
 // scrapeMetrics returns the child's /metrics (empty when it does not

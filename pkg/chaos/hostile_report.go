@@ -13,8 +13,9 @@ type HostileReport struct {
 	Config  HostileConfig
 	Cap     string
 	Crashes []Crash
-	PeakRSS map[string]int64 // phase -> max VmRSS of the child
-	PeakHWM int64            // max VmHWM over every incarnation
+	PeakRSS map[string]int64         // phase -> max VmRSS of the child
+	PeakHWM int64                    // max VmHWM over every incarnation
+	CPU     map[string]time.Duration // phase -> the child's CPU time (the attack phase includes the settle)
 	Valid   map[string]ValidFigures
 	Inputs  []InputOutcome
 	Metrics string // the child's /metrics at the end
@@ -68,6 +69,7 @@ func (r HostileReport) Print(w io.Writer) {
 		fmt.Fprintf(w, "  at %6.1fs pid %d (%s, after %s): %s; %s\n", k.At.Seconds(), k.PID, k.Phase, orNone(k.After), k.State, orNone(k.Cause))
 	}
 	fmt.Fprintf(w, "peak RSS        baseline %s, attack %s (VmHWM %s)\n", mib(r.PeakRSS[PhaseBaseline]), mib(r.PeakRSS[PhaseAttack]), mib(r.PeakHWM))
+	fmt.Fprintf(w, "CPU             baseline %.1f s, attack and settle %.1f s (toolgate up, user+system)\n", r.CPU[PhaseBaseline].Seconds(), r.CPU[PhaseAttack].Seconds())
 	fmt.Fprintf(w, "valid calls     %-9s %7s %8s %7s %4s %7s %5s %5s %9s %9s\n", "phase", "offered", "accepted", "results", "lost", "refused", "dupes", "wrong", "p50", "p99")
 	for _, ph := range []string{PhaseBaseline, PhaseAttack} {
 		f := r.Valid[ph]
