@@ -8,6 +8,9 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/rs/zerolog"
+
+	"github.com/toolgate/toolgate/pkg/call"
+	"github.com/toolgate/toolgate/pkg/dlq"
 )
 
 // Sweeper ends calls nobody decided in time and finishes decisions whose
@@ -28,6 +31,10 @@ type Sweeper struct {
 	Retention time.Duration
 	Now       func() time.Time
 	Log       zerolog.Logger
+	// Calls is the calls bucket (streams.BucketCalls). When set, a
+	// malformed record whose waiting envelope is lost too is settled from
+	// the call's status record, if that says the call waits for approval.
+	Calls jetstream.KeyValue
 }
 
 // Run sweeps every Every until ctx is done. A panic in one sweep is
@@ -144,9 +151,10 @@ func (s *Sweeper) sweepOne(ctx context.Context, k string) (resumed bool, err err
 }
 
 // settleMalformed replaces a malformed record whose waiting envelope is
-// intact by a record denied by toolgate, and resumes the call; a record with
-// no usable envelope names no call that could be settled, and is left as
-// it is (Get already told OnMalformed).
+// intact (or can be rebuilt from the call's status record) by a record
+// denied by toolgate, and resumes the call, which ends approval_denied. A
+// record that names no waiting call is left as it is (Get already told
+// OnMalformed).
 func (s *Sweeper) settleMalformed(ctx context.Context, k string, rev uint64, why error, now time.Time) (bool, error) {
 	ent, err := s.Store.kv.Get(ctx, k)
 	if err != nil || ent.Revision() != rev {
@@ -154,7 +162,9 @@ func (s *Sweeper) settleMalformed(ctx context.Context, k string, rev uint64, why
 	}
 	e, ok := Salvage(k, ent.Value())
 	if !ok {
-		return false, nil
+		if e, ok = s.fromStatus(ctx, k); !ok {
+			return false, nil
+		}
 	}
 	nr, err := NewRecord(e, "its approval record was malformed", 0, now)
 	if err != nil {
@@ -172,4 +182,31 @@ func (s *Sweeper) settleMalformed(ctx context.Context, k string, rev uint64, why
 		return false, err
 	}
 	return true, nil
+}
+
+// fromStatus rebuilds the waiting envelope of call k from its status record
+// when that record is well-formed and says approval_required. The arguments
+// are not in it: the call is only ever denied from it, never run.
+func (s *Sweeper) fromStatus(ctx context.Context, k string) (call.Envelope, bool) {
+	if s.Calls == nil {
+		return call.Envelope{}, false
+	}
+	ent, err := s.Calls.Get(ctx, k)
+	if err != nil {
+		return call.Envelope{}, false
+	}
+	r, err := dlq.DecodeStatus(k, ent.Value())
+	if err != nil || r.Status != call.ApprovalRequired || r.Tool == "" {
+		return call.Envelope{}, false
+	}
+	e := call.Envelope{
+		CallID: r.CallID, ResponseID: r.ResponseID, Provider: r.Provider, Model: r.Model, Source: r.Source, ToolName: r.Tool,
+		Status: call.ApprovalRequired, RepairAttempts: r.RepairAttempts, Replays: r.Replays, ToolRevision: r.ToolRevision,
+		Batch: call.Batch{ID: r.ResponseID}, History: r.History,
+	}
+	if len(r.History) > 0 {
+		e.CreatedAt = r.History[0].At
+	}
+	e.Note("its approval record was malformed and held no readable call: rebuilt from its status record, without its arguments")
+	return e, true
 }
