@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -64,6 +65,7 @@ func watch(ctx context.Context, js jetstream.JetStream, from uint64, plan []*pla
 	if err != nil {
 		return fmt.Errorf("dlq: %w", err)
 	}
+	statuses := call.Statuses()
 	deadline := time.Now().Add(o.Wait)
 	seen := 0
 	for seen < total {
@@ -77,8 +79,8 @@ func watch(ctx context.Context, js jetstream.JetStream, from uint64, plan []*pla
 		}
 		for m := range batch.Messages() {
 			var r result
-			if json.Unmarshal(m.Data(), &r) != nil || r.Status == "" {
-				continue
+			if json.Unmarshal(m.Data(), &r) != nil || !slices.Contains(statuses, r.Status) {
+				continue // not an outcome toolgate publishes
 			}
 			p := byKey[r.CallID]
 			if p == nil {
