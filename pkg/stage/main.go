@@ -42,6 +42,7 @@ func Main(stageName string, args []string, getenv func(string) string) int {
 	}
 	replicas := fs.Int("stream-replicas", defReplicas, "replicas of the streams and buckets this stage creates (TOOLGATE_STREAM_REPLICAS)")
 	idle := fs.Duration("stream-idle-timeout", 0, "a streamed response with no event for this long ends transport_incomplete; default 60s (TOOLGATE_STREAM_IDLE_TIMEOUT)")
+	maxEvents := fs.Int("stream-max-events", 0, "the most events, and the highest Toolgate-Seq, one streamed response may have; an event past it is refused and dead-lettered; default 10000 (TOOLGATE_STREAM_MAX_EVENTS)")
 	ackWait := fs.Duration("ack-wait", 0, "how long a delivery may stay unacked before it is redelivered, and the grace added to a tool's timeout in an execute claim's lease; default 30s (TOOLGATE_ACK_WAIT; every stage of one deployment must agree)")
 	tolerant := fs.String("tolerant-providers", def("TOOLGATE_TOLERANT_PROVIDERS", ""), "providers whose responses always get recovery of calls written as text, comma separated, e.g. ollama (TOOLGATE_TOLERANT_PROVIDERS)")
 	repairConfig := RepairFlags(fs, getenv)
@@ -53,6 +54,16 @@ func Main(stageName string, args []string, getenv func(string) string) int {
 			fmt.Fprintf(os.Stderr, "%s: TOOLGATE_STREAM_IDLE_TIMEOUT: %v\n", stageName, err)
 			return 2
 		}
+	}
+	if *maxEvents == 0 && getenv("TOOLGATE_STREAM_MAX_EVENTS") != "" {
+		if *maxEvents, err = strconv.Atoi(getenv("TOOLGATE_STREAM_MAX_EVENTS")); err != nil || *maxEvents < 1 {
+			fmt.Fprintf(os.Stderr, "%s: TOOLGATE_STREAM_MAX_EVENTS: want a positive number of events such as 10000\n", stageName)
+			return 2
+		}
+	}
+	if *maxEvents < 0 {
+		fmt.Fprintf(os.Stderr, "%s: --stream-max-events: want a positive number of events such as 10000\n", stageName)
+		return 2
 	}
 	if *ackWait == 0 && getenv("TOOLGATE_ACK_WAIT") != "" {
 		if *ackWait, err = time.ParseDuration(getenv("TOOLGATE_ACK_WAIT")); err != nil {
@@ -84,7 +95,7 @@ func Main(stageName string, args []string, getenv func(string) string) int {
 	defer stop()
 	err = Run(ctx, Config{
 		NATSURL: *natsURL, NATSOpts: natsOpts, RedisURL: *redisURL, Stages: []string{stageName}, HTTPAddr: *httpAddr,
-		Settings: settings, SkipEnsure: !*ensure, Repair: repair, Log: log, StreamIdle: *idle, TolerantProviders: SplitList(*tolerant),
+		Settings: settings, SkipEnsure: !*ensure, Repair: repair, Log: log, StreamIdle: *idle, StreamMaxEvents: *maxEvents, TolerantProviders: SplitList(*tolerant),
 	}, nil)
 	if err != nil {
 		log.Error().Err(err).Msg("stopped")

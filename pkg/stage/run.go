@@ -43,6 +43,9 @@ type Config struct {
 	// StreamIdle: a streamed response with no event for this long ends
 	// transport_incomplete (default 60s; TOOLGATE_STREAM_IDLE_TIMEOUT).
 	StreamIdle time.Duration
+	// StreamMaxEvents bounds Toolgate-Seq and the events one streamed
+	// response may store (default 10,000; TOOLGATE_STREAM_MAX_EVENTS).
+	StreamMaxEvents int
 	// TolerantProviders: responses from these providers always get text
 	// recovery (TOOLGATE_TOLERANT_PROVIDERS, comma separated).
 	TolerantProviders []string
@@ -150,7 +153,7 @@ func Run(ctx context.Context, cfg Config, ready chan<- struct{}) error {
 	defer closeStore()
 	set, err := New(cfg.Stages, Deps{
 		NC: nc, JS: js, Tools: reg, Store: store, Settings: cfg.Settings, Limits: cfg.Limits, Owner: owner, Log: log, Observe: m.Observe,
-		ApprovalTTL: cfg.ApprovalTTL, ApprovalSweep: cfg.ApprovalSweep, Repair: repairModel, StreamIdle: cfg.StreamIdle,
+		ApprovalTTL: cfg.ApprovalTTL, ApprovalSweep: cfg.ApprovalSweep, Repair: repairModel, StreamIdle: cfg.StreamIdle, StreamMaxEvents: cfg.StreamMaxEvents,
 		TolerantProviders: cfg.TolerantProviders,
 	})
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"net"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -79,6 +80,14 @@ func (lp *leastPrivilege) run(ctx context.Context, adminURL string, cfg stage.Co
 	if err != nil {
 		return err
 	}
+	var hl net.Listener
+	if cfg.HTTPAddr != "" {
+		// Bound before any stage starts: a taken address stops toolgate up
+		// with a clear error instead of running on without health.
+		if hl, err = health.Listen(cfg.HTTPAddr); err != nil {
+			return err
+		}
+	}
 	var (
 		wg      sync.WaitGroup
 		mu      sync.Mutex
@@ -116,7 +125,7 @@ func (lp *leastPrivilege) run(ctx context.Context, adminURL string, cfg stage.Co
 			}
 			return rctx.Err()
 		}
-		if err := health.Serve(rctx, cfg.HTTPAddr, health.Handler(check, nil)); err != nil {
+		if err := health.ServeListener(rctx, hl, health.Handler(check, nil)); err != nil {
 			cfg.Log.Error().Err(err).Str("addr", cfg.HTTPAddr).Msg("health endpoint")
 		}
 	}()
