@@ -194,7 +194,7 @@ func (a *attacker) crashesAfter(s sentInput) int {
 	crashes, _, _ := a.ch.figures()
 	n := 0
 	for _, c := range crashes {
-		if c.At >= s.at && (c.After == s.in.Name || strings.Contains(c.Cause, "pkg/approval/")) {
+		if c.At >= s.at && (c.After == s.in.Name || strings.Contains(c.Cause, "pkg/approval")) {
 			n++
 		}
 	}
