@@ -148,6 +148,9 @@ func (a *Accumulate) judge(rid string, asm *assembly, timed bool, readErr error)
 	case !provider.Known(asm.provider):
 		outs, err = a.reject(asm.msg(rid), rid, asm.provider, "unknown_provider", fmt.Sprintf("header %s is %q; use one of openai-chat, openai-responses, anthropic, gemini, ollama", streams.HeaderProvider, asm.provider))
 		return a.finish(rid, call.Rejected, outs, err)
+	case asm.undecodable != "":
+		outs, err = a.reject(asm.msg(rid), rid, asm.provider, CodeUndecodableEvent, asm.undecodable)
+		return a.finish(rid, call.Rejected, outs, err)
 	case asm.done:
 		outs, err = a.emit(asm.msg(rid), rid, asm.resp)
 		return a.finish(rid, call.Received, outs, err)

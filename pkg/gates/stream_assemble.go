@@ -38,6 +38,9 @@ type assembly struct {
 	endReason  string
 	highest    int // highest Toolgate-Seq kept
 	unnumbered int // events without a Toolgate-Seq header, ignored
+	// undecodable: the first event of the contiguous prefix the provider's
+	// decoder refused; the response can never be what the model sent.
+	undecodable string
 	refused    int // events with a Toolgate-Seq outside 1..maxSeq, ignored
 	bigHeader  int // events with a Toolgate-* header over the limit, ignored
 	stored     int // messages read, duplicates included
@@ -111,7 +114,7 @@ func (asm *assembly) add(ev storedEvent) {
 // advance feeds the accumulator every event that now continues the
 // contiguous prefix, stopping at the provider's terminal event.
 func (asm *assembly) advance() {
-	if asm.acc == nil || asm.done {
+	if asm.acc == nil || asm.done || asm.undecodable != "" {
 		return
 	}
 	for {
@@ -120,7 +123,12 @@ func (asm *assembly) advance() {
 			return
 		}
 		asm.next++
-		_ = asm.acc.Add(ev.data) // garbage is kept out by the accumulator itself
+		if err := asm.acc.Add(ev.data); err != nil {
+			// Skipping it would assemble calls with part of their
+			// arguments missing: the stream is refused as a whole.
+			asm.undecodable = fmt.Sprintf("event Toolgate-Seq %d: %v", ev.seq, err)
+			return
+		}
 		if asm.acc.Done() {
 			asm.done, asm.resp = true, asm.acc.Response()
 			return

@@ -217,3 +217,45 @@ func TestStream_event_with_an_oversized_header_is_refused_on_its_own(t *testing.
 		return nil
 	})
 }
+
+// TestStream_undecodable_event_in_the_middle_rejects_the_response: an event
+// the decoder refuses between a call's argument deltas used to be skipped,
+// and the call assembled with part of its arguments missing went on to be
+// parsed (and executed when the rest still parsed). Now the response is
+// rejected as a whole with the event named, dead-lettered, and no call is
+// sent on.
+func TestStream_undecodable_event_in_the_middle_rejects_the_response(t *testing.T) {
+	r := newStreamRig(t, 5*time.Second)
+	a := gate(r.js, time.Hour)
+	runAccumulate(t, r.js, a, nil)
+	rid := "undecodable-mid"
+	evs := []string{
+		anthropicStart,
+		`{"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":"t1","name":"get_weather","input":{}}}`,
+		`{"type":"content_block_delta","index":0,"delta":{"type":"input_json_delta","partial_json":"{\"city\":\"Par"}}`,
+		`{"type":"content_block_delta","index":0,"delta":{"type":"input_json_delta","partial_json":"is\", \"unit\":\"c\"}"}}`,
+		`{"type":"content_block_stop","index":0}`,
+		`{"type":"message_delta","delta":{"stop_reason":"tool_use"}}`,
+		anthropicStop,
+	}
+	for i, ev := range evs {
+		if i == 3 {
+			ev = `{"type":"content_block_delta","type":"content_block_delta"}` // a duplicate key: refused
+		}
+		publishRaw(t, r, rid, provider.Anthropic, fmt.Sprint(i+1), ev)
+	}
+	res := oneResult(t, r, rid)
+	if res.Status != call.Rejected || len(res.Errors) == 0 || !strings.Contains(res.Errors[0], "Toolgate-Seq 4") {
+		t.Fatalf("result %+v, want rejected naming event 4", res)
+	}
+	testenv.Eventually(t, 5*time.Second, 10*time.Millisecond, func() error {
+		if n := len(r.deadLetters(t, streams.DLQ(streams.Accumulate, CodeUndecodableEvent))); n != 1 {
+			return fmt.Errorf("%d dead letters, want 1", n)
+		}
+		return nil
+	})
+	r.settled(t)
+	if got := r.parsedFor(rid); len(got) != 0 {
+		t.Fatalf("%d envelopes reached parse, want none", len(got))
+	}
+}

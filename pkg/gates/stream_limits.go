@@ -21,6 +21,9 @@ const (
 	CodeSeqOutOfRange = "seq_out_of_range" // one event refused; the stream goes on without it
 	CodeTooManyEvents = "too_many_events"  // the stream stored more events than MaxStreamEvents
 	CodeStreamTooBig  = "too_large"        // the stream's events add up to more than MaxBody
+	// CodeUndecodableEvent: an event the provider's decoder refused (not
+	// JSON, a duplicate key, another provider's shape); nothing executes.
+	CodeUndecodableEvent = "undecodable_event"
 )
 
 func (a *Accumulate) maxEvents() int {
