@@ -139,6 +139,9 @@ func (s *Store) Decide(ctx context.Context, callID string, state State, by, reas
 		return Record{}, 0, errors.New("approval: say who decides (--by NAME): it is kept in the call's history")
 	}
 	r, rev, err := s.Get(ctx, callID)
+	if errors.Is(err, ErrMalformed) {
+		return r, 0, fmt.Errorf("%w; it cannot be decided: the policy stage denies the call once it can tell which call it is", err)
+	}
 	if err != nil {
 		return r, 0, err
 	}
