@@ -177,3 +177,22 @@ func TestPipeline_call_whose_approval_record_is_overwritten_with_garbage_ends_de
 		t.Fatalf("the call ran %d times", len(got))
 	}
 }
+
+func TestPipeline_call_arriving_over_a_garbage_approval_record_gets_a_fresh_one_and_can_be_approved(t *testing.T) {
+	p, ex, store := startGatedPipeline(t, 0, 0)
+	if _, err := p.js.Publish(p.ctx, "$KV."+streams.BucketApprovals+".mal-pre-0", []byte(issueApprovalRecord)); err != nil {
+		t.Fatal(err)
+	}
+	p.publishAs("mal-pre", "delete_customer_account", deleteArgs, "alice", "admin")
+	rec := p.waitStatus("mal-pre-0", call.ApprovalRequired)
+	if h := notes(rec); !strings.Contains(h, "malformed") {
+		t.Fatalf("history %s does not say the earlier record was malformed", h)
+	}
+	decide(t, p, store, "mal-pre-0", approval.Approved, "carol", "checked")
+	if r := p.waitResults("mal-pre", 1)[0]; r["status"] != "executed" {
+		t.Fatalf("ended %v (%v), want executed after approval", r["status"], r["errors"])
+	}
+	if got := ex.of("delete_customer_account"); len(got) != 1 {
+		t.Fatalf("ran %d times, want once", len(got))
+	}
+}
