@@ -142,3 +142,36 @@ func FuzzDecode(f *testing.F) {
 		_ = r.Note()
 	})
 }
+
+func TestSweeper_garbage_record_of_a_waiting_call_is_denied_from_its_status_record(t *testing.T) {
+	s, js := setup(t)
+	s.OnMalformed = (&told{}).add
+	ctx := context.Background()
+	calls, err := js.KeyValue(ctx, streams.BucketCalls)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	waiting(t, s, "c-gone", `{"customer_id":"cus_1"}`, time.Hour, now)
+	status := `{"call_id":"c-gone","response_id":"resp","tool":"delete_customer_account","provider":"openai-chat","source":"native","status":"approval_required","repair_attempts":0,"arguments_hash":"x","history":[{"stage":"policy","status":"approval_required","at":"2026-01-01T00:00:00Z"}]}`
+	if _, err := calls.Put(ctx, "c-gone", []byte(status)); err != nil {
+		t.Fatal(err)
+	}
+	putRaw(t, s, "c-gone", []byte(`{"status":"approved"}`)) // nothing of the call is left in it
+	sw := &Sweeper{Store: s, JS: js, Now: func() time.Time { return now }}
+	if n, err := sw.Sweep(ctx); err != nil || n != 0 {
+		t.Fatalf("without the calls bucket: resumed %d (%v), want the record left as it is", n, err)
+	}
+	sw.Calls = calls
+	if n, err := sw.Sweep(ctx); err != nil || n != 1 {
+		t.Fatalf("resumed %d (%v), want the call rebuilt from its status record", n, err)
+	}
+	got, _, err := s.Get(ctx, "c-gone")
+	if err != nil || got.State != Denied || got.Tool != "delete_customer_account" || !got.Resumed {
+		t.Fatalf("record now %+v (%v), want denied and resumed", got, err)
+	}
+	e, err := call.Unmarshal(got.Envelope)
+	if err != nil || e.Status != call.ApprovalRequired || len(e.Arguments) != 0 || !strings.Contains(e.History[len(e.History)-1].Note, "rebuilt from its status record") {
+		t.Fatalf("resumed envelope %+v (%v)", e, err)
+	}
+}
