@@ -136,6 +136,9 @@ func Stage(stage string) (Permissions, error) {
 		// expired one comes back through the policy gate's own input.
 		pub = append(pub, batchMark("passed"), streams.Gate(streams.Policy))
 		pub = append(pub, kvWrite(streams.BucketApprovals)...)
+		// The sweeper settles a call whose approval record is garbage from
+		// its status record.
+		pub = append(pub, kvRead(streams.BucketCalls)...)
 	case streams.Execute:
 		pub = append(pub, streams.Exec(">"))
 		pub = append(pub, kvWrite(streams.BucketIdempotency)...)

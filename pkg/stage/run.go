@@ -132,13 +132,14 @@ func Run(ctx context.Context, cfg Config, ready chan<- struct{}) error {
 	if err != nil {
 		return fmt.Errorf("stage: bucket %s: %w%s", streams.BucketTools, err, applyHint(cfg))
 	}
-	reg, err := registry.Open(ctx, toolsKV, log)
-	if err != nil {
-		return err
-	}
 	m := cfg.Metrics
 	if m == nil {
 		m = metrics.New()
+	}
+	malformed := malformedHook(m, log)
+	reg, err := registry.Open(ctx, toolsKV, log, registry.OnMalformed(malformed.from(streams.BucketTools)))
+	if err != nil {
+		return err
 	}
 	defer pipeline.SetHooks(pipeline.Hooks{Transition: transitionHook(m, log), Sensitive: sensitiveOf(reg), MaxPayload: nc.MaxPayload()})()
 	defer m.WatchConsumers(cfg.Stages, metrics.JetStreamInfo(js, streams.StreamOf))()
@@ -152,7 +153,7 @@ func Run(ctx context.Context, cfg Config, ready chan<- struct{}) error {
 	}
 	defer closeStore()
 	set, err := New(cfg.Stages, Deps{
-		NC: nc, JS: js, Tools: reg, Store: store, Settings: cfg.Settings, Limits: cfg.Limits, Owner: owner, Log: log, Observe: m.Observe,
+		NC: nc, JS: js, Tools: reg, Store: store, Settings: cfg.Settings, Limits: cfg.Limits, Owner: owner, Log: log, Observe: m.Observe, Malformed: malformed,
 		ApprovalTTL: cfg.ApprovalTTL, ApprovalSweep: cfg.ApprovalSweep, Repair: repairModel, StreamIdle: cfg.StreamIdle, StreamMaxEvents: cfg.StreamMaxEvents,
 		TolerantProviders: cfg.TolerantProviders,
 	})

@@ -92,7 +92,11 @@ func New(stages []string, d Deps) (*Set, error) {
 			if d.Approvals.OnMalformed == nil {
 				d.Approvals.OnMalformed = d.Malformed.from(streams.BucketApprovals)
 			}
-			sw := &approval.Sweeper{Store: d.Approvals, JS: d.JS, Every: d.ApprovalSweep, Now: d.Now, Log: d.Log}
+			calls, err := d.JS.KeyValue(context.Background(), streams.BucketCalls)
+			if err != nil {
+				return nil, fmt.Errorf("stage: calls bucket: %w", err)
+			}
+			sw := &approval.Sweeper{Store: d.Approvals, JS: d.JS, Every: d.ApprovalSweep, Now: d.Now, Log: d.Log, Calls: calls}
 			s.background = append(s.background, sw.Run)
 		}
 		// One accumulate gate serves the events and their timers: they share
