@@ -1,10 +1,14 @@
 package stage
 
 import (
+	"strings"
+
 	"github.com/rs/zerolog"
 
 	"github.com/toolgate/toolgate/pkg/call"
 	"github.com/toolgate/toolgate/pkg/metrics"
+	"github.com/toolgate/toolgate/pkg/provider"
+	"github.com/toolgate/toolgate/pkg/redact"
 	"github.com/toolgate/toolgate/pkg/registry"
 )
 
@@ -12,9 +16,16 @@ import (
 // with call id, stage and status (info; warn for an outcome that is not ok).
 // The raw arguments never reach the log, only their place in the calls
 // bucket and the dead-letter stream.
-func transitionHook(m *metrics.Metrics, log zerolog.Logger) func(string, call.Envelope) {
+func transitionHook(m *metrics.Metrics, log zerolog.Logger, reg *registry.Registry) func(string, call.Envelope) {
 	return func(stage string, e call.Envelope) {
-		m.Transition(stage, e)
+		tool := toolName(reg, e.ToolName)
+		e.Provider = providerLabel(e.Provider)
+		labelled := e
+		if tool != e.ToolName {
+			labelled.ToolName = "unregistered" // one label value for every unknown name
+		}
+		m.Transition(stage, labelled)
+		e.ToolName = tool
 		ev := log.Info()
 		if e.Status.Terminal() && !e.Status.OK() {
 			ev = log.Warn()
@@ -48,4 +59,31 @@ func sensitiveOf(reg *registry.Registry) func(string) []string {
 		}
 		return nil
 	}
+}
+
+// toolName is how a tool name appears in log lines: the name of a
+// registered tool as it is; anything else (a model's invention, a 70 KB
+// name, a secret pasted as a name) as "unregistered:" and 12 hex digits of
+// its sha256, so no log line grows with what a model wrote and no unknown
+// name is shown in clear. Metrics label all of those "unregistered", so the
+// label set is bounded by the registered tools.
+func toolName(reg *registry.Registry, name string) string {
+	if reg != nil {
+		if _, ok := reg.Lookup(name); ok {
+			return name
+		}
+	}
+	if name == "" {
+		return ""
+	}
+	return "unregistered:" + strings.TrimPrefix(redact.Hash([]byte(name)), "sha256:")[:12]
+}
+
+// providerLabel bounds the provider label the same way: a known provider's
+// name, or "unknown".
+func providerLabel(p string) string {
+	if p == "" || provider.Known(p) {
+		return p
+	}
+	return "unknown"
 }

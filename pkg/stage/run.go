@@ -141,7 +141,7 @@ func Run(ctx context.Context, cfg Config, ready chan<- struct{}) error {
 	if err != nil {
 		return err
 	}
-	defer pipeline.SetHooks(pipeline.Hooks{Transition: transitionHook(m, log), Sensitive: sensitiveOf(reg), MaxPayload: nc.MaxPayload()})()
+	defer pipeline.SetHooks(pipeline.Hooks{Transition: transitionHook(m, log, reg), Sensitive: sensitiveOf(reg), MaxPayload: nc.MaxPayload()})()
 	defer m.WatchConsumers(cfg.Stages, metrics.JetStreamInfo(js, streams.StreamOf))()
 	repairModel, err := repairClient(cfg, log)
 	if err != nil {
