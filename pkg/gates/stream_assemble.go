@@ -41,13 +41,13 @@ type assembly struct {
 	// undecodable: the first event of the contiguous prefix the provider's
 	// decoder refused; the response can never be what the model sent.
 	undecodable string
-	refused    int // events with a Toolgate-Seq outside 1..maxSeq, ignored
-	bigHeader  int // events with a Toolgate-* header over the limit, ignored
-	stored     int // messages read, duplicates included
-	size       int // their data bytes
-	kept       int // data bytes of the events in bySeq
-	lastAt     time.Time
-	lastSeq    uint64 // the highest stream sequence read
+	refused     int // events with a Toolgate-Seq outside 1..maxSeq, ignored
+	bigHeader   int // events with a Toolgate-* header over the limit, ignored
+	stored      int // messages read, duplicates included
+	size        int // their data bytes
+	kept        int // data bytes of the events in bySeq
+	lastAt      time.Time
+	lastSeq     uint64 // the highest stream sequence read
 }
 
 func newAssembly(maxSeq int) *assembly {
