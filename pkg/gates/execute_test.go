@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -51,7 +52,8 @@ func compiled(t testing.TB, d tool.Definition) *tool.Compiled {
 type countingExec struct {
 	runs    atomic.Int32
 	queries atomic.Int32
-	err     error // returned by Execute when set (after counting nothing)
+	err     error      // returned by Execute when set (after counting nothing)
+	mu      sync.Mutex // ran is written by calls running at once (a batch)
 	ran     map[string]execute.Reply
 }
 
@@ -61,6 +63,8 @@ func (c *countingExec) Execute(ctx context.Context, r execute.Request) (execute.
 	}
 	c.runs.Add(1)
 	rep := execute.Reply{OK: true, Result: json.RawMessage(fmt.Sprintf(`{"call":%q}`, r.CallID))}
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	if c.ran == nil {
 		c.ran = map[string]execute.Reply{}
 	}
@@ -70,7 +74,9 @@ func (c *countingExec) Execute(ctx context.Context, r execute.Request) (execute.
 
 func (c *countingExec) Status(ctx context.Context, r execute.Request) (execute.StatusReply, error) {
 	c.queries.Add(1)
+	c.mu.Lock()
 	rep, ok := c.ran[r.IdempotencyKey]
+	c.mu.Unlock()
 	if !ok {
 		return execute.StatusReply{Known: false}, nil
 	}
