@@ -31,11 +31,19 @@ type InputOutcome struct {
 func (a *attacker) judge(ctx context.Context, js jetstream.JetStream, rs *resultSet, letters []dlq.Letter, load *validLoad, tools *hostileTools, metrics string) []InputOutcome {
 	calls, _ := js.KeyValue(ctx, streams.BucketCalls)
 	lettersOf, lettersByKey := map[string]int{}, map[string]int{}
+	bare := map[string][]string{} // rid -> seqs of letters that hold neither the input nor its headers
 	for _, l := range letters {
-		lettersOf[l.ResponseID]++
+		rid := l.ResponseID
+		if after, ok := strings.CutPrefix(l.OrigSubject, streams.InStreamPrefix); rid == "" && ok {
+			rid = after // a letter of a stream, named only by its subject
+			if len(l.Data) == 0 {
+				bare[rid] = append(bare[rid], strconv.FormatUint(l.Seq, 10))
+			}
+		}
+		lettersOf[rid]++
 		key := l.CallID
 		if key == "" {
-			key = "response:" + l.ResponseID
+			key = "response:" + rid
 		}
 		lettersByKey[key]++
 	}
@@ -56,10 +64,11 @@ func (a *attacker) judge(ctx context.Context, js jetstream.JetStream, rs *result
 			out = append(out, o)
 			continue
 		}
-		var parts []string
+		var parts, bareSeqs []string
 		for _, e := range s.expects {
 			got := rs.byRID(e.rid)
 			o.Letters += lettersOf[e.rid]
+			bareSeqs = append(bareSeqs, bare[e.rid]...)
 			o.Defects = append(o.Defects, duplicates(got, load)...)
 			for _, r := range got {
 				if x, ok := tools.received(r.CallID); ok && x.Changed {
@@ -97,6 +106,9 @@ func (a *attacker) judge(ctx context.Context, js jetstream.JetStream, rs *result
 				}
 				parts = append(parts, fmt.Sprintf("call %d: %s", i, outcomes(mine)))
 			}
+		}
+		if len(bareSeqs) > 0 {
+			o.Defects = append(o.Defects, fmt.Sprintf("%d dead letters (seq %s) hold 0 bytes of input and no producer headers: no size, sha256 or note of what was cut", len(bareSeqs), strings.Join(bareSeqs, ",")))
 		}
 		o.Defects = uniq(o.Defects)
 		o.Outcome = strings.Join(parts, "; ")
