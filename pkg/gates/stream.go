@@ -125,12 +125,10 @@ func (a *Accumulate) judge(rid string, asm *assembly, timed bool, readErr error)
 	var tooMany errTooMany
 	switch {
 	case errors.As(readErr, &tooLarge):
-		m := worker.Msg{Subject: streams.InStream(rid), Header: nats.Header{}, StreamSeq: tooLarge.streamSeq}
-		outs, err = a.reject(m, rid, "", CodeStreamTooBig, tooLarge.Error())
+		outs, err = a.reject(asm.evidenceMsg(rid, tooLarge.streamSeq), rid, asm.provider, CodeStreamTooBig, tooLarge.Error())
 		return a.finish(rid, call.Rejected, outs, err)
 	case errors.As(readErr, &tooMany):
-		m := worker.Msg{Subject: streams.InStream(rid), Header: nats.Header{}, StreamSeq: tooMany.streamSeq}
-		outs, err = a.reject(m, rid, asm.provider, CodeTooManyEvents, tooMany.Error())
+		outs, err = a.reject(asm.evidenceMsg(rid, tooMany.streamSeq), rid, asm.provider, CodeTooManyEvents, tooMany.Error())
 		return a.finish(rid, call.Rejected, outs, err)
 	case readErr != nil:
 		return nil, 0, readErr

@@ -229,3 +229,15 @@ func (asm *assembly) msg(rid string) worker.Msg {
 	h.Set(streams.HeaderResponseID, rid)
 	return worker.Msg{Subject: streams.InStream(rid), Header: h, Data: b.Bytes(), StreamSeq: asm.lastSeq}
 }
+
+// evidenceMsg is the dead-letter input of a stream refused for its size or
+// event count: the producer's headers and the events read before the limit
+// as a transcript (cut to its size and sha256 by the dead-letter builder when
+// it cannot be stored whole), under the stream sequence of the event that
+// crossed the limit. The events themselves stay in TOOLGATE_IN until they
+// age out.
+func (asm *assembly) evidenceMsg(rid string, crossedAt uint64) worker.Msg {
+	m := asm.msg(rid)
+	m.StreamSeq = crossedAt
+	return m
+}

@@ -52,12 +52,16 @@ func (c *assemblyCache) resize(rid string, e *asmEntry) {
 	}
 }
 
-// forget drops rid's entry: its stream settled.
+// forget drops rid's assembly: its stream settled. A settled entry of no
+// size stays in its place, so a caller that looks rid up after the settle
+// (another event or the timer, handled at the same time, before the
+// responses-bucket mark is stored) finds it settled instead of starting a
+// fresh assembly that would settle and publish the stream a second time.
 func (c *assemblyCache) forget(rid string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.m != nil {
-		c.m.remove(rid)
+		c.m.put(rid, &asmEntry{settled: true}, 0)
 	}
 }
 

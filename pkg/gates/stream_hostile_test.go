@@ -259,3 +259,55 @@ func TestStream_undecodable_event_in_the_middle_rejects_the_response(t *testing.
 		t.Fatalf("%d envelopes reached parse, want none", len(got))
 	}
 }
+
+// TestStream_a_settled_stream_is_not_settled_again_by_a_caller_that_came_late:
+// the settle that finished a stream dropped its cache entry, so an event or
+// timer handled at the same moment (before the responses-bucket mark was
+// stored) started a fresh assembly and published the stream's outputs a
+// second time; core subscribers of toolgate.results saw the result twice.
+func TestStream_a_settled_stream_is_not_settled_again_by_a_caller_that_came_late(t *testing.T) {
+	r := newStreamRig(t, 5*time.Second)
+	a := gate(r.js, time.Hour)
+	rid := "late-caller"
+	publishRaw(t, r, rid, provider.Anthropic, "1", anthropicStart)
+	publishRaw(t, r, rid, provider.Anthropic, "2", anthropicStop)
+	ctx := context.Background()
+	first, wait, err := a.settle(ctx, rid, false)
+	if err != nil || wait != 0 || len(first) == 0 {
+		t.Fatalf("first settle: %d outputs, wait %v, %v; want the stream settled", len(first), wait, err)
+	}
+	again, wait, err := a.settle(ctx, rid, false)
+	if err != nil || wait != 0 || len(again) != 0 {
+		t.Fatalf("second settle: %d outputs, wait %v, %v; want nothing (already settled here)", len(again), wait, err)
+	}
+}
+
+// TestStream_stream_refused_for_its_size_keeps_its_evidence: the too_large
+// dead letter used to hold no bytes and no producer headers. Now it holds
+// the producer's headers and the events read before the limit.
+func TestStream_stream_refused_for_its_size_keeps_its_evidence(t *testing.T) {
+	r := newStreamRig(t, 5*time.Second)
+	a := gate(r.js, time.Hour)
+	a.MaxBody = 200
+	runAccumulate(t, r.js, a, nil)
+	rid := "too-big"
+	publishRaw(t, r, rid, provider.Anthropic, "1", anthropicStart)
+	publishRaw(t, r, rid, provider.Anthropic, "2", `{"type":"ping","pad":"`+strings.Repeat("x", 300)+`"}`)
+	publishRaw(t, r, rid, provider.Anthropic, "3", anthropicStop)
+	res := oneResult(t, r, rid)
+	if res.Status != call.Rejected || len(res.Errors) == 0 || !strings.Contains(res.Errors[0], CodeStreamTooBig) {
+		t.Fatalf("result %+v, want rejected %s", res, CodeStreamTooBig)
+	}
+	var msg *nats.Msg
+	testenv.Eventually(t, 5*time.Second, 10*time.Millisecond, func() error {
+		ms := r.deadLetterMsgs(t, streams.DLQ(streams.Accumulate, CodeStreamTooBig))
+		if len(ms) != 1 {
+			return fmt.Errorf("%d dead letters, want 1", len(ms))
+		}
+		msg = ms[0]
+		return nil
+	})
+	if msg.Header.Get(streams.HeaderProvider) != provider.Anthropic || !strings.Contains(string(msg.Data), "message_start") {
+		t.Fatalf("dead letter headers %v, data %q: want the producer's headers and the events read", msg.Header, msg.Data)
+	}
+}

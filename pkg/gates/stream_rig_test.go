@@ -231,12 +231,22 @@ func (r *streamRig) settled(t *testing.T) {
 // deadLetters returns the bodies stored on a dead-letter subject.
 func (r *streamRig) deadLetters(t *testing.T, subject string) [][]byte {
 	t.Helper()
+	var out [][]byte
+	for _, m := range r.deadLetterMsgs(t, subject) {
+		out = append(out, m.Data)
+	}
+	return out
+}
+
+// deadLetterMsgs returns the dead letters stored on subject, headers and all.
+func (r *streamRig) deadLetterMsgs(t *testing.T, subject string) []*nats.Msg {
+	t.Helper()
 	ctx := context.Background()
 	cons, err := r.js.OrderedConsumer(ctx, streams.StreamDLQ, jetstream.OrderedConsumerConfig{FilterSubjects: []string{subject}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out [][]byte
+	var out []*nats.Msg
 	for {
 		batch, err := cons.FetchNoWait(100)
 		if err != nil {
@@ -244,7 +254,7 @@ func (r *streamRig) deadLetters(t *testing.T, subject string) [][]byte {
 		}
 		n := 0
 		for m := range batch.Messages() {
-			out = append(out, m.Data())
+			out = append(out, &nats.Msg{Subject: m.Subject(), Header: m.Headers(), Data: m.Data()})
 			n++
 		}
 		if n == 0 {
