@@ -26,6 +26,7 @@ Usage:
   toolgate authz render          (least-privilege NATS users; up --least-privilege runs them)
   toolgate probe URL
   toolgate chaos [--n 5000] [--rate 100] [--kill-every 2s] [--keep]
+  toolgate chaos --hostile [--duration 10s] [--rate 50] [--mem-cap 4GiB] [--inputs a,b] [--keep]
 
 Environment: TOOLGATE_NATS_URL (default nats://127.0.0.1:4222), TOOLGATE_REDIS_URL
 (idempotency keys; empty: a JetStream key-value bucket), TOOLGATE_HTTP_ADDR,
