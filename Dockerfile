@@ -8,7 +8,7 @@
 #   docker run toolgate:latest /usr/local/bin/parse
 #
 # Why one image rather than nine: the binaries share almost all of their code
-# (pkg/, streams/), so one build compiles it once, one image is scanned and
+# (internal/, pkg/), so one build compiles it once, one image is scanned and
 # signed once, every Deployment rolls to the same digest (no stage can run a
 # different version of the envelope than its neighbours), and the shared
 # layer is pulled once per node. The binaries are static and small; carrying

@@ -27,7 +27,7 @@ run: build
 	RUN_LISTEN=$(RUN_LISTEN) BIN=$(BIN) ./scripts/run.sh
 
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem ./pkg/...
+	$(GO) test -run '^$$' -bench . -benchmem ./pkg/... ./internal/...
 
 # Every stage as its own OS process against one NATS server and one
 # redis-server; stages SIGKILLed under load, NATS and Redis restarted once;

@@ -20,8 +20,8 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 	"sigs.k8s.io/yaml"
 
-	"github.com/toolgate/toolgate/pkg/authz"
-	"github.com/toolgate/toolgate/streams"
+	"github.com/toolgate/toolgate/internal/authz"
+	"github.com/toolgate/toolgate/internal/streams"
 )
 
 // rendered is one kustomization's output, every object decoded strictly.

@@ -13,12 +13,12 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/rs/zerolog"
 
-	"github.com/toolgate/toolgate/pkg/registry"
-	"github.com/toolgate/toolgate/pkg/stage"
-	"github.com/toolgate/toolgate/pkg/testenv"
-	"github.com/toolgate/toolgate/pkg/tool"
+	"github.com/toolgate/toolgate/internal/registry"
+	"github.com/toolgate/toolgate/internal/stage"
+	"github.com/toolgate/toolgate/internal/streams"
+	"github.com/toolgate/toolgate/internal/testenv"
+	"github.com/toolgate/toolgate/internal/tool"
 	"github.com/toolgate/toolgate/pkg/toolserver"
-	"github.com/toolgate/toolgate/streams"
 )
 
 // rig is a producer's and an operator's view of a running pipeline: it

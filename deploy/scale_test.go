@@ -21,9 +21,9 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/toolgate/toolgate/pkg/authz"
-	"github.com/toolgate/toolgate/pkg/testenv"
-	"github.com/toolgate/toolgate/streams"
+	"github.com/toolgate/toolgate/internal/authz"
+	"github.com/toolgate/toolgate/internal/streams"
+	"github.com/toolgate/toolgate/internal/testenv"
 )
 
 var (

@@ -22,8 +22,8 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/micro"
 
-	"github.com/toolgate/toolgate/pkg/execute"
-	"github.com/toolgate/toolgate/streams"
+	"github.com/toolgate/toolgate/internal/execute"
+	"github.com/toolgate/toolgate/internal/streams"
 )
 
 // Call is one execution request.

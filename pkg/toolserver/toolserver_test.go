@@ -10,8 +10,8 @@ import (
 
 	"github.com/nats-io/nats.go"
 
-	"github.com/toolgate/toolgate/pkg/execute"
-	"github.com/toolgate/toolgate/pkg/testenv"
+	"github.com/toolgate/toolgate/internal/execute"
+	"github.com/toolgate/toolgate/internal/testenv"
 )
 
 func TestServer_answers_status_queries_from_the_keys_it_ran(t *testing.T) {

@@ -6,7 +6,7 @@ package main
 import (
 	"os"
 
-	"github.com/toolgate/toolgate/pkg/stage"
+	"github.com/toolgate/toolgate/internal/stage"
 )
 
 func main() { os.Exit(stage.Main("accumulate", os.Args[1:], os.Getenv)) }

@@ -9,9 +9,9 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/toolgate/toolgate/pkg/approval"
-	"github.com/toolgate/toolgate/pkg/call"
-	"github.com/toolgate/toolgate/streams"
+	"github.com/toolgate/toolgate/internal/approval"
+	"github.com/toolgate/toolgate/internal/call"
+	"github.com/toolgate/toolgate/internal/streams"
 )
 
 func init() { register("approvals", approvals) }

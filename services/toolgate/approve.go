@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/toolgate/toolgate/pkg/approval"
-	"github.com/toolgate/toolgate/streams"
+	"github.com/toolgate/toolgate/internal/approval"
+	"github.com/toolgate/toolgate/internal/streams"
 )
 
 func init() { register("approve", approve) }

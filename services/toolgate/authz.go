@@ -4,12 +4,12 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/toolgate/toolgate/pkg/authz"
+	"github.com/toolgate/toolgate/internal/authz"
 )
 
 func init() { register("authz", authzCmd) }
 
-// authzCmd prints the least-privilege NATS users (pkg/authz) as a
+// authzCmd prints the least-privilege NATS users (internal/authz) as a
 // nats-server configuration block:
 //
 //	toolgate authz render > deploy/base/nats-accounts.conf

@@ -18,10 +18,10 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/rs/zerolog"
 
-	"github.com/toolgate/toolgate/pkg/bench"
-	"github.com/toolgate/toolgate/pkg/stage"
+	"github.com/toolgate/toolgate/internal/bench"
+	"github.com/toolgate/toolgate/internal/stage"
+	"github.com/toolgate/toolgate/internal/streams"
 	"github.com/toolgate/toolgate/pkg/toolserver"
-	"github.com/toolgate/toolgate/streams"
 )
 
 func init() { register("bench", benchCmd) }

@@ -14,9 +14,9 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/toolgate/toolgate/pkg/dlq"
-	"github.com/toolgate/toolgate/pkg/pipeline"
-	"github.com/toolgate/toolgate/streams"
+	"github.com/toolgate/toolgate/internal/dlq"
+	"github.com/toolgate/toolgate/internal/pipeline"
+	"github.com/toolgate/toolgate/internal/streams"
 )
 
 func init() { register("calls", calls) }

@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/toolgate/toolgate/pkg/call"
-	"github.com/toolgate/toolgate/pkg/pipeline"
+	"github.com/toolgate/toolgate/internal/call"
+	"github.com/toolgate/toolgate/internal/pipeline"
 )
 
 func rec(id, rid, tool string, st, failure call.Status, at time.Time) pipeline.StatusRecord {

@@ -11,7 +11,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/toolgate/toolgate/pkg/chaos"
+	"github.com/toolgate/toolgate/internal/chaos"
 )
 
 func init() { register("chaos", chaosCmd) }

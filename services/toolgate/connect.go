@@ -18,7 +18,7 @@ func natsFlag(fs *flag.FlagSet) *string {
 func connect(url string) (*nats.Conn, jetstream.JetStream, error) {
 	opts := []nats.Option{nats.Name("toolgate cli"), nats.Timeout(5 * time.Second)}
 	if user := env("TOOLGATE_NATS_USER", ""); user != "" {
-		// A least-privilege deployment (pkg/authz): operators connect as admin.
+		// A least-privilege deployment (internal/authz): operators connect as admin.
 		opts = append(opts, nats.UserInfo(user, env("TOOLGATE_NATS_PASSWORD", "")))
 	}
 	nc, err := nats.Connect(url, opts...)

@@ -1,6 +1,6 @@
 package main
 
-import "github.com/toolgate/toolgate/pkg/approval"
+import "github.com/toolgate/toolgate/internal/approval"
 
 func init() { register("deny", deny) }
 

@@ -15,7 +15,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/toolgate/toolgate/pkg/dlq"
+	"github.com/toolgate/toolgate/internal/dlq"
 )
 
 func init() { register("dlq", dlqCmd) }

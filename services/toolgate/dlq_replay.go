@@ -12,8 +12,8 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/toolgate/toolgate/pkg/call"
-	"github.com/toolgate/toolgate/pkg/dlq"
+	"github.com/toolgate/toolgate/internal/call"
+	"github.com/toolgate/toolgate/internal/dlq"
 )
 
 // dlqReplay republishes the selected dead letters and reports what became

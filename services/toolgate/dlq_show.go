@@ -14,7 +14,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/toolgate/toolgate/pkg/dlq"
+	"github.com/toolgate/toolgate/internal/dlq"
 )
 
 // dlqShow prints one dead letter's evidence.

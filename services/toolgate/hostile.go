@@ -10,7 +10,7 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/toolgate/toolgate/pkg/chaos"
+	"github.com/toolgate/toolgate/internal/chaos"
 )
 
 // hostileCmd runs the hostile soak (`toolgate chaos --hostile`): it prints

@@ -14,9 +14,9 @@ import (
 
 	"github.com/nats-io/nats.go"
 
-	"github.com/toolgate/toolgate/pkg/call"
-	"github.com/toolgate/toolgate/pkg/provider"
-	"github.com/toolgate/toolgate/streams"
+	"github.com/toolgate/toolgate/internal/call"
+	"github.com/toolgate/toolgate/internal/provider"
+	"github.com/toolgate/toolgate/internal/streams"
 )
 
 // publish sends a whole response, or an SSE / NDJSON transcript event by

@@ -9,8 +9,8 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/toolgate/toolgate/pkg/dlq"
-	"github.com/toolgate/toolgate/streams"
+	"github.com/toolgate/toolgate/internal/dlq"
+	"github.com/toolgate/toolgate/internal/streams"
 )
 
 // status prints one call's current status and history.

@@ -10,8 +10,8 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/toolgate/toolgate/pkg/registry"
-	"github.com/toolgate/toolgate/streams"
+	"github.com/toolgate/toolgate/internal/registry"
+	"github.com/toolgate/toolgate/internal/streams"
 )
 
 // tools: apply, ls, show.

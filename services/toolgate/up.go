@@ -16,10 +16,10 @@ import (
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/rs/zerolog"
 
-	"github.com/toolgate/toolgate/pkg/registry"
-	"github.com/toolgate/toolgate/pkg/stage"
-	"github.com/toolgate/toolgate/pkg/tool"
-	"github.com/toolgate/toolgate/streams"
+	"github.com/toolgate/toolgate/internal/registry"
+	"github.com/toolgate/toolgate/internal/stage"
+	"github.com/toolgate/toolgate/internal/streams"
+	"github.com/toolgate/toolgate/internal/tool"
 )
 
 // up runs every stage in one process over an embedded NATS server with
@@ -33,7 +33,7 @@ func up(args []string) error {
 	redisURL := fs.String("redis", env("TOOLGATE_REDIS_URL", ""), "Redis URL for idempotency keys (TOOLGATE_REDIS_URL); empty: a JetStream key-value bucket")
 	tolerant := fs.String("tolerant-providers", env("TOOLGATE_TOLERANT_PROVIDERS", ""), "providers whose responses always get recovery of calls written as text, comma separated, e.g. ollama")
 	level := fs.String("log-level", env("TOOLGATE_LOG_LEVEL", "info"), "debug, info, warn, error")
-	leastPriv := fs.Bool("least-privilege", false, "run each stage as its own NATS user with the permissions of deploy/ (pkg/authz); local clients without credentials may only publish responses, read results and serve executors; the admin password is written to DIR/../nats-admin-password")
+	leastPriv := fs.Bool("least-privilege", false, "run each stage as its own NATS user with the permissions of deploy/ (internal/authz); local clients without credentials may only publish responses, read results and serve executors; the admin password is written to DIR/../nats-admin-password")
 	repairConfig := stage.RepairFlags(fs, os.Getenv)
 	fs.Parse(args)
 	log, err := logger(*level)

@@ -15,14 +15,14 @@ import (
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 
-	"github.com/toolgate/toolgate/pkg/authz"
-	"github.com/toolgate/toolgate/pkg/health"
-	"github.com/toolgate/toolgate/pkg/stage"
-	"github.com/toolgate/toolgate/streams"
+	"github.com/toolgate/toolgate/internal/authz"
+	"github.com/toolgate/toolgate/internal/health"
+	"github.com/toolgate/toolgate/internal/stage"
+	"github.com/toolgate/toolgate/internal/streams"
 )
 
 // leastPrivilege is `toolgate up --least-privilege`: the embedded server
-// gets the users of pkg/authz with fresh random passwords, every stage
+// gets the users of internal/authz with fresh random passwords, every stage
 // connects as its own user, and an unauthenticated local connection is the
 // client user (publish responses, read results, serve executors).
 type leastPrivilege struct {

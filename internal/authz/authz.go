@@ -1,0 +1,222 @@
+// Package authz derives least-privilege NATS permissions for toolgate: one
+// user per stage that may consume only its own durable consumer and publish
+// only its own outputs, so a compromised or buggy gate cannot skip the gates
+// after it; only the execute stage may publish to toolgate.exec.>. The same
+// users serve the embedded server of `toolgate up --least-privilege`
+// (ServerUsers) and the nats-server configuration in deploy/ (Render).
+//
+// Stages never create streams, buckets or consumers under these permissions:
+// the admin user applies the topology once (`toolgate streams apply`), and a
+// stage started with stage.Config.SkipEnsure only looks its consumer up.
+package authz
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/toolgate/toolgate/internal/call"
+	"github.com/toolgate/toolgate/internal/pipeline"
+	"github.com/toolgate/toolgate/internal/streams"
+)
+
+// Users besides the stages.
+const (
+	// Admin may do everything: apply streams and tools, replay, inspect.
+	Admin = "admin"
+	// Producer publishes provider responses and reads results.
+	Producer = "producer"
+	// Executor serves toolgate.exec.<tool> requests from the execute stage.
+	Executor = "executor"
+	// Client is producer and executor in one: the user an unauthenticated
+	// local connection gets under `toolgate up --least-privilege`. It is not
+	// part of Names, so deployments do not have it.
+	Client = "client"
+)
+
+// Permissions are one user's allow lists. A nil *Permissions means
+// unrestricted (the admin).
+type Permissions struct {
+	Publish   []string
+	Subscribe []string
+	// Responses lets the user answer requests sent to it (executors) without
+	// a publish grant for the requester's reply subject.
+	Responses bool
+}
+
+// InboxPrefix is the inbox prefix a user's connection must use
+// (nats.CustomInboxPrefix): each user reads replies only under its own
+// prefix, outside _INBOX.>, so no other user can subscribe to the replies
+// and pulled messages meant for a stage.
+func InboxPrefix(user string) string { return "_INBOX_" + user }
+
+// Routes lists the stages a stage may hand a call to, derived from the call
+// state machine: every status the stage can move a call into (through
+// statuses no stage consumes, such as repairing) whose next hop is a stage.
+// Parse, for example, routes only to validate and repair, never to policy or
+// execute.
+func Routes(stage string) []string {
+	var seen []call.Status
+	var routes []string
+	var walk func(s call.Status)
+	walk = func(s call.Status) {
+		if slices.Contains(seen, s) {
+			return
+		}
+		seen = append(seen, s)
+		for _, to := range call.Successors(s) {
+			if next := pipeline.Next(to); next != "" {
+				if !slices.Contains(routes, next) {
+					routes = append(routes, next)
+				}
+				continue
+			}
+			walk(to) // an intermediate status the same gate moves on from
+		}
+	}
+	for _, s := range inputs(stage) {
+		walk(s)
+	}
+	if stage == streams.Accumulate {
+		routes = append(routes, pipeline.Next(call.Received)) // it creates calls
+	}
+	slices.SortFunc(routes, func(a, b string) int { return slices.Index(streams.Stages, a) - slices.Index(streams.Stages, b) })
+	return routes
+}
+
+// inputs are the statuses in which calls reach stage.
+func inputs(stage string) []call.Status {
+	var in []call.Status
+	for _, s := range call.Statuses() {
+		if pipeline.Next(s) == stage {
+			in = append(in, s)
+		}
+	}
+	return in
+}
+
+// Stage returns the permissions of a stage's user.
+func Stage(stage string) (Permissions, error) {
+	if !streams.IsStage(stage) {
+		return Permissions{}, fmt.Errorf("authz: unknown stage %q", stage)
+	}
+	stream := streams.StreamOf(stage)
+	pub := consume(stream, stage)
+	pub = append(pub, kvRead(streams.BucketTools)...) // the registry watches definitions
+	pub = append(pub,
+		streams.CallStatus("*"), // status record put into the calls bucket
+		streams.ResultsAll(),
+		streams.DLQ("*", ">"),
+		streams.Audit(">"),
+	)
+	for _, next := range Routes(stage) {
+		pub = append(pub, streams.Gate(next))
+	}
+	// Batch marks (pipeline.BatchMarks): any stage may record a failure; a
+	// stage that hands calls to parse records their tool; a dry run, which
+	// passes every gate without executing, is recorded as passed.
+	pub = append(pub, batchMark("failed"))
+	if slices.Contains(Routes(stage), streams.Parse) {
+		pub = append(pub, batchMark("tool"))
+	}
+	switch stage {
+	case streams.Accumulate:
+		pub = append(pub, consume(streams.StreamGates, streams.AccumulateTimer)...)
+		pub = append(pub, streams.TimerSubject(), streams.ResponseDone("*"), streams.Progress("*"))
+		pub = append(pub, kvRead(streams.BucketResponses)...)
+		// Assembling a stream reads its stored events through a short-lived
+		// consumer filtered on that stream's subject, and deletes it after.
+		pub = append(pub,
+			api("STREAM.INFO", streams.StreamIn),
+			api("CONSUMER.CREATE", streams.StreamIn, "*", streams.InStream(">")),
+			api("CONSUMER.MSG.NEXT", streams.StreamIn, "*"),
+			api("CONSUMER.DELETE", streams.StreamIn, "*"),
+		)
+	case streams.Policy:
+		// Calls waiting for a human live in the approvals bucket; a decided or
+		// expired one comes back through the policy gate's own input.
+		pub = append(pub, batchMark("passed"), streams.Gate(streams.Policy))
+		pub = append(pub, kvWrite(streams.BucketApprovals)...)
+		// The sweeper settles a call whose approval record is garbage from
+		// its status record.
+		pub = append(pub, kvRead(streams.BucketCalls)...)
+	case streams.Execute:
+		pub = append(pub, streams.Exec(">"))
+		pub = append(pub, kvWrite(streams.BucketIdempotency)...)
+		pub = append(pub, kvWrite(streams.BucketBatches)...) // it decides atomic batches
+	}
+	return Permissions{Publish: pub, Subscribe: []string{InboxPrefix(stage) + ".>"}}, nil
+}
+
+// consume grants fetching from and acking a durable consumer, and nothing on
+// any other consumer.
+func consume(stream, durable string) []string {
+	return []string{
+		api("CONSUMER.INFO", stream, durable),
+		api("CONSUMER.MSG.NEXT", stream, durable),
+		"$JS.ACK." + stream + "." + durable + ".>",
+	}
+}
+
+// batchMark grants writing one kind of mark into the batches bucket.
+func batchMark(kind string) string {
+	return "$KV." + streams.BucketBatches + ".*." + kind + ".*"
+}
+
+// kvRead grants reading and watching a key-value bucket.
+func kvRead(bucket string) []string {
+	kvs := "KV_" + bucket
+	return []string{
+		api("STREAM.INFO", kvs),
+		api("DIRECT.GET", kvs, ">"),
+		api("STREAM.MSG.GET", kvs),
+		// A watch is an ordered push consumer, recreated after a gap.
+		api("CONSUMER.CREATE", kvs, ">"),
+		api("CONSUMER.DELETE", kvs, "*"),
+		"$JS.FC." + kvs + ".>",
+	}
+}
+
+// kvWrite grants reading and writing a key-value bucket.
+func kvWrite(bucket string) []string {
+	return append(kvRead(bucket), "$KV."+bucket+".>")
+}
+
+func api(op string, tokens ...string) string {
+	s := "$JS.API." + op
+	for _, t := range tokens {
+		s += "." + t
+	}
+	return s
+}
+
+// Role returns the permissions of a non-stage user; nil for the admin.
+func Role(user string) (*Permissions, error) {
+	switch user {
+	case Admin:
+		return nil, nil
+	case Producer:
+		return &Permissions{
+			Publish:   []string{streams.SubjectInResponse, streams.InStream("*")},
+			Subscribe: []string{streams.ResultsAll(), streams.Progress(">"), "_INBOX.>"},
+		}, nil
+	case Executor:
+		// $SRV.> is the discovery of NATS micro services (pkg/toolserver).
+		return &Permissions{Subscribe: []string{streams.Exec(">"), "$SRV.>", "_INBOX.>"}, Responses: true}, nil
+	case Client:
+		p, _ := Role(Producer)
+		p.Subscribe = append(p.Subscribe, streams.Exec(">"), "$SRV.>")
+		p.Responses = true
+		return p, nil
+	}
+	if streams.IsStage(user) {
+		p, err := Stage(user)
+		return &p, err
+	}
+	return nil, fmt.Errorf("authz: unknown user %q (users: %s, %s, %s and the stages)", user, Admin, Producer, Executor)
+}
+
+// Names lists every user: the admin, each stage, the producer and the
+// executor.
+func Names() []string {
+	return append(append([]string{Admin}, streams.Stages...), Producer, Executor)
+}

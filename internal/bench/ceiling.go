@@ -1,0 +1,94 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/rs/zerolog"
+
+	"github.com/toolgate/toolgate/internal/worker"
+)
+
+// Hops is the number of chained JetStream hops the pipeline makes for a
+// valid call: the ingest publish and the outputs of accumulate, parse,
+// validate, business, policy and execute.
+const Hops = 7
+
+// Ceiling pushes n messages of size bytes through Hops chained hops with no
+// gate logic, using the same worker, storage, fetch batch and asynchronous
+// publish settings as the pipeline. It is the upper bound the pipeline is
+// compared against.
+func Ceiling(ctx context.Context, nc *nats.Conn, js jetstream.JetStream, n, size int, storage jetstream.StorageType) (Stats, error) {
+	const stream = "TOOLGATE_BENCH_CEILING"
+	_ = js.DeleteStream(ctx, stream)
+	if _, err := js.CreateStream(ctx, jetstream.StreamConfig{
+		Name: stream, Subjects: []string{"toolgate.bench.hop.>"}, Storage: storage,
+		Retention: jetstream.WorkQueuePolicy, Duplicates: 2 * time.Minute,
+	}); err != nil {
+		return Stats{}, fmt.Errorf("bench: %w", err)
+	}
+	defer js.DeleteStream(context.Background(), stream)
+	subj := func(i int) string { return "toolgate.bench.hop." + strconv.Itoa(i) }
+	wctx, stop := context.WithCancel(ctx)
+	defer stop()
+	done := make(chan struct{}, Hops)
+	for i := range Hops - 1 {
+		name := "hop" + strconv.Itoa(i)
+		if _, err := js.CreateOrUpdateConsumer(ctx, stream, jetstream.ConsumerConfig{
+			Durable: name, FilterSubject: subj(i), AckPolicy: jetstream.AckExplicitPolicy, MaxAckPending: 2000, MaxDeliver: 10,
+		}); err != nil {
+			return Stats{}, fmt.Errorf("bench: %w", err)
+		}
+		next := subj(i + 1)
+		w, err := worker.New(js, worker.Config{
+			Stage: name, Stream: stream, Log: zerolog.Nop(),
+			DeadLetter: func(m worker.Msg, code string, err error) []worker.Output { return nil },
+		}, func(_ context.Context, m worker.Msg) ([]worker.Output, error) {
+			id := m.Header.Get("Bench-Id")
+			return []worker.Output{{Subject: next, MsgID: id + ":" + next, Header: m.Header, Data: m.Data}}, nil
+		})
+		if err != nil {
+			return Stats{}, err
+		}
+		go func() { w.Run(wctx); done <- struct{}{} }()
+	}
+	// The last hop is stored like a result and read by a subscriber.
+	rec := newRecorder(n)
+	sub, err := nc.Subscribe(subj(Hops-1), func(m *nats.Msg) { rec.arrived(m.Header.Get("Bench-Id"), time.Now()) })
+	if err != nil {
+		return Stats{}, err
+	}
+	defer sub.Unsubscribe()
+	payload := make([]byte, size)
+	for i := range payload {
+		payload[i] = 'a' + byte(i%26)
+	}
+	start := time.Now()
+	for i := range n {
+		id := "c" + strconv.Itoa(i)
+		m := nats.NewMsg(subj(0))
+		m.Header.Set("Bench-Id", id)
+		m.Data = payload
+		rec.sentAt(id, time.Now())
+		if _, err := js.PublishMsgAsync(m, jetstream.WithMsgID(id)); err != nil {
+			return Stats{}, err
+		}
+	}
+	select {
+	case <-rec.done:
+	case <-time.After(5 * time.Minute):
+		return Stats{}, fmt.Errorf("bench: ceiling: %d of %d arrived", len(rec.lat), n)
+	case <-ctx.Done():
+		return Stats{}, ctx.Err()
+	}
+	elapsed := rec.last.Sub(start)
+	stop()
+	for range Hops - 1 {
+		<-done
+	}
+	return Stats{Name: "ceiling", Count: n, Elapsed: elapsed, Latencies: rec.lat}, nil
+}

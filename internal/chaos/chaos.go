@@ -1,0 +1,328 @@
+// Package chaos runs toolgate as it runs in production — each stage its own
+// OS process, one NATS server, one redis-server — while it kills stage
+// processes and restarts NATS and Redis, and then checks from the results
+// stream, the dead letters and the executor's own counts that no accepted
+// call was lost or executed twice and that each has exactly one outcome.
+package chaos
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/toolgate/toolgate/internal/registry"
+	"github.com/toolgate/toolgate/internal/streams"
+	"github.com/toolgate/toolgate/internal/tool"
+)
+
+// Config sizes a chaos run.
+type Config struct {
+	Calls     int           // responses offered, one call each (default 5,000)
+	Rate      float64       // responses per second (default 100)
+	KillEvery time.Duration // a random stage process is SIGKILLed this often (default 2s)
+	// NATSRestartAt and RedisRestartAt are when, as a fraction of the load's
+	// duration, the NATS server and redis-server are restarted (defaults
+	// 0.4 and 0.65).
+	NATSRestartAt, RedisRestartAt float64
+	AckWait                       time.Duration     // every consumer's AckWait and the claim grace (default 5s)
+	Settle                        time.Duration     // bound on the wait for every outcome after the load (default 3m)
+	ReplayWait                    time.Duration     // bound on the wait for replayed dead letters' outcomes (default 2m)
+	ExecDelay                     time.Duration     // how long the executor takes per call (default 100ms)
+	Dir                           string            // work directory (stores, logs, binaries); required
+	Bins                          map[string]string // prebuilt stage binaries; nil: Build into Dir
+	Seed                          uint64            // kill order; 0: from the clock
+	Log                           io.Writer         // progress lines; nil: none
+}
+
+func (c *Config) setDefaults() {
+	if c.Calls == 0 {
+		c.Calls = 5000
+	}
+	if c.Rate == 0 {
+		c.Rate = 100
+	}
+	if c.KillEvery == 0 {
+		c.KillEvery = 2 * time.Second
+	}
+	if c.NATSRestartAt == 0 {
+		c.NATSRestartAt = 0.4
+	}
+	if c.RedisRestartAt == 0 {
+		c.RedisRestartAt = 0.65
+	}
+	if c.AckWait == 0 {
+		c.AckWait = 5 * time.Second
+	}
+	if c.ExecDelay == 0 {
+		c.ExecDelay = 100 * time.Millisecond
+	}
+	if c.Settle == 0 {
+		c.Settle = 3 * time.Minute
+	}
+	if c.ReplayWait == 0 {
+		c.ReplayWait = 2 * time.Minute
+	}
+	if c.Seed == 0 {
+		c.Seed = uint64(time.Now().UnixNano())
+	}
+	if c.Log == nil {
+		c.Log = io.Discard
+	}
+}
+
+// Report is what a run did and what it found.
+type Report struct {
+	Offered, Accepted, Refused int
+	Load, Settle, Total        time.Duration
+	Kills                      map[string]int // stage -> SIGKILLs
+	NATSRestarts, RedisRestart int
+	UnexpectedExits            int // stage exits the harness did not cause (e.g. started while NATS was down)
+	StatusQueries              int
+	Verdict
+	Replay ReplayCheck
+}
+
+// OK reports whether no violation was found.
+func (r Report) OK() bool { return len(r.Violations) == 0 && len(r.Replay.Violations) == 0 }
+
+// KillCount is the total of SIGKILLs.
+func (r Report) KillCount() int {
+	n := 0
+	for _, k := range r.Kills {
+		n += k
+	}
+	return n
+}
+
+// Run starts NATS, redis-server and the seven stage processes in cfg.Dir,
+// pushes cfg.Calls responses while it kills and restarts, waits for every
+// outcome, checks, and replays every dead letter. An error means the run
+// could not be carried out; violations are in the Report.
+func Run(ctx context.Context, cfg Config) (Report, error) {
+	cfg.setDefaults()
+	rep := Report{Offered: cfg.Calls, Kills: map[string]int{}}
+	if cfg.Dir == "" {
+		return rep, errors.New("chaos: Config.Dir is required")
+	}
+	begin := time.Now()
+	logf := func(format string, args ...any) {
+		fmt.Fprintf(cfg.Log, "chaos %6.1fs  %s\n", time.Since(begin).Seconds(), fmt.Sprintf(format, args...))
+	}
+	if cfg.Bins == nil {
+		bins, err := Build(filepath.Join(cfg.Dir, "bin"))
+		if err != nil {
+			return rep, err
+		}
+		cfg.Bins = bins
+		logf("built %d stage binaries", len(bins))
+	}
+	ns, err := newNATS(cfg.Dir)
+	if err != nil {
+		return rep, err
+	}
+	defer ns.stop()
+	rs, err := newRedis(cfg.Dir)
+	if err != nil {
+		return rep, err
+	}
+	defer rs.stop()
+	nc, err := nats.Connect(ns.URL(), nats.MaxReconnects(-1), nats.ReconnectWait(100*time.Millisecond), nats.Name("toolgate chaos"))
+	if err != nil {
+		return rep, fmt.Errorf("chaos: %w", err)
+	}
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return rep, fmt.Errorf("chaos: %w", err)
+	}
+	settings := streams.DefaultSettings()
+	settings.AckWait = cfg.AckWait
+	if err := setup(ctx, js, settings); err != nil {
+		return rep, err
+	}
+	exe, err := NewExecutor(nc, cfg.ExecDelay)
+	if err != nil {
+		return rep, err
+	}
+	defer exe.Close()
+	procs, err := startStages(cfg, ns.URL(), rs.URL())
+	defer func() {
+		for _, p := range procs {
+			p.stop(10 * time.Second)
+		}
+	}()
+	if err != nil {
+		return rep, err
+	}
+	logf("7 stage processes consuming; NATS %s, redis %s, AckWait %v", ns.URL(), rs.URL(), cfg.AckWait)
+
+	acc := &accepted{kind: map[string]string{}}
+	prefix := "chaos" + strconv.FormatInt(time.Now().UnixNano()%1e9, 36) + "-"
+	loadCtx, stopLoad := context.WithCancel(ctx)
+	defer stopLoad()
+	produced := make(chan struct{})
+	go func() {
+		defer close(produced)
+		produce(loadCtx, js, prefix, cfg.Calls, cfg.Rate, time.Minute, acc)
+	}()
+	loadStart := time.Now()
+	if err := havoc(ctx, cfg, procs, exe, ns, rs, produced, &rep, logf); err != nil {
+		return rep, err
+	}
+	rep.Load = time.Since(loadStart)
+	ids := acc.ids()
+	rep.Accepted, rep.Refused = len(ids), acc.refuse
+	logf("load done: %d accepted, %d refused", rep.Accepted, rep.Refused)
+
+	settleStart := time.Now()
+	if err := settle(ctx, js, ids, cfg.Settle, logf); err != nil {
+		logf("settle: %v", err)
+	}
+	rep.Settle = time.Since(settleStart)
+	results, _, err := readResults(ctx, js, 1)
+	if err != nil {
+		return rep, err
+	}
+	letters, err := listLetters(ctx, js)
+	if err != nil {
+		return rep, err
+	}
+	rep.Verdict = judge(ids, results, exe.Runs(), letters)
+	rep.StatusQueries = exe.Queries()
+	for _, p := range procs {
+		_, exits := p.counts()
+		rep.UnexpectedExits += exits
+	}
+	logf("checked %d results: %d duplicates, %d lost, %d executed twice", len(results), rep.Duplicates, rep.Lost, rep.ExecutedTwice)
+	rep.Replay, err = replayAll(ctx, js, letters, exe, cfg.ReplayWait, logf)
+	if err != nil {
+		return rep, err
+	}
+	rep.Total = time.Since(begin)
+	return rep, nil
+}
+
+// setup applies the topology (with the run's AckWait) and the tools.
+func setup(ctx context.Context, js jetstream.JetStream, settings streams.Settings) error {
+	if err := streams.Ensure(ctx, js, settings); err != nil {
+		return err
+	}
+	defs, err := tool.Load("chaos-tools.yaml", []byte(toolsYAML))
+	if err != nil {
+		return err
+	}
+	kv, err := js.KeyValue(ctx, streams.BucketTools)
+	if err != nil {
+		return fmt.Errorf("chaos: %w", err)
+	}
+	if _, err := registry.Apply(ctx, kv, "chaos-tools.yaml", defs, false); err != nil {
+		return err
+	}
+	return nil
+}
+
+// startStages starts one process per stage and waits until each consumes.
+func startStages(cfg Config, natsURL, redisURL string) ([]*proc, error) {
+	var procs []*proc
+	for _, st := range streams.Stages {
+		port, err := freePort()
+		if err != nil {
+			return procs, err
+		}
+		p := &proc{stage: st, bin: cfg.Bins[st], http: "127.0.0.1:" + strconv.Itoa(port), log: filepath.Join(cfg.Dir, st+".log")}
+		p.env = []string{
+			"TOOLGATE_NATS_URL=" + natsURL, "TOOLGATE_REDIS_URL=" + redisURL, "TOOLGATE_HTTP_ADDR=" + p.http,
+			"TOOLGATE_LOG_LEVEL=warn", "TOOLGATE_ACK_WAIT=" + cfg.AckWait.String(),
+		}
+		if err := p.start(); err != nil {
+			return procs, err
+		}
+		procs = append(procs, p)
+	}
+	for _, p := range procs {
+		if err := p.ready(60 * time.Second); err != nil {
+			return procs, fmt.Errorf("chaos: stage not ready (log %s): %w", p.log, err)
+		}
+	}
+	return procs, nil
+}
+
+// havoc kills a random stage process every cfg.KillEvery (±25 %) while the
+// load runs — the execute process while the executor holds a call, so its
+// claim must be reconciled — and restarts NATS and redis-server once each.
+func havoc(ctx context.Context, cfg Config, procs []*proc, exe *Executor, ns *natsServer, rs *redisServer, produced <-chan struct{}, rep *Report, logf func(string, ...any)) error {
+	rng := rand.New(rand.NewPCG(cfg.Seed, cfg.Seed>>1|1))
+	loadTime := time.Duration(float64(cfg.Calls) / cfg.Rate * float64(time.Second))
+	start := time.Now()
+	natsAt := start.Add(time.Duration(cfg.NATSRestartAt * float64(loadTime)))
+	redisAt := start.Add(time.Duration(cfg.RedisRestartAt * float64(loadTime)))
+	nextKill := start.Add(cfg.KillEvery)
+	// Kills draw stages from a shuffled bag, so every stage is killed once
+	// in each round of seven; the first round starts with execute.
+	bag := rng.Perm(len(procs))
+	for i, j := range bag {
+		if procs[j].stage == streams.Execute {
+			bag[0], bag[i] = bag[i], bag[0]
+		}
+	}
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-produced:
+			if rep.NATSRestarts == 0 || rep.RedisRestart == 0 {
+				logf("warning: the load ended before every restart (NATS %d, redis %d)", rep.NATSRestarts, rep.RedisRestart)
+			}
+			return nil
+		case now := <-tick.C:
+			switch {
+			case rep.NATSRestarts == 0 && now.After(natsAt):
+				t0 := time.Now()
+				if err := ns.restart(); err != nil {
+					return err
+				}
+				rep.NATSRestarts++
+				logf("restarted NATS (down %v)", time.Since(t0).Round(time.Millisecond))
+			case rep.RedisRestart == 0 && now.After(redisAt):
+				t0 := time.Now()
+				if err := rs.restart(); err != nil {
+					return err
+				}
+				rep.RedisRestart++
+				logf("restarted redis-server with SIGKILL (down %v)", time.Since(t0).Round(time.Millisecond))
+			case now.After(nextKill):
+				if len(bag) == 0 {
+					bag = rng.Perm(len(procs))
+				}
+				p := procs[bag[0]]
+				bag = bag[1:]
+				if p.stage == streams.Execute {
+					// Catch it mid-call: the tool has the request, toolgate
+					// will never hear the answer.
+					_ = poll(time.Second, 5*time.Millisecond, func() error {
+						if exe.InFlight() == 0 {
+							return errors.New("no call in flight")
+						}
+						return nil
+					})
+				}
+				if p.kill() {
+					rep.Kills[p.stage]++
+					logf("SIGKILL %s", p.stage)
+				}
+				jitter := time.Duration(rng.Int64N(int64(cfg.KillEvery)/2)) - cfg.KillEvery/4
+				nextKill = now.Add(cfg.KillEvery + jitter)
+			}
+		}
+	}
+}

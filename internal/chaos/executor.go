@@ -1,0 +1,102 @@
+package chaos
+
+import (
+	"encoding/json"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/toolgate/toolgate/internal/execute"
+	"github.com/toolgate/toolgate/internal/streams"
+)
+
+// Executor is the harness's tool: it serves every toolgate.exec.<tool>,
+// counts each execution request per call id WITHOUT de-duplicating (so a
+// call toolgate sent twice shows as 2), answers {"ok": true}, and answers
+// status queries (Toolgate-Query: status) from its own record of the
+// idempotency keys it ran, as a tool that stores its keys would.
+type Executor struct {
+	mu      sync.Mutex
+	runs    map[string]int           // call id -> execution requests received
+	byKey   map[string]execute.Reply // idempotency key -> the answer given
+	queries int
+	flight  int // execution requests being answered
+	sub     *nats.Subscription
+	delay   time.Duration
+}
+
+// NewExecutor subscribes on toolgate.exec.> over nc. Each execution takes
+// delay (in its own goroutine), so a killed execute process is often caught
+// mid-call: the tool ran, toolgate never heard the answer.
+func NewExecutor(nc *nats.Conn, delay time.Duration) (*Executor, error) {
+	x := &Executor{runs: map[string]int{}, byKey: map[string]execute.Reply{}, delay: delay}
+	sub, err := nc.Subscribe(streams.Exec(">"), func(m *nats.Msg) { go x.serve(m) })
+	if err != nil {
+		return nil, fmt.Errorf("chaos: executor: %w", err)
+	}
+	if err := sub.SetPendingLimits(-1, -1); err != nil {
+		return nil, fmt.Errorf("chaos: executor: %w", err)
+	}
+	x.sub = sub
+	return x, nil
+}
+
+func (x *Executor) serve(m *nats.Msg) {
+	key, id := m.Header.Get(streams.HeaderIdemKey), m.Header.Get(streams.HeaderCallID)
+	if q := m.Header.Get(execute.HeaderQuery); q != "" {
+		x.mu.Lock()
+		x.queries++
+		rep, ok := x.byKey[key]
+		x.mu.Unlock()
+		st := execute.StatusReply{Known: ok, OK: rep.OK, Result: rep.Result, Error: rep.Error}
+		body, _ := json.Marshal(st)
+		_ = m.Respond(body)
+		return
+	}
+	x.mu.Lock()
+	x.runs[id]++
+	n := x.runs[id]
+	rep := execute.Reply{OK: true, Result: json.RawMessage(fmt.Sprintf(`{"call":%q,"run":%d}`, id, n))}
+	if _, ok := x.byKey[key]; !ok {
+		x.byKey[key] = rep
+	}
+	x.flight++
+	x.mu.Unlock()
+	time.Sleep(x.delay)
+	body, _ := json.Marshal(rep)
+	_ = m.Respond(body)
+	x.mu.Lock()
+	x.flight--
+	x.mu.Unlock()
+}
+
+// InFlight is how many execution requests the executor is answering: the
+// tool ran, and toolgate has not heard the answer yet.
+func (x *Executor) InFlight() int {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	return x.flight
+}
+
+// Runs returns a copy of the execution requests per call id.
+func (x *Executor) Runs() map[string]int {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	out := make(map[string]int, len(x.runs))
+	for k, v := range x.runs {
+		out[k] = v
+	}
+	return out
+}
+
+// Queries is how many status queries were asked.
+func (x *Executor) Queries() int {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	return x.queries
+}
+
+// Close unsubscribes.
+func (x *Executor) Close() { _ = x.sub.Unsubscribe() }

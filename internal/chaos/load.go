@@ -1,0 +1,82 @@
+package chaos
+
+import (
+	"context"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/toolgate/toolgate/internal/bench"
+	"github.com/toolgate/toolgate/internal/streams"
+)
+
+// accepted is what the producer knows: the responses JetStream acked, and
+// those it gave up on.
+type accepted struct {
+	mu     sync.Mutex
+	kind   map[string]string // response id -> bench.Mix kind
+	refuse int               // publishes never acked within the retry bound
+}
+
+func (a *accepted) ids() map[string]string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	out := make(map[string]string, len(a.kind))
+	for k, v := range a.kind {
+		out[k] = v
+	}
+	return out
+}
+
+// produce publishes n responses from bench.Mix at rate per second, as a
+// producer would: each with Nats-Msg-Id = its response id, retried with the
+// same id until JetStream acks it (de-duplication makes the retry safe) or
+// retry has passed. A response counts as accepted once acked.
+func produce(ctx context.Context, js jetstream.JetStream, prefix string, n int, rate float64, retry time.Duration, acc *accepted) {
+	interval := time.Duration(float64(time.Second) / rate)
+	start := time.Now()
+	for i := range n {
+		if d := time.Until(start.Add(time.Duration(i) * interval)); d > 0 {
+			select {
+			case <-time.After(d):
+			case <-ctx.Done():
+				return
+			}
+		}
+		k := bench.Mix[i%len(bench.Mix)]
+		rid := prefix + strconv.Itoa(i)
+		body := k.Body(rid, i)
+		deadline := time.Now().Add(retry)
+		for {
+			m := nats.NewMsg(streams.SubjectInResponse)
+			m.Data = body
+			m.Header.Set(streams.HeaderProvider, k.Provider)
+			m.Header.Set(streams.HeaderResponseID, rid)
+			if k.Tolerant {
+				m.Header.Set(streams.HeaderTolerant, "true")
+			}
+			pctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+			_, err := js.PublishMsg(pctx, m, jetstream.WithMsgID(rid))
+			cancel()
+			if err == nil {
+				acc.mu.Lock()
+				acc.kind[rid] = k.Name
+				acc.mu.Unlock()
+				break
+			}
+			if ctx.Err() != nil {
+				return
+			}
+			if time.Now().After(deadline) {
+				acc.mu.Lock()
+				acc.refuse++
+				acc.mu.Unlock()
+				break
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+}

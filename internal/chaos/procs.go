@@ -1,0 +1,164 @@
+package chaos
+
+import (
+	"bytes"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/toolgate/toolgate/internal/streams"
+)
+
+// Build compiles every services/<stage> binary into dir with `go build`
+// and returns their paths by stage. It runs inside the toolgate module (the
+// repository or any directory below it).
+func Build(dir string) (map[string]string, error) {
+	args := []string{"build", "-o", dir + string(filepath.Separator)}
+	for _, st := range streams.Stages {
+		args = append(args, "github.com/toolgate/toolgate/services/"+st)
+	}
+	cmd := exec.Command(goTool(), args...)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Run(); err != nil {
+		return nil, fmt.Errorf("chaos: go build the stage binaries: %v\n%s", err, out.String())
+	}
+	bins := map[string]string{}
+	for _, st := range streams.Stages {
+		p := filepath.Join(dir, st)
+		if _, err := os.Stat(p); err != nil {
+			return nil, fmt.Errorf("chaos: %w", err)
+		}
+		bins[st] = p
+	}
+	return bins, nil
+}
+
+// goTool is the go command: on PATH, or in $GOROOT/bin (set by `go test`).
+func goTool() string {
+	if p, err := exec.LookPath("go"); err == nil {
+		return p
+	}
+	if root := os.Getenv("GOROOT"); root != "" {
+		return filepath.Join(root, "bin", "go")
+	}
+	return "go"
+}
+
+// proc supervises one stage process: it is started again whenever it exits
+// (killed by the harness, or failed at start because NATS was down), until
+// stop.
+type proc struct {
+	stage, bin, http, log string
+	env                   []string
+
+	mu      sync.Mutex
+	cmd     *exec.Cmd
+	done    chan struct{}
+	stopped bool
+	starts  int
+	exits   int // exits the harness did not cause
+	killing bool
+}
+
+func (p *proc) start() error {
+	logf, err := os.OpenFile(p.log, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return fmt.Errorf("chaos: %w", err)
+	}
+	cmd := exec.Command(p.bin)
+	cmd.Env = append(os.Environ(), p.env...)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	if err := cmd.Start(); err != nil {
+		logf.Close()
+		return fmt.Errorf("chaos: start %s: %w", p.stage, err)
+	}
+	done := make(chan struct{})
+	p.cmd, p.done = cmd, done
+	p.starts++
+	go func() {
+		_ = cmd.Wait()
+		logf.Close()
+		close(done)
+		p.mu.Lock()
+		stopped := p.stopped
+		if !p.killing {
+			p.exits++
+		}
+		p.killing = false
+		p.mu.Unlock()
+		if stopped {
+			return
+		}
+		time.Sleep(200 * time.Millisecond) // restart, as a Deployment would
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		if !p.stopped && p.cmd == cmd {
+			if err := p.start(); err != nil {
+				fmt.Fprintf(os.Stderr, "chaos: restart %s: %v\n", p.stage, err)
+			}
+		}
+	}()
+	return nil
+}
+
+// kill SIGKILLs the process (no drain, no ack); the supervisor starts it
+// again. It returns once the process is gone, false when it was not running
+// (between an exit and its restart).
+func (p *proc) kill() bool {
+	p.mu.Lock()
+	cmd, done := p.cmd, p.done
+	select {
+	case <-done:
+		p.mu.Unlock()
+		return false
+	default:
+	}
+	p.killing = true
+	p.mu.Unlock()
+	_ = cmd.Process.Signal(syscall.SIGKILL)
+	<-done
+	return true
+}
+
+// stop ends the process for good: SIGTERM (drain), SIGKILL after grace.
+func (p *proc) stop(grace time.Duration) {
+	p.mu.Lock()
+	p.stopped = true
+	cmd, done := p.cmd, p.done
+	p.mu.Unlock()
+	_ = cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-done:
+	case <-time.After(grace):
+		_ = cmd.Process.Kill()
+		<-done
+	}
+}
+
+// ready polls /readyz: every worker of the process consumes.
+func (p *proc) ready(total time.Duration) error {
+	c := http.Client{Timeout: time.Second}
+	return poll(total, 50*time.Millisecond, func() error {
+		resp, err := c.Get("http://" + p.http + "/readyz")
+		if err != nil {
+			return fmt.Errorf("%s: %w", p.stage, err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("%s: /readyz answered %s", p.stage, resp.Status)
+		}
+		return nil
+	})
+}
+
+func (p *proc) counts() (starts, exits int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.starts, p.exits
+}

@@ -1,0 +1,80 @@
+package chaos
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/toolgate/toolgate/internal/dlq"
+	"github.com/toolgate/toolgate/internal/streams"
+)
+
+// settle waits, up to total, until every accepted response has a result and
+// every stage consumer has nothing pending and nothing unacknowledged — so
+// nothing is in flight that could still publish a late or second outcome.
+func settle(ctx context.Context, js jetstream.JetStream, accepted map[string]string, total time.Duration, logf func(string, ...any)) error {
+	seen := map[string]bool{}
+	next := uint64(1)
+	lastLog := time.Now()
+	return poll(total, 500*time.Millisecond, func() error {
+		rs, n, err := readResults(ctx, js, next)
+		if err != nil {
+			return err
+		}
+		next = n
+		for _, r := range rs {
+			seen[r.ResponseID] = true
+		}
+		missing := 0
+		for rid := range accepted {
+			if !seen[rid] {
+				missing++
+			}
+		}
+		busy := idle(ctx, js)
+		if time.Since(lastLog) > 5*time.Second {
+			logf("settling: %d of %d responses without a result; %v", missing, len(accepted), busy)
+			lastLog = time.Now()
+		}
+		if missing > 0 {
+			return fmt.Errorf("%d of %d accepted responses have no result yet", missing, len(accepted))
+		}
+		return busy
+	})
+}
+
+// idle returns nil when every stage consumer (and the accumulate timer
+// consumer) has no pending and no unacknowledged message.
+func idle(ctx context.Context, js jetstream.JetStream) error {
+	for _, st := range append(append([]string{}, streams.Stages...), streams.AccumulateTimer) {
+		stream := streams.StreamOf(st)
+		if st == streams.AccumulateTimer {
+			stream = streams.StreamGates
+		}
+		c, err := js.Consumer(ctx, stream, st)
+		if err != nil {
+			return fmt.Errorf("consumer %s: %w", st, err)
+		}
+		info, err := c.Info(ctx)
+		if err != nil {
+			return fmt.Errorf("consumer %s: %w", st, err)
+		}
+		if info.NumPending != 0 || info.NumAckPending != 0 {
+			return fmt.Errorf("consumer %s: %d pending, %d unacknowledged", st, info.NumPending, info.NumAckPending)
+		}
+	}
+	return nil
+}
+
+// listLetters reads every dead letter.
+func listLetters(ctx context.Context, js jetstream.JetStream) ([]dlq.Letter, error) {
+	var letters []dlq.Letter
+	err := poll(30*time.Second, 500*time.Millisecond, func() error {
+		var err error
+		letters, err = dlq.List(ctx, js, dlq.Filter{})
+		return err
+	})
+	return letters, err
+}

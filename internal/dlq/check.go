@@ -1,0 +1,66 @@
+package dlq
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/toolgate/toolgate/internal/call"
+	"github.com/toolgate/toolgate/internal/streams"
+)
+
+// callSuffixRE is what follows "<response-id>-" in a call id: the call's
+// index, or "text" for a carrier.
+var callSuffixRE = regexp.MustCompile(`^[A-Za-z0-9_]{1,32}$`)
+
+// check returns why l cannot be what toolgate dead-letters ("" when it
+// can): its subject is toolgate.dlq.<stage>.<failure> of a real stage; a
+// call's envelope names a call of its response, in a known status, the one
+// its headers name; input keeps the ingest subject it arrived on.
+func (l Letter) check() string {
+	if !strings.HasPrefix(l.Subject, strings.TrimSuffix(streams.DLQ("", ""), ".")) || strings.Count(l.Subject, ".") != 3 || !streams.IsStage(l.Stage) {
+		return fmt.Sprintf("subject %q is not toolgate.dlq.<stage>.<failure> of a toolgate stage", clip(l.Subject))
+	}
+	if e := l.Envelope; e != nil {
+		suffix, ok := strings.CutPrefix(e.CallID, e.ResponseID+"-")
+		switch {
+		case !call.ValidResponseID(e.ResponseID):
+			return fmt.Sprintf("response id %q is not a token", clip(e.ResponseID))
+		case !ok || !callSuffixRE.MatchString(suffix):
+			return fmt.Sprintf("call id %q is not a call of response %s", clip(e.CallID), e.ResponseID)
+		case e.Replays < 0 || e.Replays > maxReplays || e.RepairAttempts < 0:
+			return "negative or out-of-range replay or repair counts"
+		case !slices.Contains(call.Statuses(), e.Status):
+			return fmt.Sprintf("unknown status %q", clip(string(e.Status)))
+		case l.Header.Get(streams.HeaderCallID) != "" && l.Header.Get(streams.HeaderCallID) != e.CallID:
+			return fmt.Sprintf("header names call %q, the envelope %s", clip(l.Header.Get(streams.HeaderCallID)), e.CallID)
+		}
+		return ""
+	}
+	switch {
+	case l.OrigSubject == "":
+		return "neither a call envelope nor input with the subject it arrived on"
+	case !ingest(l.OrigSubject) && !strings.HasPrefix(l.OrigSubject, streams.Gate("")):
+		return fmt.Sprintf("input from %q, which no toolgate stage consumes", clip(l.OrigSubject))
+	case l.ResponseID != "" && !call.ValidResponseID(l.ResponseID):
+		return fmt.Sprintf("response id %q is not a token", clip(l.ResponseID))
+	}
+	return ""
+}
+
+// ingest reports whether subject is one producers publish responses on.
+func ingest(subject string) bool {
+	if subject == streams.SubjectInResponse {
+		return true
+	}
+	rid, ok := strings.CutPrefix(subject, streams.InStreamPrefix)
+	return ok && call.ValidResponseID(rid)
+}
+
+func clip(s string) string {
+	if len(s) > 64 {
+		return s[:64] + "..."
+	}
+	return s
+}

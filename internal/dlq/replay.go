@@ -1,0 +1,290 @@
+package dlq
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/toolgate/toolgate/internal/call"
+	"github.com/toolgate/toolgate/internal/pipeline"
+	"github.com/toolgate/toolgate/internal/streams"
+)
+
+// Options configure a replay.
+type Options struct {
+	// ToStage sends every call to this stage instead of the stage that
+	// dead-lettered it (parse, validate, business, policy or execute).
+	ToStage string
+	// DryRun plans the replay and publishes nothing.
+	DryRun bool
+	// Wait is how long to watch toolgate.results for the replayed calls'
+	// new outcomes; 0 does not watch (every replayed call counts pending).
+	Wait time.Duration
+	// Progress, when set, is told how far each phase ("publish", "wait")
+	// has come.
+	Progress func(phase string, done, total int)
+	Now      func() time.Time
+}
+
+// Item is one dead letter in a replay.
+type Item struct {
+	Seq     uint64
+	CallID  string // for input: the response id
+	Stage   string // where it was sent (for input: accumulate)
+	Subject string
+	Skip    string      // why it was not replayed; empty: replayed (or planned)
+	Outcome call.Status // the new terminal status; empty: none seen yet
+}
+
+// Summary is what a replay did.
+type Summary struct {
+	Selected    int // letters given
+	Replayed    int // republished (DryRun: would be)
+	Skipped     int // not replayable, or superseded by a newer letter of the same call
+	Executed    int // replayed and now ended ok (executed, dry_run)
+	FailedAgain int // replayed and ended with a failure again
+	Pending     int // replayed, no outcome within Wait (e.g. waiting for approval)
+	Outcomes    map[call.Status]int
+	Items       []Item
+}
+
+// Replay republishes dead letters, each with a new message id and the same
+// call id. A call envelope is Reset into the entry status of its stage
+// (Options.ToStage, or the stage that dead-lettered it), its Replays raised
+// past any earlier replay (so every output of the replay gets new message
+// ids), its status record updated, and it is published to
+// toolgate.gate.<stage>: a call that already executed meets its stored
+// idempotency record at the execute gate and returns the stored result
+// instead of running again. Input that never became a call is republished
+// to its original subject with its original headers.
+//
+// Of several letters of one call only the newest is replayed. A call whose
+// stream never finalized (transport_incomplete) is never replayed: it must
+// never execute. With Wait > 0 Replay watches the results stream for the
+// replayed calls' new outcomes and counts them.
+func Replay(ctx context.Context, js jetstream.JetStream, letters []Letter, o Options) (Summary, error) {
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.ToStage != "" && pipeline.Entry(o.ToStage) == "" {
+		return Summary{}, fmt.Errorf("dlq: --to-stage %q: a replay enters parse, validate, business, policy or execute", o.ToStage)
+	}
+	sum := Summary{Selected: len(letters), Outcomes: map[call.Status]int{}}
+	plan := planReplay(letters, o.ToStage)
+	for _, it := range plan {
+		if it.skip != "" {
+			sum.Skipped++
+		} else {
+			sum.Replayed++
+		}
+	}
+	if o.DryRun {
+		sum.Items = items(plan)
+		return sum, nil
+	}
+	from, err := resultsTail(ctx, js)
+	if err != nil {
+		return sum, err
+	}
+	calls, err := js.KeyValue(ctx, streams.BucketCalls)
+	if err != nil {
+		return sum, fmt.Errorf("dlq: bucket %s: %w", streams.BucketCalls, err)
+	}
+	var futures []jetstream.PubAckFuture
+	done := 0
+	for _, p := range plan {
+		if p.skip != "" {
+			continue
+		}
+		m, err := p.message(ctx, calls, o.Now())
+		if err != nil {
+			return sum, err
+		}
+		f, err := js.PublishMsgAsync(m.msg, jetstream.WithMsgID(m.id))
+		if err != nil {
+			return sum, fmt.Errorf("dlq: publish seq %d: %w", p.letter.Seq, err)
+		}
+		futures = append(futures, f)
+		done++
+		if o.Progress != nil {
+			o.Progress("publish", done, sum.Replayed)
+		}
+	}
+	for _, f := range futures {
+		select {
+		case <-f.Ok():
+		case err := <-f.Err():
+			return sum, fmt.Errorf("dlq: publish to %s: %w", f.Msg().Subject, err)
+		case <-ctx.Done():
+			return sum, ctx.Err()
+		}
+	}
+	if o.Wait > 0 {
+		if err := watch(ctx, js, from, plan, o); err != nil {
+			return sum, err
+		}
+	}
+	for _, p := range plan {
+		if p.skip != "" {
+			continue
+		}
+		switch {
+		case p.outcome == "":
+			sum.Pending++
+		case p.outcome.OK():
+			sum.Executed++
+		default:
+			sum.FailedAgain++
+		}
+		if p.outcome != "" {
+			sum.Outcomes[p.outcome]++
+		}
+	}
+	sum.Items = items(plan)
+	return sum, nil
+}
+
+// planned is one letter's replay.
+type planned struct {
+	letter  Letter
+	stage   string
+	key     string // call id, or the response id of input
+	skip    string
+	outcome call.Status
+}
+
+// planReplay picks the newest letter of each call and where it goes.
+func planReplay(letters []Letter, toStage string) []*planned {
+	sorted := append([]Letter(nil), letters...)
+	sort.Slice(sorted, func(i, j int) bool { return sorted[i].Seq > sorted[j].Seq })
+	seen := map[string]bool{}
+	var plan []*planned
+	for _, l := range sorted {
+		p := &planned{letter: l, key: l.CallID}
+		switch {
+		case l.Malformed != "":
+			p.key = "malformed-seq:" + strconv.FormatUint(l.Seq, 10)
+			p.skip = "malformed dead letter (" + l.Malformed + "): not replayed"
+		case l.Input():
+			p.key, p.stage = "input:"+l.ResponseID, streams.Accumulate
+			if l.ResponseID == "" {
+				p.key = "input-seq:" + strconv.FormatUint(l.Seq, 10)
+			}
+			if !ingest(l.OrigSubject) {
+				p.skip = "input that arrived on " + clip(l.OrigSubject) + ", not from a producer: only input from an ingest subject is replayed"
+			}
+		case isTransportIncomplete(l.Envelope):
+			p.skip = "the stream never finalized: it is never executed; the producer must send the response again"
+		default:
+			p.stage = l.Stage
+			if toStage != "" {
+				p.stage = toStage
+			}
+			if pipeline.Entry(p.stage) == "" {
+				p.skip = fmt.Sprintf("stage %s takes no replay: use --to-stage parse, validate, business, policy or execute", p.stage)
+			}
+		}
+		if seen[p.key] && p.skip == "" {
+			p.skip = "a newer dead letter of the same call is replayed"
+		}
+		seen[p.key] = true
+		plan = append(plan, p)
+	}
+	sort.Slice(plan, func(i, j int) bool { return plan[i].letter.Seq < plan[j].letter.Seq })
+	return plan
+}
+
+func isTransportIncomplete(e *call.Envelope) bool {
+	return e.Status == call.TransportIncomplete || e.Failure == call.TransportIncomplete
+}
+
+type outMsg struct {
+	msg *nats.Msg
+	id  string
+}
+
+// message builds the republished message of p.
+func (p *planned) message(ctx context.Context, calls jetstream.KeyValue, now time.Time) (outMsg, error) {
+	l := p.letter
+	if l.Input() {
+		m := nats.NewMsg(l.OrigSubject)
+		for k, v := range l.Header {
+			m.Header[k] = append([]string(nil), v...)
+		}
+		for _, k := range []string{streams.HeaderStage, streams.HeaderFailure, streams.HeaderError, streams.HeaderOrigSubject, nats.MsgIdHdr} {
+			m.Header.Del(k)
+		}
+		m.Header.Set(streams.HeaderReplay, strconv.FormatUint(l.Seq, 10))
+		m.Data = l.Data
+		return outMsg{msg: m, id: fmt.Sprintf("replay:dlq:%d:%d", l.Seq, now.UnixNano())}, nil
+	}
+	e := *l.Envelope
+	e.History = append([]call.Step(nil), e.History...)
+	prev, err := recordedReplays(ctx, calls, e.CallID)
+	if err != nil {
+		return outMsg{}, err
+	}
+	e.Reset(p.stage, pipeline.Entry(p.stage), now, fmt.Sprintf("replayed from dlq seq %d", l.Seq))
+	e.Replays = max(e.Replays, prev) + 1
+	body, err := e.Marshal()
+	if err != nil {
+		return outMsg{}, fmt.Errorf("dlq: %w", err)
+	}
+	// The record moves now, so a second replay before this one is handled
+	// still numbers past it (and gets fresh message ids).
+	rec, err := json.Marshal(pipeline.StatusOf(e))
+	if err != nil {
+		return outMsg{}, fmt.Errorf("dlq: %w", err)
+	}
+	if _, err := calls.Put(ctx, e.CallID, rec); err != nil {
+		return outMsg{}, fmt.Errorf("dlq: status of %s: %w", e.CallID, err)
+	}
+	m := nats.NewMsg(streams.Gate(p.stage))
+	m.Header.Set(streams.HeaderCallID, e.CallID)
+	m.Header.Set(streams.HeaderResponseID, e.ResponseID)
+	m.Header.Set(streams.HeaderStatus, string(e.Status))
+	m.Header.Set(streams.HeaderTool, e.ToolName)
+	m.Header.Set(streams.HeaderProvider, e.Provider)
+	m.Header.Set(streams.HeaderReplay, strconv.FormatUint(l.Seq, 10))
+	m.Data = body
+	return outMsg{msg: m, id: fmt.Sprintf("%s:replay:%d", e.CallID, e.Replays)}, nil
+}
+
+// recordedReplays reads how often the call was replayed already from its
+// status record (0 when there is none).
+func recordedReplays(ctx context.Context, calls jetstream.KeyValue, callID string) (int, error) {
+	ent, err := calls.Get(ctx, callID)
+	if errors.Is(err, jetstream.ErrKeyNotFound) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("dlq: status of %s: %w", callID, err)
+	}
+	rec, err := DecodeStatus(callID, ent.Value())
+	if err != nil {
+		return 0, nil // an unreadable record says nothing about replays
+	}
+	return rec.Replays, nil
+}
+
+func items(plan []*planned) []Item {
+	out := make([]Item, 0, len(plan))
+	for _, p := range plan {
+		it := Item{Seq: p.letter.Seq, CallID: p.letter.CallID, Stage: p.stage, Skip: p.skip, Outcome: p.outcome}
+		if p.letter.Input() {
+			it.CallID = p.letter.ResponseID
+			it.Subject = p.letter.OrigSubject
+		} else if p.stage != "" {
+			it.Subject = streams.Gate(p.stage)
+		}
+		out = append(out, it)
+	}
+	return out
+}

@@ -1,0 +1,79 @@
+package gates
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/toolgate/toolgate/internal/call"
+	"github.com/toolgate/toolgate/internal/streams"
+	"github.com/toolgate/toolgate/internal/textcall"
+)
+
+// recover turns a carrier (the assistant's own text of a response that had
+// no native call, sent only when the producer asked for tolerance) into the
+// calls written in it. A recovered call must name a registered tool and pass
+// its schema, or it is recorded as discarded — never dropped silently, never
+// executed.
+func (p *Parse) recover(carrier call.Envelope) ([]call.Envelope, error) {
+	found, discarded := textcall.Recover(carrier.Text)
+	if len(found)+len(discarded) == 0 {
+		if err := carrier.Move(streams.Parse, call.NoToolCalls, p.Now()); err != nil {
+			return nil, err
+		}
+		carrier.Note("no tool call found in the assistant's text")
+		return []call.Envelope{carrier}, nil
+	}
+	if perr := p.Limits.CheckCalls(len(found) + len(discarded)); perr != nil {
+		if err := carrier.Move(streams.Parse, call.Rejected, p.Now(), perr.Error()); err != nil {
+			return nil, err
+		}
+		return []call.Envelope{carrier}, nil
+	}
+	var out []call.Envelope
+	size := len(found) + len(discarded)
+	for i, f := range found {
+		e := p.child(carrier, i, size, f.Name, string(f.Arguments))
+		e.Note(fmt.Sprintf("recovered from text (%s format, bytes %d-%d)", f.Format, f.Start, f.End))
+		to, errs := call.Parsed, []string(nil)
+		if t, ok := p.Tools.Lookup(f.Name); !ok {
+			to, errs = call.Discarded, []string{fmt.Sprintf("recovered call names %q, which is not a registered tool", f.Name)}
+		} else {
+			var doc any
+			if err := json.Unmarshal(f.Arguments, &doc); err != nil {
+				to, errs = call.Discarded, []string{"recovered arguments do not decode: " + err.Error()}
+			} else if probs := t.Schema.Validate(doc); len(probs) > 0 {
+				to = call.Discarded
+				for _, pr := range probs {
+					errs = append(errs, "recovered call fails the schema: "+pr.String())
+				}
+			}
+		}
+		if to == call.Parsed {
+			e.Arguments = f.Arguments
+		}
+		if err := e.Move(streams.Parse, to, p.Now(), errs...); err != nil {
+			return nil, err
+		}
+		out = append(out, e)
+	}
+	for j, d := range discarded {
+		e := p.child(carrier, len(found)+j, size, "", d.Excerpt)
+		if err := e.Move(streams.Parse, call.Discarded, p.Now(),
+			fmt.Sprintf("%s text at bytes %d-%d is not a usable call: %s", d.Format, d.Start, d.End, d.Reason)); err != nil {
+			return nil, err
+		}
+		out = append(out, e)
+	}
+	return out, nil
+}
+
+func (p *Parse) child(carrier call.Envelope, i, size int, name, raw string) call.Envelope {
+	e := call.New(carrier.ResponseID, i, p.Now())
+	e.Provider, e.Model, e.Request = carrier.Provider, carrier.Model, carrier.Request
+	e.FinishReason, e.ProviderFinish = carrier.FinishReason, carrier.ProviderFinish
+	e.Source = call.SourceTextJSON
+	e.ToolName, e.RawArguments = name, raw
+	e.Batch = call.Batch{ID: carrier.ResponseID, Index: i, Size: size, Atomic: carrier.Batch.Atomic}
+	e.Replays = carrier.Replays
+	return e
+}

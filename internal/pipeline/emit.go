@@ -1,0 +1,174 @@
+package pipeline
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/toolgate/toolgate/internal/call"
+	"github.com/toolgate/toolgate/internal/redact"
+	"github.com/toolgate/toolgate/internal/result"
+	"github.com/toolgate/toolgate/internal/streams"
+	"github.com/toolgate/toolgate/internal/worker"
+)
+
+// Result is the message published on toolgate.results.<response-id>: the
+// call's terminal outcome, and Message, the tool-result item in the
+// provider's own format, ready to append to the conversation.
+type Result struct {
+	CallID         string          `json:"call_id"`
+	ResponseID     string          `json:"response_id"`
+	ProviderCallID string          `json:"provider_call_id,omitempty"`
+	Provider       string          `json:"provider"`
+	Tool           string          `json:"tool"`
+	Status         call.Status     `json:"status"`
+	Failure        call.Status     `json:"failure,omitempty"`
+	OK             bool            `json:"ok"`
+	Errors         []string        `json:"errors,omitempty"`
+	Result         json.RawMessage `json:"result,omitempty"`
+	RepairAttempts int             `json:"repair_attempts"`
+	Source         string          `json:"source"`
+	Text           string          `json:"text"`
+	Message        json.RawMessage `json:"message"`
+	History        []call.Step     `json:"history"`
+}
+
+// StatusRecord is what the calls bucket holds per call id: everything but
+// the raw arguments, which live only in the dead-letter stream.
+type StatusRecord struct {
+	CallID         string      `json:"call_id"`
+	ResponseID     string      `json:"response_id"`
+	Tool           string      `json:"tool"`
+	Provider       string      `json:"provider"`
+	Model          string      `json:"model,omitempty"`
+	Source         string      `json:"source"`
+	Status         call.Status `json:"status"`
+	Failure        call.Status `json:"failure,omitempty"`
+	Errors         []string    `json:"errors,omitempty"`
+	RepairAttempts int         `json:"repair_attempts"`
+	Replays        int         `json:"replays,omitempty"` // operator replays so far; a new replay numbers past it
+	ToolRevision   uint64      `json:"tool_revision,omitempty"`
+	ArgumentsHash  string      `json:"arguments_hash"`
+	IdempotencyKey string      `json:"idempotency_key,omitempty"`
+	History        []call.Step `json:"history"`
+}
+
+// Outputs turns one envelope a gate returned into what the worker publishes.
+// A terminal envelope also gets an audit event on toolgate.audit.<status>
+// (redacted: the raw arguments stay in the dead-letter stream only). The
+// process's Hooks are told of the transition.
+func Outputs(stage string, e call.Envelope) ([]worker.Output, error) {
+	body, err := e.Marshal()
+	if err != nil {
+		return nil, fmt.Errorf("pipeline: %w", err)
+	}
+	hk := current()
+	hk.transition(stage, e)
+	id := func(kind string) string {
+		return fmt.Sprintf("%s:%s:%s:%d:%d", e.CallID, stage, kind, e.RepairAttempts, e.Replays)
+	}
+	hdr := func() nats.Header {
+		h := nats.Header{}
+		h.Set(streams.HeaderCallID, e.CallID)
+		h.Set(streams.HeaderResponseID, e.ResponseID)
+		h.Set(streams.HeaderStatus, string(e.Status))
+		h.Set(streams.HeaderTool, CutHeaderValue(e.ToolName))
+		h.Set(streams.HeaderProvider, CutHeaderValue(e.Provider))
+		return h
+	}
+	var outs []worker.Output
+	if WritesStatus(stage, e) {
+		status := fitJSON(StatusOf(e), e.CallID, e.ResponseID)
+		outs = append(outs, worker.Output{Subject: streams.CallStatus(e.CallID), Data: status})
+	}
+	outs = append(outs, BatchMarks(e)...)
+	if next := Next(e.Status); next != "" {
+		return append(outs, worker.Output{Subject: streams.Gate(next), MsgID: id("next"), Header: hdr(), Data: body}), nil
+	}
+	if !e.Status.Terminal() {
+		return outs, nil // waiting, e.g. for a human decision
+	}
+	res := fitJSON(ResultOf(e), e.CallID, e.ResponseID)
+	outs = append(outs, worker.Output{Subject: streams.Results(e.ResponseID), MsgID: id("result"), Header: hdr(), Data: res})
+	audit := fitJSON(fitAudit(AuditOf(stage, e, hk.sensitive(e.ToolName))), e.CallID, e.ResponseID)
+	outs = append(outs, worker.Output{Subject: streams.Audit(string(e.Status)), MsgID: id("audit"), Header: hdr(), Data: audit})
+	if !e.Status.OK() {
+		fstage, failure := FailedAt(e)
+		h := hdr()
+		h.Set(streams.HeaderStage, fstage)
+		h.Set(streams.HeaderFailure, failure)
+		outs = append(outs, worker.Output{Subject: streams.DLQ(fstage, failure), MsgID: id("dlq"), Header: h, Data: fitEnvelope(e, body)})
+	}
+	return outs, nil
+}
+
+// WritesStatus says whether this output writes the call's status record:
+// when the call enters the pipeline (accumulate) or re-enters it after a
+// repair, whenever it stops or waits (terminal, approval_required), and at
+// every hop of a call the operator replayed. Between those points each
+// transition travels in the envelope's history and lands in the record with
+// the next write, so the record still holds every transition; skipping the
+// intermediate writes halves the JetStream publishes of a valid call.
+func WritesStatus(stage string, e call.Envelope) bool {
+	return stage == streams.Accumulate || stage == streams.Repair || Next(e.Status) == "" || e.Replays > 0
+}
+
+// ResultOf builds the result message of a terminal envelope, fitted to what
+// NATS can store: errors cut to TextMax each, and a tool result over
+// result.Limit of the max payload (the executors' read limit too), or one
+// whose three copies in result, text and message would not fit, carried
+// once, cut to an excerpt with its size and sha256, which the text and the
+// message name instead of repeating.
+func ResultOf(e call.Envelope) Result {
+	budget := bodyBudget()
+	o := result.Outcome{
+		Provider: e.Provider, CallID: e.CallID, ProviderCallID: e.ProviderCallID, Tool: e.ToolName,
+		Status: string(e.Status), OK: e.Status.OK(), Errors: FitErrors(e.Errors), ValidTools: e.ValidTools,
+		Result: result.Cut(e.Result, result.Limit(maxPayload()), ExcerptMax),
+	}
+	if e.Status == call.Failed && e.Failure != "" {
+		o.Status = string(e.Failure) // the model needs the class, not "failed"
+	}
+	r := resultOf(e, o)
+	if _, cut := result.IsCut(o.Result); !cut && len(o.Result) > 0 {
+		if data, err := json.Marshal(r); err != nil || len(data) > budget {
+			o.Result = result.Cut(e.Result, len(e.Result)/2, ExcerptMax)
+			r = resultOf(e, o)
+		}
+	}
+	return r
+}
+
+func resultOf(e call.Envelope, o result.Outcome) Result {
+	msg, err := result.Message(o)
+	if err != nil {
+		msg, _ = json.Marshal(map[string]string{"error": err.Error()})
+	}
+	return Result{
+		CallID: e.CallID, ResponseID: e.ResponseID, ProviderCallID: e.ProviderCallID, Provider: e.Provider,
+		Tool: e.ToolName, Status: e.Status, Failure: e.Failure, OK: o.OK, Errors: o.Errors, Result: o.Result,
+		RepairAttempts: e.RepairAttempts, Source: e.Source, Text: result.Text(o), Message: msg, History: e.History,
+	}
+}
+
+// fitAudit bounds an audit event's errors, and its redacted arguments when
+// the event would not fit.
+func fitAudit(ev AuditEvent) AuditEvent {
+	ev.Errors = FitErrors(ev.Errors)
+	if len(ev.RawArgumentsRedacted) > bodyBudget()/2 {
+		ev.RawArgumentsRedacted = result.CutText(ev.RawArgumentsRedacted, ExcerptMax)
+	}
+	return ev
+}
+
+// StatusOf builds the status record of an envelope, its errors bounded by
+// FitErrors.
+func StatusOf(e call.Envelope) StatusRecord {
+	return StatusRecord{
+		CallID: e.CallID, ResponseID: e.ResponseID, Tool: e.ToolName, Provider: e.Provider, Model: e.Model,
+		Source: e.Source, Status: e.Status, Failure: e.Failure, Errors: FitErrors(e.Errors), RepairAttempts: e.RepairAttempts,
+		Replays: e.Replays, ToolRevision: e.ToolRevision, ArgumentsHash: redact.Hash([]byte(e.RawArguments)),
+		IdempotencyKey: e.IdempotencyKey, History: e.History,
+	}
+}

@@ -1,0 +1,225 @@
+// Package registry keeps tool definitions in a JetStream key-value bucket.
+// Every replica of every gate watches the bucket, so a `tools apply` is seen
+// without a restart; each definition is compiled once per revision.
+package registry
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"sync"
+
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/rs/zerolog"
+
+	"github.com/toolgate/toolgate/internal/tool"
+)
+
+// Registry is a live, compiled view of the tools bucket.
+type Registry struct {
+	kv        jetstream.KeyValue
+	log       zerolog.Logger
+	malformed func(key string, err error)
+	mu        sync.RWMutex
+	tools     map[string]*tool.Compiled
+	bad       map[string]error // definitions in the bucket that do not compile
+}
+
+// Option configures Open.
+type Option func(*Registry)
+
+// OnMalformed tells fn of every definition in the bucket that cannot be
+// used (it does not decode, names another tool than its key, does not
+// compile, or panics the compiler); the registry leaves that tool out and
+// keeps serving the others.
+func OnMalformed(fn func(key string, err error)) Option {
+	return func(r *Registry) { r.malformed = fn }
+}
+
+// Open starts watching bucket kv and returns once the current definitions
+// are loaded. The watch stops when ctx is done.
+func Open(ctx context.Context, kv jetstream.KeyValue, log zerolog.Logger, opts ...Option) (*Registry, error) {
+	r := &Registry{kv: kv, log: log, tools: map[string]*tool.Compiled{}, bad: map[string]error{}}
+	for _, o := range opts {
+		o(r)
+	}
+	w, err := kv.WatchAll(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("registry: watch: %w", err)
+	}
+	initial := make(chan struct{})
+	go func() {
+		defer w.Stop()
+		loaded := false
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case e, ok := <-w.Updates():
+				if !ok {
+					return
+				}
+				if e == nil { // end of the initial values
+					if !loaded {
+						loaded = true
+						close(initial)
+					}
+					continue
+				}
+				r.apply(e)
+			}
+		}
+	}()
+	select {
+	case <-initial:
+		return r, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+func (r *Registry) apply(e jetstream.KeyValueEntry) {
+	defer func() {
+		if p := recover(); p != nil { // the watch goes on with the next record
+			r.log.Error().Str("tool", e.Key()).Interface("panic", p).Msg("tool definition could not be applied")
+		}
+	}()
+	name := e.Key()
+	if e.Operation() != jetstream.KeyValuePut {
+		r.mu.Lock()
+		delete(r.tools, name)
+		delete(r.bad, name)
+		r.mu.Unlock()
+		return
+	}
+	c, err := compile(name, e.Value(), e.Revision())
+	r.mu.Lock()
+	if err != nil {
+		delete(r.tools, name)
+		r.bad[name] = err
+	} else {
+		delete(r.bad, name)
+		r.tools[name] = c
+	}
+	r.mu.Unlock()
+	if err != nil {
+		// Apply refuses broken definitions, so this is a bucket written by
+		// hand; the tool is unusable rather than half-usable.
+		r.log.Error().Err(err).Str("tool", name).Uint64("revision", e.Revision()).Msg("tool definition does not compile")
+		if r.malformed != nil {
+			r.malformed(name, err)
+		}
+	}
+}
+
+// compile decodes and compiles the definition stored under key; a panic in
+// the compiler is an error of this definition only.
+func compile(key string, data []byte, rev uint64) (c *tool.Compiled, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			c, err = nil, fmt.Errorf("registry: tool %s: compiling it panicked: %v", key, p)
+		}
+	}()
+	d, err := Decode(key, data)
+	if err != nil {
+		return nil, err
+	}
+	return tool.Compile(d, rev)
+}
+
+// Decode reads the definition stored under key: one JSON object whose name
+// is the key.
+func Decode(key string, data []byte) (tool.Definition, error) {
+	var d tool.Definition
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if err := dec.Decode(&d); err != nil {
+		return tool.Definition{}, fmt.Errorf("registry: tool %s: %w", key, err)
+	}
+	if dec.More() {
+		return tool.Definition{}, fmt.Errorf("registry: tool %s: data after the definition", key)
+	}
+	if d.Name != key {
+		return tool.Definition{}, fmt.Errorf("registry: the definition stored as tool %s names tool %q; apply it again with `toolgate tools apply`", key, clip(d.Name))
+	}
+	return d, nil
+}
+
+func clip(s string) string {
+	if len(s) > 64 {
+		return s[:64] + "..."
+	}
+	return s
+}
+
+// Lookup returns the compiled tool called name.
+func (r *Registry) Lookup(name string) (*tool.Compiled, bool) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	c, ok := r.tools[name]
+	return c, ok
+}
+
+// Names lists the registered tools, sorted.
+func (r *Registry) Names() []string {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	names := make([]string, 0, len(r.tools))
+	for n := range r.tools {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// Apply compiles every definition and stores them all, or none when any is
+// broken. With prune, tools absent from defs are deleted. It returns the
+// stored revision per tool.
+func Apply(ctx context.Context, kv jetstream.KeyValue, file string, defs []tool.Definition, prune bool) (map[string]uint64, error) {
+	if _, err := tool.CompileAll(file, defs); err != nil {
+		return nil, err
+	}
+	revs := map[string]uint64{}
+	keep := map[string]bool{}
+	for _, d := range defs {
+		data, err := json.Marshal(d)
+		if err != nil {
+			return revs, fmt.Errorf("registry: %s: %w", d.Name, err)
+		}
+		rev, err := kv.Put(ctx, d.Name, data)
+		if err != nil {
+			return revs, fmt.Errorf("registry: store %s: %w", d.Name, err)
+		}
+		revs[d.Name] = rev
+		keep[d.Name] = true
+	}
+	if prune {
+		keys, err := kv.Keys(ctx)
+		if err != nil && !errors.Is(err, jetstream.ErrNoKeysFound) {
+			return revs, fmt.Errorf("registry: list: %w", err)
+		}
+		for _, k := range keys {
+			if !keep[k] {
+				if err := kv.Delete(ctx, k); err != nil {
+					return revs, fmt.Errorf("registry: prune %s: %w", k, err)
+				}
+			}
+		}
+	}
+	return revs, nil
+}
+
+// Get reads one stored definition and its revision.
+func Get(ctx context.Context, kv jetstream.KeyValue, name string) (tool.Definition, uint64, error) {
+	e, err := kv.Get(ctx, name)
+	if err != nil {
+		return tool.Definition{}, 0, fmt.Errorf("registry: tool %s: %w", name, err)
+	}
+	d, err := Decode(name, e.Value())
+	if err != nil {
+		return d, 0, err
+	}
+	return d, e.Revision(), nil
+}

@@ -1,0 +1,139 @@
+package stage
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/rs/zerolog"
+
+	"github.com/toolgate/toolgate/internal/authz"
+	"github.com/toolgate/toolgate/internal/streams"
+	"github.com/toolgate/toolgate/internal/testenv"
+	"github.com/toolgate/toolgate/pkg/toolserver"
+)
+
+// deniedLog collects every permission violation the server reports to any
+// stage's connection.
+type deniedLog struct {
+	mu   sync.Mutex
+	errs []error
+}
+
+func (d *deniedLog) handler(_ *nats.Conn, _ *nats.Subscription, err error) {
+	if errors.Is(err, nats.ErrPermissionViolation) {
+		d.mu.Lock()
+		d.errs = append(d.errs, err)
+		d.mu.Unlock()
+	}
+}
+
+func (d *deniedLog) all() []error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return append([]error(nil), d.errs...)
+}
+
+// startLeastPrivilegePipeline runs the seven stages as `toolgate up
+// --least-privilege` does: the admin applies the topology and the tools, and
+// each stage runs in its own stage.Run as its own NATS user, unable to create
+// anything. The executor is served as the executor user.
+func startLeastPrivilegePipeline(t *testing.T) (*pipe, *deniedLog) {
+	t.Helper()
+	pw := map[string]string{}
+	for _, u := range authz.Names() {
+		pw[u] = "pw-" + u
+	}
+	users, err := authz.ServerUsers(pw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := testenv.RunJetStream(t, func(o *server.Options) { o.Users = users })
+	connect := func(user string, extra ...nats.Option) (*nats.Conn, jetstream.JetStream) {
+		nc, err := nats.Connect(srv.ClientURL(), append(authz.ClientOptions(user, pw[user]), extra...)...)
+		if err != nil {
+			t.Fatalf("connect as %s: %v", user, err)
+		}
+		t.Cleanup(nc.Close)
+		js, _ := jetstream.New(nc)
+		return nc, js
+	}
+	nc, js := connect(authz.Admin)
+	p := &pipe{t: t, nc: nc, js: js, ctx: context.Background()}
+	if err := streams.Ensure(p.ctx, js, streams.DefaultSettings()); err != nil {
+		t.Fatal(err)
+	}
+	p.defs = applyTools(t, js, map[string][]byte{"tools.yaml": exampleTools(t)})
+	enc, _ := connect(authz.Executor)
+	serveTools(t, enc, []string{"create_invoice", "get_weather"}, func(name string, c toolserver.Call) (any, error) {
+		p.executed.Add(1)
+		return map[string]any{"done": name}, nil
+	})
+	denied := &deniedLog{}
+	rds := testenv.RunRedis(t)
+	for _, st := range streams.Stages {
+		runStages(t, Config{
+			NATSURL: srv.ClientURL(), NATSOpts: append(authz.ClientOptions(st, pw[st]), nats.ErrorHandler(denied.handler)),
+			RedisURL: rds.URL(), Stages: []string{st}, SkipEnsure: true,
+			Log: zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.ErrorLevel).With().Str("stage", st).Logger(),
+		}, "stage "+st+" as its own user")
+	}
+	return p, denied
+}
+
+func TestLeastPrivilege_every_path_runs_with_only_the_stage_permissions(t *testing.T) {
+	p, denied := startLeastPrivilegePipeline(t)
+	p.publish("lp-valid", "openai-chat", chat("lp-valid", "create_invoice", validInvoice, "tool_calls"))
+	p.publish("lp-cut", "openai-chat", chat("lp-cut", "create_invoice", `{"customer_id":"cus_1","curr`, "length"))
+	p.publish("lp-schema", "openai-chat", chat("lp-schema", "create_invoice", `{"customer_id":"cus_1","currency":"YEN","line_items":[]}`, "tool_calls"))
+	p.publish("lp-denied", "openai-chat", chat("lp-denied", "delete_customer_account", `{"customer_id":"cus_1","reason":"asked"}`, "tool_calls"))
+	// Two calls in one response: batch marks.
+	p.publish("lp-pair", "openai-chat", []byte(`{"id":"lp-pair","object":"chat.completion","model":"gpt-4o","choices":[{"index":0,"message":{"role":"assistant","content":null,"tool_calls":[`+
+		`{"id":"c1","type":"function","function":{"name":"get_weather","arguments":"{\"city\":\"Paris\"}"}},`+
+		`{"id":"c2","type":"function","function":{"name":"get_weather","arguments":"{\"city\":\"Oslo\"}"}}]},"finish_reason":"tool_calls"}]}`))
+	for rid, want := range map[string][]string{
+		"lp-valid":  {"executed"},
+		"lp-cut":    {"failed"},
+		"lp-schema": {"failed"},
+		"lp-denied": {"policy_rejected"},
+		"lp-pair":   {"executed", "executed"},
+	} {
+		rs := waitOrDenied(t, p, denied, rid, len(want))
+		for i, r := range rs {
+			if r["status"] != want[i] {
+				t.Errorf("%s result %d: status %v (%v), want %s", rid, i, r["status"], r["errors"], want[i])
+			}
+		}
+	}
+	if n := p.executed.Load(); n != 3 {
+		t.Errorf("executed %d calls, want 3", n)
+	}
+	if errs := denied.all(); len(errs) > 0 {
+		t.Fatalf("the stages needed permissions they do not have: %v", errs)
+	}
+}
+
+// waitOrDenied waits for n results of rid, and fails at once on the first
+// permission violation: a missing grant would otherwise only show as a call
+// that never ends.
+func waitOrDenied(t *testing.T, p *pipe, denied *deniedLog, rid string, n int) []map[string]any {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		if errs := denied.all(); len(errs) > 0 {
+			t.Fatalf("the stages needed permissions they do not have: %v", errs)
+		}
+		if rs := p.results(rid); len(rs) >= n {
+			return rs
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: fewer than %d results after 15s", rid, n)
+		}
+		time.Sleep(25 * time.Millisecond)
+	}
+}

@@ -1,0 +1,225 @@
+package stage
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/redis/go-redis/v9"
+	"github.com/rs/zerolog"
+
+	"github.com/toolgate/toolgate/internal/health"
+	"github.com/toolgate/toolgate/internal/idem"
+	"github.com/toolgate/toolgate/internal/metrics"
+	"github.com/toolgate/toolgate/internal/model"
+	"github.com/toolgate/toolgate/internal/parse"
+	"github.com/toolgate/toolgate/internal/pipeline"
+	"github.com/toolgate/toolgate/internal/registry"
+	"github.com/toolgate/toolgate/internal/streams"
+)
+
+// Config configures a process that runs one or more stages.
+type Config struct {
+	NATSURL  string // TOOLGATE_NATS_URL
+	NATSOpts []nats.Option
+	RedisURL string   // TOOLGATE_REDIS_URL; empty: idempotency keys in a JetStream KV bucket
+	Stages   []string // which stages this process runs
+	HTTPAddr string   // TOOLGATE_HTTP_ADDR: /healthz, /readyz; empty: none
+	Settings streams.Settings
+	// SkipEnsure leaves streams, buckets and consumers alone: an admin
+	// applies them (`toolgate streams apply`), and the stage, connected as a
+	// least-privilege user (internal/authz) that may not create them, only looks
+	// its own consumer up and fails when it is missing.
+	SkipEnsure bool
+	Limits     parse.Limits
+	Log        zerolog.Logger
+	// StreamIdle: a streamed response with no event for this long ends
+	// transport_incomplete (default 60s; TOOLGATE_STREAM_IDLE_TIMEOUT).
+	StreamIdle time.Duration
+	// StreamMaxEvents bounds Toolgate-Seq and the events one streamed
+	// response may store (default 10,000; TOOLGATE_STREAM_MAX_EVENTS).
+	StreamMaxEvents int
+	// TolerantProviders: responses from these providers always get text
+	// recovery (TOOLGATE_TOLERANT_PROVIDERS, comma separated).
+	TolerantProviders []string
+
+	// ApprovalTTL is how long a call waits for a human decision before it
+	// ends as approval_expired (default 15 min); ApprovalSweep is how often
+	// the policy stage looks for expired approvals (default 5s).
+	ApprovalTTL, ApprovalSweep time.Duration
+
+	// Repair is the repair model (TOOLGATE_REPAIR_*, see RepairFlags); an
+	// empty Endpoint means none: failures go back to the caller unrepaired.
+	Repair model.Config
+
+	// Metrics are served on /metrics of HTTPAddr; nil: a fresh set.
+	Metrics *metrics.Metrics
+}
+
+func (c *Config) setDefaults() {
+	if c.NATSURL == "" {
+		c.NATSURL = nats.DefaultURL
+	}
+	if c.Settings.MaxDeliver == 0 {
+		c.Settings = streams.DefaultSettings()
+	}
+	if c.Limits == (parse.Limits{}) {
+		c.Limits = parse.DefaultLimits()
+	}
+}
+
+// Validate checks the configuration.
+func (c *Config) Validate() error {
+	if len(c.Stages) == 0 {
+		return errors.New("stage: no stage to run")
+	}
+	for _, s := range c.Stages {
+		if !streams.IsStage(s) {
+			return fmt.Errorf("stage: unknown stage %q (stages: %s)", s, strings.Join(streams.Stages, ", "))
+		}
+	}
+	return nil
+}
+
+// Run connects, applies the declared topology, and runs the stages until
+// ctx is done; then it drains in-flight work and returns. ready, when not
+// nil, is closed once every stage consumes.
+func Run(ctx context.Context, cfg Config, ready chan<- struct{}) error {
+	cfg.setDefaults()
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	log := cfg.Log
+	// Bind the health and metrics address first: a process that cannot
+	// have it stops here, instead of running on without probes or metrics.
+	var httpL net.Listener
+	if cfg.HTTPAddr != "" {
+		l, err := health.Listen(cfg.HTTPAddr)
+		if err != nil {
+			return fmt.Errorf("stage: --http %s: %w: choose another with --http or TOOLGATE_HTTP_ADDR", cfg.HTTPAddr, errors.Unwrap(err))
+		}
+		httpL = l
+		defer l.Close()
+	}
+	host, _ := os.Hostname()
+	owner := fmt.Sprintf("%s/%d/%d", host, os.Getpid(), time.Now().UnixNano())
+	opts := append([]nats.Option{nats.Name("toolgate " + strings.Join(cfg.Stages, ",")), nats.MaxReconnects(-1)}, cfg.NATSOpts...)
+	nc, err := nats.Connect(cfg.NATSURL, opts...)
+	if err != nil {
+		return fmt.Errorf("stage: connect to NATS at %s: %w", cfg.NATSURL, err)
+	}
+	defer nc.Close()
+	// A publish whose ack never comes (a permission denied, a stream leader
+	// lost mid-publish) must fail its future, or the worker's acker waits on
+	// it forever; the input is then nak'ed and its redelivery de-duplicated.
+	js, err := jetstream.New(nc, jetstream.WithPublishAsyncMaxPending(4096), jetstream.WithPublishAsyncTimeout(10*time.Second))
+	if err != nil {
+		return fmt.Errorf("stage: %w", err)
+	}
+	if !cfg.SkipEnsure {
+		if err := streams.Ensure(ctx, js, cfg.Settings); err != nil {
+			return err
+		}
+	}
+	toolsKV, err := js.KeyValue(ctx, streams.BucketTools)
+	if err != nil {
+		return fmt.Errorf("stage: bucket %s: %w%s", streams.BucketTools, err, applyHint(cfg))
+	}
+	m := cfg.Metrics
+	if m == nil {
+		m = metrics.New()
+	}
+	malformed := malformedHook(m, log)
+	reg, err := registry.Open(ctx, toolsKV, log, registry.OnMalformed(malformed.from(streams.BucketTools)))
+	if err != nil {
+		return err
+	}
+	defer pipeline.SetHooks(pipeline.Hooks{Transition: transitionHook(m, log, reg), Sensitive: sensitiveOf(reg), MaxPayload: nc.MaxPayload()})()
+	defer m.WatchConsumers(cfg.Stages, metrics.JetStreamInfo(js, streams.StreamOf))()
+	repairModel, err := repairClient(cfg, log)
+	if err != nil {
+		return err
+	}
+	store, closeStore, err := openStore(ctx, cfg, js, log)
+	if err != nil {
+		return err
+	}
+	defer closeStore()
+	set, err := New(cfg.Stages, Deps{
+		NC: nc, JS: js, Tools: reg, Store: store, Settings: cfg.Settings, Limits: cfg.Limits, Owner: owner, Log: log, Observe: m.Observe, Malformed: malformed,
+		ApprovalTTL: cfg.ApprovalTTL, ApprovalSweep: cfg.ApprovalSweep, Repair: repairModel, StreamIdle: cfg.StreamIdle, StreamMaxEvents: cfg.StreamMaxEvents,
+		TolerantProviders: cfg.TolerantProviders,
+	})
+	if err != nil {
+		return err
+	}
+	readyCheck := func() error {
+		if !nc.IsConnected() {
+			return errors.New("NATS is not connected")
+		}
+		return set.Ready()
+	}
+	hctx, stopHTTP := context.WithCancel(context.Background())
+	defer stopHTTP()
+	go func() {
+		if err := health.ServeListener(hctx, httpL, health.Handler(readyCheck, map[string]http.Handler{"/metrics": m.Handler()})); err != nil {
+			log.Error().Err(err).Str("addr", cfg.HTTPAddr).Msg("health endpoint")
+		}
+	}()
+	if ready != nil {
+		go func() {
+			for readyCheck() != nil {
+				time.Sleep(10 * time.Millisecond)
+			}
+			close(ready)
+		}()
+	}
+	log.Info().Strs("stages", cfg.Stages).Str("nats", cfg.NATSURL).Msg("stages running")
+	err = set.Run(ctx)
+	log.Info().Strs("stages", cfg.Stages).Msg("stages drained")
+	return err
+}
+
+// applyHint tells what to do when the topology is missing and this process
+// did not apply it.
+func applyHint(cfg Config) string {
+	if !cfg.SkipEnsure {
+		return ""
+	}
+	return " (TOOLGATE_ENSURE=false: apply the streams first with `toolgate streams apply` as the NATS admin user)"
+}
+
+func openStore(ctx context.Context, cfg Config, js jetstream.JetStream, log zerolog.Logger) (idem.Store, func(), error) {
+	needed := false
+	for _, s := range cfg.Stages {
+		needed = needed || s == streams.Execute
+	}
+	if !needed {
+		return nil, func() {}, nil
+	}
+	if cfg.RedisURL != "" {
+		opt, err := redis.ParseURL(cfg.RedisURL)
+		if err != nil {
+			return nil, nil, fmt.Errorf("stage: TOOLGATE_REDIS_URL: %w", err)
+		}
+		c := redis.NewClient(opt)
+		if err := c.Ping(ctx).Err(); err != nil {
+			log.Warn().Err(err).Str("redis", opt.Addr).Msg("redis not answering yet; execute will retry")
+		}
+		log.Info().Str("redis", opt.Addr).Msg("idempotency keys in Redis")
+		return idem.NewRedis(c), func() { c.Close() }, nil
+	}
+	kv, err := js.KeyValue(ctx, streams.BucketIdempotency)
+	if err != nil {
+		return nil, nil, fmt.Errorf("stage: %w", err)
+	}
+	log.Warn().Str("bucket", streams.BucketIdempotency).Msg("no TOOLGATE_REDIS_URL: idempotency keys kept in the JetStream key-value bucket (embedded default)")
+	return idem.NewKV(kv), func() {}, nil
+}

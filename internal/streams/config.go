@@ -1,0 +1,143 @@
+package streams
+
+import (
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// Stream names.
+const (
+	StreamIn      = "TOOLGATE_IN"
+	StreamGates   = "TOOLGATE_GATES"
+	StreamResults = "TOOLGATE_RESULTS"
+	StreamDLQ     = "TOOLGATE_DLQ"
+	StreamAudit   = "TOOLGATE_AUDIT"
+)
+
+// Key-value bucket names.
+const (
+	BucketTools       = "toolgate_tools"
+	BucketCalls       = "toolgate_calls"
+	BucketIdempotency = "toolgate_idempotency"
+	BucketApprovals   = "toolgate_approvals"
+	BucketResponses   = "toolgate_responses"
+	BucketBatches     = "toolgate_batches"
+)
+
+// Settings are the knobs of the declared topology.
+type Settings struct {
+	Storage      jetstream.StorageType
+	Replicas     int
+	DedupWindow  time.Duration // how long a Nats-Msg-Id suppresses a duplicate
+	InMaxAge     time.Duration // raw provider input kept for assembly and evidence
+	DLQMaxAge    time.Duration // dead letters hold full raw arguments: keep them briefly
+	ResultMaxAge time.Duration
+	CallsMaxAge  time.Duration // call status records
+	IdemTTL      time.Duration // idempotency records in the embedded store
+	MaxMsgSize   int32
+	AckWait      time.Duration
+	MaxDeliver   int
+}
+
+// DefaultSettings are the production defaults.
+func DefaultSettings() Settings {
+	return Settings{
+		Storage:      jetstream.FileStorage,
+		Replicas:     1,
+		DedupWindow:  2 * time.Minute,
+		InMaxAge:     24 * time.Hour,
+		DLQMaxAge:    7 * 24 * time.Hour,
+		ResultMaxAge: 7 * 24 * time.Hour,
+		CallsMaxAge:  7 * 24 * time.Hour,
+		IdemTTL:      24 * time.Hour,
+		MaxMsgSize:   16 << 20,
+		AckWait:      30 * time.Second,
+		MaxDeliver:   10,
+	}
+}
+
+// StreamConfigs returns every stream toolgate uses.
+func (s Settings) StreamConfigs() []jetstream.StreamConfig {
+	base := func(name string, subjects []string, age time.Duration) jetstream.StreamConfig {
+		return jetstream.StreamConfig{
+			Name:       name,
+			Subjects:   subjects,
+			Storage:    s.Storage,
+			Replicas:   s.Replicas,
+			MaxAge:     age,
+			Duplicates: s.DedupWindow,
+			MaxMsgSize: s.MaxMsgSize,
+			Discard:    jetstream.DiscardOld,
+		}
+	}
+	in := base(StreamIn, []string{subjectInAll}, s.InMaxAge)
+	gates := base(StreamGates, []string{subjectGate + ">"}, s.InMaxAge)
+	// Work queue: a hop is deleted once its stage acked it, so the stream
+	// holds only work in flight. Each stage's filter is disjoint.
+	gates.Retention = jetstream.WorkQueuePolicy
+	return []jetstream.StreamConfig{
+		in,
+		gates,
+		base(StreamResults, []string{subjectResults + ">"}, s.ResultMaxAge),
+		base(StreamDLQ, []string{subjectDLQ + ">"}, s.DLQMaxAge),
+		base(StreamAudit, []string{subjectAudit + ">"}, s.DLQMaxAge),
+	}
+}
+
+// StreamOf names the stream a stage consumes from.
+func StreamOf(stage string) string {
+	if stage == Accumulate {
+		return StreamIn
+	}
+	return StreamGates
+}
+
+// ConsumerConfig is the durable pull consumer that every replica of a stage
+// shares.
+func (s Settings) ConsumerConfig(stage string) jetstream.ConsumerConfig {
+	return jetstream.ConsumerConfig{
+		Durable:       stage,
+		Description:   "toolgate " + stage + " gate",
+		FilterSubject: Input(stage),
+		AckPolicy:     jetstream.AckExplicitPolicy,
+		AckWait:       s.AckWait,
+		MaxDeliver:    s.MaxDeliver,
+		MaxAckPending: 2000,
+		DeliverPolicy: jetstream.DeliverAllPolicy,
+	}
+}
+
+// TimerConsumerConfig is the durable consumer of the accumulate gate's
+// stream timers (AccumulateTimer). A timer bounces (nak with delay) for as
+// long as its stream is open, so deliveries are unlimited: it must never be
+// dropped after MaxDeliver while the stream is still active.
+func (s Settings) TimerConsumerConfig() jetstream.ConsumerConfig {
+	return jetstream.ConsumerConfig{
+		Durable:       AccumulateTimer,
+		Description:   "toolgate accumulate gate: idle timers of open streams",
+		FilterSubject: TimerSubject(),
+		AckPolicy:     jetstream.AckExplicitPolicy,
+		AckWait:       s.AckWait,
+		MaxDeliver:    -1,
+		MaxAckPending: 2000,
+		DeliverPolicy: jetstream.DeliverAllPolicy,
+	}
+}
+
+// BucketConfigs returns every key-value bucket.
+func (s Settings) BucketConfigs() []jetstream.KeyValueConfig {
+	return []jetstream.KeyValueConfig{
+		{Bucket: BucketTools, Description: "tool definitions", History: 16, Storage: s.Storage, Replicas: s.Replicas},
+		{Bucket: BucketCalls, Description: "call status and history", History: 1, TTL: s.CallsMaxAge, Storage: s.Storage, Replicas: s.Replicas},
+		{Bucket: BucketIdempotency, Description: "idempotency records (embedded store)", History: 1, TTL: s.IdemTTL, Storage: s.Storage, Replicas: s.Replicas},
+		{Bucket: BucketApprovals, Description: "calls waiting for a human decision", History: 8, Storage: s.Storage, Replicas: s.Replicas},
+		// A key per streamed response the accumulate gate has assembled (or
+		// given up on), so later duplicates, timers and replicas leave it be.
+		// It lives as long as the events it was assembled from.
+		{Bucket: BucketResponses, Description: "streamed responses already assembled", History: 1, TTL: s.InMaxAge, Storage: s.Storage, Replicas: s.Replicas},
+		// Marks of the calls of multi-call responses (tool, passed, failed)
+		// and each atomic batch's one decision; see internal/gates/batch.go.
+		{Bucket: BucketBatches, Description: "atomic batch coordination", History: 1, TTL: s.InMaxAge, Storage: s.Storage, Replicas: s.Replicas},
+	}
+}

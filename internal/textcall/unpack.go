@@ -1,0 +1,95 @@
+package textcall
+
+import (
+	"strings"
+
+	"github.com/toolgate/toolgate/internal/parse"
+)
+
+// nameKeys and argKeys are the spellings models use, in priority order.
+var (
+	nameKeys = []string{"name", "tool", "tool_name", "function"}
+	argKeys  = []string{"arguments", "args", "parameters", "input", "params"}
+)
+
+// Unpack maps the many spellings of a call onto one: the name from name,
+// tool, tool_name, function (a string) or function.name; the arguments from
+// arguments, args, parameters, input or params, at the top level or inside a
+// function object. Arguments given as a JSON string are decoded once (they
+// must then hold an object); absent or null arguments are {}. ok is false
+// when v is not an object, has no non-empty name, or its arguments are not
+// an object.
+func Unpack(v any) (name string, args map[string]any, ok bool) {
+	name, args, reason := unpack(v)
+	return name, args, reason == ""
+}
+
+// unpack is Unpack with the reason for a refusal.
+func unpack(v any) (string, map[string]any, string) {
+	m, isObj := v.(map[string]any)
+	if !isObj {
+		return "", nil, "not a JSON object"
+	}
+	fn, _ := m["function"].(map[string]any)
+	name := stringAt(m, nameKeys)
+	if name == "" && fn != nil {
+		name = stringAt(fn, nameKeys[:1])
+	}
+	if strings.TrimSpace(name) == "" {
+		return "", nil, "no tool name (expected one of name, tool, tool_name, function, function.name)"
+	}
+	raw, found := firstPresent(m, argKeys)
+	if !found && fn != nil {
+		raw, found = firstPresent(fn, argKeys)
+	}
+	if !found || raw == nil {
+		return name, map[string]any{}, ""
+	}
+	switch a := raw.(type) {
+	case map[string]any:
+		return name, a, ""
+	case string:
+		lim := parse.DefaultLimits()
+		lim.EmptyIsObject = true
+		_, obj, err := parse.Strict([]byte(a), lim)
+		if err != nil {
+			return name, nil, "arguments string is not a JSON object: " + reasonOf(err)
+		}
+		return name, obj, ""
+	}
+	return name, nil, "arguments are not a JSON object"
+}
+
+func stringAt(m map[string]any, keys []string) string {
+	for _, k := range keys {
+		if s, ok := m[k].(string); ok && s != "" {
+			return s
+		}
+	}
+	return ""
+}
+
+func firstPresent(m map[string]any, keys []string) (any, bool) {
+	for _, k := range keys {
+		if v, ok := m[k]; ok {
+			return v, true
+		}
+	}
+	return nil, false
+}
+
+// callShaped reports whether an object floating in prose is meant as a call:
+// it names a tool and carries arguments under one of the argument keys (or a
+// function object). A bare {"name": "Paris"} in prose is not a call.
+func callShaped(m map[string]any) bool {
+	if fn, ok := m["function"].(map[string]any); ok {
+		_, hasArgs := firstPresent(fn, argKeys)
+		_, hasTopArgs := firstPresent(m, argKeys)
+		return hasArgs || hasTopArgs
+	}
+	if stringAt(m, nameKeys) == "" {
+		return false
+	}
+	_, hasArgs := firstPresent(m, argKeys)
+	return hasArgs
+}

@@ -1,0 +1,75 @@
+package tool
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/toolgate/toolgate/internal/policy"
+	"github.com/toolgate/toolgate/internal/rules"
+	"github.com/toolgate/toolgate/internal/schema"
+)
+
+// DefaultTimeout is an executor's timeout when the definition sets none.
+const DefaultTimeout = 10 * time.Second
+
+// Compiled is a definition ready for the gates: schema, rules and policy
+// compiled once per revision.
+type Compiled struct {
+	Def      Definition
+	Revision uint64
+	Schema   *schema.Schema
+	Rules    *rules.Set
+	Policy   *policy.Compiled
+	Timeout  time.Duration
+	// Placeholders is the placeholder detector's configuration: the
+	// definition's own, with NullableFields derived from the schema (every
+	// property whose type admits null) unless the definition lists them.
+	Placeholders rules.PlaceholderConfig
+}
+
+// Compile compiles d. An error names the field once, without the prefixes
+// of the packages underneath: "input_schema does not compile: ...",
+// "rules[2]: undeclared reference to 'arg' ...", "policy.allow: ...",
+// "executor.timeout: ...". It unwraps to the underlying package's error.
+func Compile(d Definition, revision uint64) (*Compiled, error) {
+	c := &Compiled{Def: d, Revision: revision, Timeout: DefaultTimeout}
+	var err error
+	if c.Schema, err = schema.Compile(d.Name, d.InputSchema); err != nil {
+		return nil, schemaError(d.Name, err)
+	}
+	if c.Rules, err = rules.Compile(d.Rules); err != nil {
+		return nil, rulesError(err)
+	}
+	if c.Policy, err = policy.Compile(d.Policy); err != nil {
+		return nil, policyError(err)
+	}
+	if d.Executor.Timeout != "" {
+		if c.Timeout, err = time.ParseDuration(d.Executor.Timeout); err != nil || c.Timeout <= 0 {
+			return nil, fmt.Errorf("executor.timeout: %q is not a positive duration such as 10s", d.Executor.Timeout)
+		}
+	}
+	if n := d.MaxRepairs(); n < 0 || n > 5 {
+		return nil, fmt.Errorf("repair.max_attempts: %d is outside 0..5 (repair is bounded)", n)
+	}
+	if d.Placeholders != nil {
+		c.Placeholders = *d.Placeholders
+	}
+	if c.Placeholders.NullableFields == nil {
+		c.Placeholders.NullableFields = NullableFields(d.InputSchema)
+	}
+	return c, nil
+}
+
+// CompileAll compiles every definition of one file, refusing the file as a
+// whole at the first broken one. Errors read "FILE: tool NAME: FIELD: ...".
+func CompileAll(file string, defs []Definition) ([]*Compiled, error) {
+	out := make([]*Compiled, 0, len(defs))
+	for _, d := range defs {
+		c, err := Compile(d, 0)
+		if err != nil {
+			return nil, fmt.Errorf("%s: tool %s: %w", file, d.Name, err)
+		}
+		out = append(out, c)
+	}
+	return out, nil
+}

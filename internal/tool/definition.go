@@ -1,0 +1,58 @@
+// Package tool defines a tool as toolgate knows it and loads definitions in
+// the forms users already have: toolgate's own YAML or JSON, OpenAI `tools`
+// arrays (`parameters`), Anthropic tools (`input_schema`) and MCP
+// `tools/list` results (`inputSchema`).
+package tool
+
+import (
+	"encoding/json"
+
+	"github.com/toolgate/toolgate/internal/parse"
+	"github.com/toolgate/toolgate/internal/policy"
+	"github.com/toolgate/toolgate/internal/rules"
+)
+
+// Definition is one tool. Field names are the YAML/JSON keys.
+type Definition struct {
+	Name         string                   `json:"name"`
+	Description  string                   `json:"description,omitempty"`
+	InputSchema  json.RawMessage          `json:"input_schema"`
+	Rules        []rules.Rule             `json:"rules,omitempty"`
+	Placeholders *rules.PlaceholderConfig `json:"placeholders,omitempty"`
+	Policy       *policy.Policy           `json:"policy,omitempty"`
+	Executor     Executor                 `json:"executor,omitzero"`
+	Repair       Repair                   `json:"repair,omitzero"`
+	Atomic       bool                     `json:"atomic,omitempty"` // calls of a response that include this tool run all or none
+	Sensitive    []string                 `json:"sensitive_fields,omitempty"`
+	Cosmetic     *parse.Cosmetic          `json:"cosmetic_repair,omitempty"`
+}
+
+// Executor says how an approved call is run.
+type Executor struct {
+	Type    string `json:"type,omitempty"`    // "nats" (default) or "http"
+	Subject string `json:"subject,omitempty"` // nats: default toolgate.exec.<tool>
+	URL     string `json:"url,omitempty"`     // http: the endpoint POSTed to
+	Timeout string `json:"timeout,omitempty"` // Go duration; default 10s
+	// StatusURL (http, optional) answers "did call X happen?" to
+	// GET StatusURL?idempotency_key=K with {"known": bool, "ok", "result",
+	// "error"}; the execute gate asks it before recording outcome_unknown.
+	StatusURL string `json:"status_url,omitempty"`
+}
+
+// Repair bounds the repair gate for this tool.
+type Repair struct {
+	MaxAttempts *int `json:"max_attempts,omitempty"` // default 1; 0 disables repair
+	// AllowText offers the tool to the repairing model with automatic instead
+	// of forced tool choice, so that a model missing information can say so in
+	// text (needs_clarification) instead of being made to invent values. Off by
+	// default: forced choice makes the answer a tool call.
+	AllowText bool `json:"allow_text,omitempty"`
+}
+
+// MaxRepairs is the repair bound, default 1.
+func (d *Definition) MaxRepairs() int {
+	if d.Repair.MaxAttempts == nil {
+		return 1
+	}
+	return *d.Repair.MaxAttempts
+}

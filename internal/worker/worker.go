@@ -1,0 +1,324 @@
+// Package worker is the one JetStream loop every stage shares: a durable
+// pull consumer whose replicas share the work, outputs published
+// asynchronously with message ids, inputs acked only after every output's
+// publish ack arrived.
+package worker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/rs/zerolog"
+
+	"github.com/toolgate/toolgate/internal/call"
+)
+
+// Msg is one delivered input as a handler sees it.
+type Msg struct {
+	Subject      string
+	Header       nats.Header
+	Data         []byte
+	NumDelivered uint64
+	StreamSeq    uint64
+}
+
+// Output is one message a handler wants published. MsgID becomes the
+// Nats-Msg-Id, so a redelivered input cannot publish the same output twice.
+type Output struct {
+	Subject string
+	MsgID   string
+	Header  nats.Header
+	Data    []byte
+}
+
+// Handler turns one input into zero or more outputs. Zero outputs and a nil
+// error means the input is done and is acked. The handler must not ack.
+type Handler func(ctx context.Context, m Msg) ([]Output, error)
+
+// DeadLetter builds the dead letter for an input the handler failed on, plus
+// anything else that must be published with it (a terminal result, a status
+// record). The input is terminated only once all of it is stored.
+type DeadLetter func(m Msg, code string, err error) []Output
+
+// Config configures one stage's worker.
+type Config struct {
+	Stage       string // also the durable consumer name
+	Stream      string
+	Concurrency int // handler goroutines; default 1
+	Batch       int // messages buffered from the server; default 100
+	MaxDeliver  int // must match the consumer's; default 10
+	Backoff     func(n uint64) time.Duration
+	DeadLetter  DeadLetter
+	Log         zerolog.Logger
+	// Observe, when set, is told how long the handler took for each input
+	// and what it returned (metrics). It must not block.
+	Observe func(stage string, d time.Duration, err error)
+}
+
+func (c *Config) setDefaults() {
+	if c.Concurrency <= 0 {
+		c.Concurrency = 1
+	}
+	if c.Batch <= 0 {
+		c.Batch = 100
+	}
+	if c.MaxDeliver <= 0 {
+		c.MaxDeliver = 10
+	}
+	if c.Backoff == nil {
+		c.Backoff = Backoff
+	}
+}
+
+// Validate checks the configuration.
+func (c *Config) Validate() error {
+	switch {
+	case c.Stage == "":
+		return errors.New("worker: stage is required")
+	case c.Stream == "":
+		return errors.New("worker: stream is required")
+	case c.DeadLetter == nil:
+		return errors.New("worker: a dead-letter builder is required: a failed input must keep its evidence")
+	}
+	return nil
+}
+
+// Worker runs one stage's loop.
+type Worker struct {
+	js    jetstream.JetStream
+	cfg   Config
+	h     Handler
+	ready atomic.Bool
+}
+
+// New returns a worker for an existing durable consumer named cfg.Stage.
+func New(js jetstream.JetStream, cfg Config, h Handler) (*Worker, error) {
+	cfg.setDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	return &Worker{js: js, cfg: cfg, h: h}, nil
+}
+
+// Ready reports whether the worker is consuming.
+func (w *Worker) Ready() bool { return w.ready.Load() }
+
+type pending struct {
+	msg      jetstream.Msg
+	in       Msg // as the handler saw it, for a dead letter built late
+	futures  []jetstream.PubAckFuture
+	tooLarge error         // a publish failed for its size: retrying cannot help
+	term     bool          // a dead letter was published: Term once it is acked
+	nak      bool          // nak without waiting (publish could not even start)
+	delay    time.Duration // nak delay
+}
+
+// Run consumes until ctx is cancelled, then drains: it stops fetching,
+// finishes every message already handed out, waits for their publish acks,
+// acks them, and returns.
+func (w *Worker) Run(ctx context.Context) error {
+	cons, err := w.js.Consumer(ctx, w.cfg.Stream, w.cfg.Stage)
+	if err != nil {
+		return fmt.Errorf("worker: %s: consumer: %w", w.cfg.Stage, err)
+	}
+	iter, err := cons.Messages(jetstream.PullMaxMessages(w.cfg.Batch))
+	if err != nil {
+		return fmt.Errorf("worker: %s: messages: %w", w.cfg.Stage, err)
+	}
+	w.ready.Store(true)
+	defer w.ready.Store(false)
+
+	in := make(chan jetstream.Msg)
+	acks := make(chan pending, 4*w.cfg.Batch)
+	var handlers, acker sync.WaitGroup
+
+	acker.Add(1)
+	go func() { defer acker.Done(); w.ackLoop(acks) }()
+	for range w.cfg.Concurrency {
+		handlers.Add(1)
+		go func() {
+			defer handlers.Done()
+			for m := range in {
+				acks <- w.handle(m)
+			}
+		}()
+	}
+	go func() {
+		<-ctx.Done()
+		iter.Drain()
+	}()
+	for {
+		m, err := iter.Next()
+		if err != nil {
+			if errors.Is(err, jetstream.ErrMsgIteratorClosed) {
+				break
+			}
+			// Heartbeat misses and reconnects surface here; the iterator
+			// recovers by itself, so only pace the loop.
+			w.cfg.Log.Warn().Err(err).Str("stage", w.cfg.Stage).Msg("fetch")
+			time.Sleep(100 * time.Millisecond)
+			continue
+		}
+		in <- m
+	}
+	close(in)
+	handlers.Wait()
+	close(acks)
+	acker.Wait()
+	return nil
+}
+
+// handle runs the handler on one message and starts publishing its outputs.
+// It never returns before every publish has been handed to the client.
+// Every output is checked against what NATS can store before any is
+// published: one that cannot fit makes the input a permanent
+// output_too_large failure, and nothing of it is published twice.
+func (w *Worker) handle(jm jetstream.Msg) pending {
+	md, err := jm.Metadata()
+	if err != nil {
+		return pending{msg: jm, nak: true, delay: time.Second}
+	}
+	m := Msg{Subject: jm.Subject(), Header: jm.Headers(), Data: jm.Data(), NumDelivered: md.NumDelivered, StreamSeq: md.Sequence.Stream}
+	start := time.Now()
+	outs, herr := w.call(m)
+	if w.cfg.Observe != nil {
+		w.cfg.Observe(w.cfg.Stage, time.Since(start), herr)
+	}
+	if herr == nil {
+		ferr := w.fits(outs)
+		if ferr == nil {
+			return w.publish(jm, m, outs, false)
+		}
+		herr = Permanent(string(call.OutputTooLarge), ferr)
+	}
+	if d, ok := retryAfter(herr); ok {
+		return pending{msg: jm, nak: true, delay: d}
+	}
+	code, permanent, delay := classify(herr)
+	log := w.cfg.Log.With().Str("stage", w.cfg.Stage).Uint64("seq", m.StreamSeq).Uint64("delivered", m.NumDelivered).Str("code", code).Err(herr).Logger()
+	if !permanent && m.NumDelivered < uint64(w.cfg.MaxDeliver) {
+		log.Warn().Msg("transient failure, will retry")
+		return pending{msg: jm, nak: true, delay: max(delay, w.cfg.Backoff(m.NumDelivered))}
+	}
+	if !permanent {
+		code = "max_deliver"
+	}
+	log.Error().Msg("dead-lettering input")
+	return w.deadLetter(jm, m, code, herr)
+}
+
+// deadLetter publishes the dead letter of m (Term once it is stored). A dead
+// letter that cannot fit is not published: the input is nak'ed, never
+// terminated, since its evidence was not kept.
+func (w *Worker) deadLetter(jm jetstream.Msg, m Msg, code string, err error) pending {
+	outs := w.cfg.DeadLetter(m, code, err)
+	if ferr := w.fits(outs); ferr != nil {
+		w.cfg.Log.Error().Err(ferr).Str("stage", w.cfg.Stage).Uint64("seq", m.StreamSeq).Str("code", code).Msg("dead letter does not fit what NATS can store: input kept and redelivered")
+		return pending{msg: jm, in: m, nak: true, delay: w.cfg.Backoff(m.NumDelivered)}
+	}
+	return w.publish(jm, m, outs, true)
+}
+
+// fits checks every output against the connection's max payload (read from
+// the server's INFO at run time) and the header limit.
+func (w *Worker) fits(outs []Output) error {
+	var maxPayload int64
+	if nc := w.js.Conn(); nc != nil {
+		maxPayload = nc.MaxPayload()
+	}
+	for _, o := range outs {
+		if err := Fits(o, maxPayload); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// call runs the handler; a panic is a permanent failure of this input, not
+// of the worker.
+func (w *Worker) call(m Msg) (outs []Output, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = Permanent("panic", fmt.Errorf("handler panic: %v\n%s", r, debug.Stack()))
+		}
+	}()
+	return w.h(context.Background(), m)
+}
+
+func (w *Worker) publish(jm jetstream.Msg, m Msg, outs []Output, term bool) pending {
+	p := pending{msg: jm, in: m, term: term}
+	for _, o := range outs {
+		nm := &nats.Msg{Subject: o.Subject, Header: o.Header, Data: o.Data}
+		var opts []jetstream.PublishOpt
+		if o.MsgID != "" {
+			opts = append(opts, jetstream.WithMsgID(o.MsgID))
+		}
+		f, err := w.js.PublishMsgAsync(nm, opts...)
+		if err != nil {
+			w.cfg.Log.Warn().Err(err).Str("stage", w.cfg.Stage).Str("subject", o.Subject).Msg("publish")
+			p.nak, p.delay = true, time.Second
+			if tooLarge(err) {
+				p.tooLarge = err
+			}
+			return p
+		}
+		p.futures = append(p.futures, f)
+	}
+	return p
+}
+
+// ackLoop settles inputs in the order they were handled.
+func (w *Worker) ackLoop(acks <-chan pending) {
+	for p := range acks {
+		w.settle(p)
+	}
+}
+
+// settle acks p's input when every output is stored, and naks it when any
+// publish failed (a dead letter that could not be published is nak'ed,
+// never terminated: its evidence was not kept). A publish the server
+// refused for its size can never succeed: the input is dead-lettered as
+// output_too_large instead of being redelivered.
+func (w *Worker) settle(p pending) {
+	failed := p.nak
+	tooBig := p.tooLarge
+	for _, f := range p.futures {
+		select {
+		case <-f.Ok():
+		case err := <-f.Err():
+			w.cfg.Log.Warn().Err(err).Str("stage", w.cfg.Stage).Str("subject", f.Msg().Subject).Msg("publish ack")
+			failed = true
+			if tooLarge(err) {
+				tooBig = err
+			}
+		}
+	}
+	if failed && tooBig != nil && !p.term {
+		w.cfg.Log.Error().Err(tooBig).Str("stage", w.cfg.Stage).Uint64("seq", p.in.StreamSeq).Msg("dead-lettering input: an output is too large to store")
+		w.settle(w.deadLetter(p.msg, p.in, string(call.OutputTooLarge), Permanent(string(call.OutputTooLarge), tooBig)))
+		return
+	}
+	var err error
+	switch {
+	case failed:
+		d := p.delay
+		if d == 0 {
+			d = time.Second
+		}
+		err = p.msg.NakWithDelay(d)
+	case p.term:
+		err = p.msg.Term()
+	default:
+		err = p.msg.Ack()
+	}
+	if err != nil {
+		w.cfg.Log.Warn().Err(err).Str("stage", w.cfg.Stage).Msg("settle input")
+	}
+}
