@@ -15,7 +15,6 @@ import (
 	"slices"
 
 	"github.com/toolgate/toolgate/internal/call"
-	"github.com/toolgate/toolgate/internal/pipeline"
 	"github.com/toolgate/toolgate/internal/streams"
 )
 
@@ -64,7 +63,7 @@ func Routes(stage string) []string {
 		}
 		seen = append(seen, s)
 		for _, to := range call.Successors(s) {
-			if next := pipeline.Next(to); next != "" {
+			if next := streams.Next(to); next != "" {
 				if !slices.Contains(routes, next) {
 					routes = append(routes, next)
 				}
@@ -77,7 +76,7 @@ func Routes(stage string) []string {
 		walk(s)
 	}
 	if stage == streams.Accumulate {
-		routes = append(routes, pipeline.Next(call.Received)) // it creates calls
+		routes = append(routes, streams.Next(call.Received)) // it creates calls
 	}
 	slices.SortFunc(routes, func(a, b string) int { return slices.Index(streams.Stages, a) - slices.Index(streams.Stages, b) })
 	return routes
@@ -87,7 +86,7 @@ func Routes(stage string) []string {
 func inputs(stage string) []call.Status {
 	var in []call.Status
 	for _, s := range call.Statuses() {
-		if pipeline.Next(s) == stage {
+		if streams.Next(s) == stage {
 			in = append(in, s)
 		}
 	}

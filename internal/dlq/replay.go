@@ -73,7 +73,7 @@ func Replay(ctx context.Context, js jetstream.JetStream, letters []Letter, o Opt
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	if o.ToStage != "" && pipeline.Entry(o.ToStage) == "" {
+	if o.ToStage != "" && streams.Entry(o.ToStage) == "" {
 		return Summary{}, fmt.Errorf("dlq: --to-stage %q: a replay enters parse, validate, business, policy or execute", o.ToStage)
 	}
 	sum := Summary{Selected: len(letters), Outcomes: map[call.Status]int{}}
@@ -187,7 +187,7 @@ func planReplay(letters []Letter, toStage string) []*planned {
 			if toStage != "" {
 				p.stage = toStage
 			}
-			if pipeline.Entry(p.stage) == "" {
+			if streams.Entry(p.stage) == "" {
 				p.skip = fmt.Sprintf("stage %s takes no replay: use --to-stage parse, validate, business, policy or execute", p.stage)
 			}
 		}
@@ -231,7 +231,7 @@ func (p *planned) message(ctx context.Context, calls jetstream.KeyValue, now tim
 	if err != nil {
 		return outMsg{}, err
 	}
-	e.Reset(p.stage, pipeline.Entry(p.stage), now, fmt.Sprintf("replayed from dlq seq %d", l.Seq))
+	e.Reset(p.stage, streams.Entry(p.stage), now, fmt.Sprintf("replayed from dlq seq %d", l.Seq))
 	e.Replays = max(e.Replays, prev) + 1
 	body, err := e.Marshal()
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 
 	"github.com/toolgate/toolgate/internal/call"
 	"github.com/toolgate/toolgate/internal/redact"
+	"github.com/toolgate/toolgate/internal/streams"
 )
 
 // Audit event types: one event per terminal outcome of a call.
@@ -69,7 +70,7 @@ func AuditOf(stage string, e call.Envelope, sensitive []string) AuditEvent {
 		if e.Status.OK() {
 			ev.EventType = "tool_call_" + string(e.Status)
 		} else {
-			_, ev.FailureType = FailedAt(e)
+			_, ev.FailureType = streams.FailedAt(e)
 		}
 	}
 	for _, s := range e.Errors {

@@ -83,7 +83,7 @@ func Outputs(stage string, e call.Envelope) ([]worker.Output, error) {
 		outs = append(outs, worker.Output{Subject: streams.CallStatus(e.CallID), Data: status})
 	}
 	outs = append(outs, BatchMarks(e)...)
-	if next := Next(e.Status); next != "" {
+	if next := streams.Next(e.Status); next != "" {
 		return append(outs, worker.Output{Subject: streams.Gate(next), MsgID: id("next"), Header: hdr(), Data: body}), nil
 	}
 	if !e.Status.Terminal() {
@@ -94,7 +94,7 @@ func Outputs(stage string, e call.Envelope) ([]worker.Output, error) {
 	audit := fitJSON(fitAudit(AuditOf(stage, e, hk.sensitive(e.ToolName))), e.CallID, e.ResponseID)
 	outs = append(outs, worker.Output{Subject: streams.Audit(string(e.Status)), MsgID: id("audit"), Header: hdr(), Data: audit})
 	if !e.Status.OK() {
-		fstage, failure := FailedAt(e)
+		fstage, failure := streams.FailedAt(e)
 		h := hdr()
 		h.Set(streams.HeaderStage, fstage)
 		h.Set(streams.HeaderFailure, failure)
@@ -111,7 +111,7 @@ func Outputs(stage string, e call.Envelope) ([]worker.Output, error) {
 // the next write, so the record still holds every transition; skipping the
 // intermediate writes halves the JetStream publishes of a valid call.
 func WritesStatus(stage string, e call.Envelope) bool {
-	return stage == streams.Accumulate || stage == streams.Repair || Next(e.Status) == "" || e.Replays > 0
+	return stage == streams.Accumulate || stage == streams.Repair || streams.Next(e.Status) == "" || e.Replays > 0
 }
 
 // ResultOf builds the result message of a terminal envelope, fitted to what

@@ -1,30 +1,23 @@
-// Package pipeline joins the gates: it turns the envelopes a gate returns
-// into the messages the worker publishes (the next stage's input, the
-// terminal result, the dead letter, the status record), and adapts an
-// envelope gate to the worker's handler.
-package pipeline
+package streams
 
-import (
-	"github.com/toolgate/toolgate/internal/call"
-	"github.com/toolgate/toolgate/internal/streams"
-)
+import "github.com/toolgate/toolgate/internal/call"
 
 // Next names the stage that handles a call in status s, or "" when no stage
 // does (terminal, or waiting for a human).
 func Next(s call.Status) string {
 	switch s {
 	case call.Received:
-		return streams.Parse
+		return Parse
 	case call.Parsed:
-		return streams.Validate
+		return Validate
 	case call.Validated:
-		return streams.Business
+		return Business
 	case call.BusinessValid:
-		return streams.Policy
+		return Policy
 	case call.Approved:
-		return streams.Execute
+		return Execute
 	case call.InvalidJSON, call.Truncated, call.SchemaInvalid, call.NoSuchTool:
-		return streams.Repair
+		return Repair
 	}
 	return ""
 }
@@ -32,15 +25,15 @@ func Next(s call.Status) string {
 // Entry is the status a call is put in to enter stage, for a replay.
 func Entry(stage string) call.Status {
 	switch stage {
-	case streams.Parse:
+	case Parse:
 		return call.Received
-	case streams.Validate:
+	case Validate:
 		return call.Parsed
-	case streams.Business:
+	case Business:
 		return call.Validated
-	case streams.Policy:
+	case Policy:
 		return call.BusinessValid
-	case streams.Execute:
+	case Execute:
 		return call.Approved
 	}
 	return ""
@@ -61,5 +54,5 @@ func FailedAt(e call.Envelope) (stage, failure string) {
 	if n := len(e.History); n > 0 {
 		return e.History[n-1].Stage, failure
 	}
-	return streams.Accumulate, failure
+	return Accumulate, failure
 }

@@ -1,0 +1,53 @@
+package stage
+
+import (
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/rs/zerolog"
+
+	"github.com/toolgate/toolgate/internal/approval"
+	"github.com/toolgate/toolgate/internal/idem"
+	"github.com/toolgate/toolgate/internal/model"
+	"github.com/toolgate/toolgate/internal/parse"
+	"github.com/toolgate/toolgate/internal/registry"
+	"github.com/toolgate/toolgate/internal/streams"
+)
+
+// Deps are what the stages of one process share.
+type Deps struct {
+	NC       *nats.Conn
+	JS       jetstream.JetStream
+	Tools    *registry.Registry
+	Store    idem.Store // execute only
+	Settings streams.Settings
+	Limits   parse.Limits
+	Owner    string // identifies this process in idempotency claims
+	Log      zerolog.Logger
+	Now      func() time.Time
+	// StreamIdle is how long a streamed response may go without an event
+	// before its calls are transport_incomplete (default 60s).
+	StreamIdle time.Duration
+	// StreamMaxEvents bounds Toolgate-Seq and the events of one streamed
+	// response (default gates.DefaultMaxStreamEvents).
+	StreamMaxEvents int
+	// TolerantProviders always get text recovery (as Toolgate-Tolerant: true).
+	TolerantProviders []string
+	// Concurrency per stage; execute defaults to 16 since it waits on tools.
+	Concurrency map[string]int
+	// Observe is told of every handler run (metrics); nil: nothing.
+	Observe func(stage string, d time.Duration, err error)
+	// Approvals holds calls waiting for a human (policy only); nil: the
+	// approvals bucket of JS.
+	Approvals *approval.Store
+	// ApprovalTTL is how long a call waits for a decision (default 15 min);
+	// ApprovalSweep how often the policy stage looks for expired ones
+	// (default 5s).
+	ApprovalTTL, ApprovalSweep time.Duration
+	// Repair is the repair model; nil: the repair gate calls nothing.
+	Repair *model.Client
+	// Malformed is told of every malformed stored record a stage meets
+	// (records.go: log and count it); nil: logged only.
+	Malformed MalformedFunc
+}

@@ -1,0 +1,55 @@
+package stage
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/toolgate/toolgate/internal/execute"
+	"github.com/toolgate/toolgate/internal/gates"
+	"github.com/toolgate/toolgate/internal/pipeline"
+	"github.com/toolgate/toolgate/internal/streams"
+	"github.com/toolgate/toolgate/internal/worker"
+)
+
+// accumulate builds the one accumulate gate of a process: the events and
+// their timers share its caches.
+func accumulate(d Deps) *gates.Accumulate {
+	return &gates.Accumulate{Limits: d.Limits, Now: gates.Clock(d.Now), JS: d.JS, IdleTimeout: d.StreamIdle,
+		MaxStreamEvents: d.StreamMaxEvents, TolerantProviders: d.TolerantProviders}
+}
+
+func handler(st string, d Deps, acc *gates.Accumulate) (worker.Handler, error) {
+	now := gates.Clock(d.Now)
+	switch st {
+	case streams.Accumulate:
+		return acc.Handle, nil
+	case streams.Parse:
+		return pipeline.Handler(st, (&gates.Parse{Tools: d.Tools, Limits: d.Limits, Now: now}).Handle), nil
+	case streams.Validate:
+		return pipeline.Handler(st, (&gates.Validate{Tools: d.Tools, Now: now}).Handle), nil
+	case streams.Business:
+		return pipeline.Handler(st, (&gates.Business{Tools: d.Tools, Now: now}).Handle), nil
+	case streams.Policy:
+		pol := &gates.Policy{Tools: d.Tools, Approvals: d.Approvals, ApprovalTTL: d.ApprovalTTL, Now: now}
+		return pipeline.Handler(st, pol.Handle), nil
+	case streams.Repair:
+		rep := &gates.Repair{Tools: d.Tools, Now: now, Model: d.Repair, Budget: repairBudget(d.Settings)}
+		return pipeline.Handler(st, rep.Handle), nil
+	case streams.Execute:
+		if d.Store == nil {
+			return nil, errors.New("stage: execute needs an idempotency store")
+		}
+		batches, err := d.JS.KeyValue(context.Background(), streams.BucketBatches)
+		if err != nil {
+			return nil, fmt.Errorf("stage: execute: %w", err)
+		}
+		x := &gates.Execute{
+			Tools: d.Tools, Store: observeStore(d.Store, d.Malformed), Owner: d.Owner, Now: now, LeaseGrace: d.Settings.AckWait,
+			Executors: execute.Selector{NC: d.NC}.For,
+			Batches:   &gates.BatchKV{KV: batches, Now: now, Malformed: d.Malformed.from(streams.BucketBatches)},
+		}
+		return pipeline.Handler(st, x.Handle), nil
+	}
+	return nil, fmt.Errorf("stage: unknown stage %q (stages: accumulate, parse, validate, business, policy, repair, execute)", st)
+}
