@@ -46,7 +46,7 @@ import (
 type HTTP struct {
 	URL       string
 	StatusURL string       // optional: GET StatusURL?idempotency_key=K answers StatusReply
-	Client    *http.Client // nil: DefaultHTTPClient
+	Client    *http.Client // nil: one that does not follow redirects
 	MaxResult int          // bytes of an answer kept whole; 0: result.Limit of NATS' default 1 MiB max payload
 }
 
@@ -56,16 +56,20 @@ const HeaderIdempotencyKey = "Idempotency-Key"
 // excerptMax bounds the body excerpt in a failed call's error.
 const excerptMax = 512
 
-// DefaultHTTPClient does not follow redirects; deadlines come from contexts.
-var DefaultHTTPClient = &http.Client{
-	CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+// defaultHTTPClient does not follow redirects; deadlines come from contexts.
+// It shares http.DefaultTransport, so its connections are pooled across
+// executors as before.
+func defaultHTTPClient() *http.Client {
+	return &http.Client{
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
 }
 
 func (h *HTTP) client() *http.Client {
 	if h.Client != nil {
 		return h.Client
 	}
-	return DefaultHTTPClient
+	return defaultHTTPClient()
 }
 
 // Execute implements Executor.

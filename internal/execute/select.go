@@ -14,7 +14,7 @@ import (
 // "nats" or none requests on executor.subject, default toolgate.exec.<tool>.
 type Selector struct {
 	NC     *nats.Conn
-	Client *http.Client // nil: DefaultHTTPClient
+	Client *http.Client // nil: one that does not follow redirects
 }
 
 // For returns the executor of tool t.
