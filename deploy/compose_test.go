@@ -30,7 +30,7 @@ func loadCompose(t *testing.T) *types.Project {
 
 func TestCompose_every_stage_is_a_service_with_a_readiness_healthcheck(t *testing.T) {
 	p := loadCompose(t)
-	for _, st := range streams.Stages {
+	for _, st := range streams.Names() {
 		t.Run(st, func(t *testing.T) {
 			s, err := p.GetService(st)
 			if err != nil {

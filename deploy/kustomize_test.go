@@ -136,7 +136,7 @@ func TestKustomize_base_objects_decode_strictly(t *testing.T) {
 
 func TestKustomize_every_stage_has_deployment_probes_pdb_and_scaler(t *testing.T) {
 	r := render(t, "base")
-	for _, st := range streams.Stages {
+	for _, st := range streams.Names() {
 		t.Run(st, func(t *testing.T) {
 			name := "toolgate-" + st
 			d := r.deployments[name]
@@ -324,7 +324,7 @@ func TestKustomize_hpa_overlay_swaps_scaled_objects_for_cpu_autoscalers(t *testi
 	if len(r.scaled) != 0 {
 		t.Errorf("ScaledObjects left: %v", keys(r.scaled))
 	}
-	for _, st := range streams.Stages {
+	for _, st := range streams.Names() {
 		h := r.hpas["toolgate-"+st]
 		if h == nil {
 			t.Errorf("no HorizontalPodAutoscaler for %s", st)

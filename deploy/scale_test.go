@@ -153,7 +153,7 @@ func TestScale_three_validate_processes_share_the_work_and_survive_a_kill(t *tes
 	}
 	r := newRig(t, admin, conn(authz.Executor))
 	var others []string
-	for _, st := range streams.Stages {
+	for _, st := range streams.Names() {
 		if st != streams.Validate {
 			others = append(others, st)
 		}

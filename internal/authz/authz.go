@@ -78,28 +78,26 @@ func Routes(stage string) []string {
 	if stage == streams.Accumulate {
 		routes = append(routes, streams.Next(call.Received)) // it creates calls
 	}
-	slices.SortFunc(routes, func(a, b string) int { return slices.Index(streams.Stages, a) - slices.Index(streams.Stages, b) })
+	names := streams.Names()
+	slices.SortFunc(routes, func(a, b string) int { return slices.Index(names, a) - slices.Index(names, b) })
 	return routes
 }
 
 // inputs are the statuses in which calls reach stage.
 func inputs(stage string) []call.Status {
-	var in []call.Status
-	for _, s := range call.Statuses() {
-		if streams.Next(s) == stage {
-			in = append(in, s)
-		}
-	}
-	return in
+	st, _ := streams.Lookup(stage)
+	return st.Inputs
 }
 
-// Stage returns the permissions of a stage's user.
+// Stage returns the permissions of a stage's user: what every stage needs,
+// plus its row in streams.Table (further consumers, publishes, buckets and
+// reads).
 func Stage(stage string) (Permissions, error) {
-	if !streams.IsStage(stage) {
+	st, ok := streams.Lookup(stage)
+	if !ok {
 		return Permissions{}, fmt.Errorf("authz: unknown stage %q", stage)
 	}
-	stream := streams.StreamOf(stage)
-	pub := consume(stream, stage)
+	pub := consume(st.Stream, stage)
 	pub = append(pub, kvRead(streams.BucketTools)...) // the registry watches definitions
 	pub = append(pub,
 		streams.CallStatus("*"), // status record put into the calls bucket
@@ -112,36 +110,32 @@ func Stage(stage string) (Permissions, error) {
 	}
 	// Batch marks (pipeline.BatchMarks): any stage may record a failure; a
 	// stage that hands calls to parse records their tool; a dry run, which
-	// passes every gate without executing, is recorded as passed.
+	// passes every gate without executing, is recorded as passed (policy's
+	// row publishes it).
 	pub = append(pub, batchMark("failed"))
 	if slices.Contains(Routes(stage), streams.Parse) {
 		pub = append(pub, batchMark("tool"))
 	}
-	switch stage {
-	case streams.Accumulate:
-		pub = append(pub, consume(streams.StreamGates, streams.AccumulateTimer)...)
-		pub = append(pub, streams.TimerSubject(), streams.ResponseDone("*"), streams.Progress("*"))
-		pub = append(pub, kvRead(streams.BucketResponses)...)
-		// Assembling a stream reads its stored events through a short-lived
-		// consumer filtered on that stream's subject, and deletes it after.
+	for _, c := range st.Extra {
+		pub = append(pub, consume(c.Stream, c.Name)...)
+	}
+	pub = append(pub, st.Publishes...)
+	for _, b := range st.Buckets {
+		if b.Write {
+			pub = append(pub, kvWrite(b.Name)...)
+		} else {
+			pub = append(pub, kvRead(b.Name)...)
+		}
+	}
+	// Reading stored events back goes through a short-lived consumer
+	// filtered on the subject, deleted after.
+	for _, subject := range st.Reads {
 		pub = append(pub,
-			api("STREAM.INFO", streams.StreamIn),
-			api("CONSUMER.CREATE", streams.StreamIn, "*", streams.InStream(">")),
-			api("CONSUMER.MSG.NEXT", streams.StreamIn, "*"),
-			api("CONSUMER.DELETE", streams.StreamIn, "*"),
+			api("STREAM.INFO", st.Stream),
+			api("CONSUMER.CREATE", st.Stream, "*", subject),
+			api("CONSUMER.MSG.NEXT", st.Stream, "*"),
+			api("CONSUMER.DELETE", st.Stream, "*"),
 		)
-	case streams.Policy:
-		// Calls waiting for a human live in the approvals bucket; a decided or
-		// expired one comes back through the policy gate's own input.
-		pub = append(pub, batchMark("passed"), streams.Gate(streams.Policy))
-		pub = append(pub, kvWrite(streams.BucketApprovals)...)
-		// The sweeper settles a call whose approval record is garbage from
-		// its status record.
-		pub = append(pub, kvRead(streams.BucketCalls)...)
-	case streams.Execute:
-		pub = append(pub, streams.Exec(">"))
-		pub = append(pub, kvWrite(streams.BucketIdempotency)...)
-		pub = append(pub, kvWrite(streams.BucketBatches)...) // it decides atomic batches
 	}
 	return Permissions{Publish: pub, Subscribe: []string{InboxPrefix(stage) + ".>"}}, nil
 }
@@ -217,5 +211,5 @@ func Role(user string) (*Permissions, error) {
 // Names lists every user: the admin, each stage, the producer and the
 // executor.
 func Names() []string {
-	return append(append([]string{Admin}, streams.Stages...), Producer, Executor)
+	return append(append([]string{Admin}, streams.Names()...), Producer, Executor)
 }

@@ -30,7 +30,7 @@ func TestRoutes_follow_the_call_state_machine(t *testing.T) {
 }
 
 func TestStage_only_execute_may_publish_to_executors(t *testing.T) {
-	for _, st := range streams.Stages {
+	for _, st := range streams.Names() {
 		p, err := Stage(st)
 		if err != nil {
 			t.Fatal(err)
@@ -43,7 +43,7 @@ func TestStage_only_execute_may_publish_to_executors(t *testing.T) {
 }
 
 func TestStage_grants_no_wildcard_over_gates_or_the_api(t *testing.T) {
-	for _, st := range streams.Stages {
+	for _, st := range streams.Names() {
 		p, _ := Stage(st)
 		for _, s := range append(p.Publish, p.Subscribe...) {
 			switch s {

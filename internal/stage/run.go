@@ -82,7 +82,7 @@ func (c *Config) Validate() error {
 	}
 	for _, s := range c.Stages {
 		if !streams.IsStage(s) {
-			return fmt.Errorf("stage: unknown stage %q (stages: %s)", s, strings.Join(streams.Stages, ", "))
+			return fmt.Errorf("stage: unknown stage %q (stages: %s)", s, strings.Join(streams.Names(), ", "))
 		}
 	}
 	return nil
@@ -141,7 +141,7 @@ func Run(ctx context.Context, cfg Config, ready chan<- struct{}) error {
 	if err != nil {
 		return err
 	}
-	defer pipeline.SetHooks(pipeline.Hooks{Transition: transitionHook(m, log, reg), Sensitive: sensitiveOf(reg), MaxPayload: nc.MaxPayload()})()
+	emit := &pipeline.Emitter{Transition: transitionHook(m, log, reg), Sensitive: sensitiveOf(reg), MaxPayload: nc.MaxPayload()}
 	defer m.WatchConsumers(cfg.Stages, metrics.JetStreamInfo(js, streams.StreamOf))()
 	repairModel, err := repairClient(cfg, log)
 	if err != nil {
@@ -155,7 +155,7 @@ func Run(ctx context.Context, cfg Config, ready chan<- struct{}) error {
 	set, err := New(cfg.Stages, Deps{
 		NC: nc, JS: js, Tools: reg, Store: store, Settings: cfg.Settings, Limits: cfg.Limits, Owner: owner, Log: log, Observe: m.Observe, Malformed: malformed,
 		ApprovalTTL: cfg.ApprovalTTL, ApprovalSweep: cfg.ApprovalSweep, Repair: repairModel, StreamIdle: cfg.StreamIdle, StreamMaxEvents: cfg.StreamMaxEvents,
-		TolerantProviders: cfg.TolerantProviders,
+		TolerantProviders: cfg.TolerantProviders, Emit: emit,
 	})
 	if err != nil {
 		return err

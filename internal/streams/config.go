@@ -85,44 +85,48 @@ func (s Settings) StreamConfigs() []jetstream.StreamConfig {
 	}
 }
 
-// StreamOf names the stream a stage consumes from.
-func StreamOf(stage string) string {
-	if stage == Accumulate {
-		return StreamIn
-	}
-	return StreamGates
-}
-
 // ConsumerConfig is the durable pull consumer that every replica of a stage
-// shares.
+// shares: the stage's row in Table with s's defaults. An unknown stage gets
+// a gate consumer on its Gate subject, as before the table.
 func (s Settings) ConsumerConfig(stage string) jetstream.ConsumerConfig {
-	return jetstream.ConsumerConfig{
-		Durable:       stage,
-		Description:   "toolgate " + stage + " gate",
-		FilterSubject: Input(stage),
-		AckPolicy:     jetstream.AckExplicitPolicy,
-		AckWait:       s.AckWait,
-		MaxDeliver:    s.MaxDeliver,
-		MaxAckPending: 2000,
-		DeliverPolicy: jetstream.DeliverAllPolicy,
+	st, ok := Lookup(stage)
+	if !ok {
+		return s.Config(Consumer{Name: stage, Subject: Gate(stage), Description: "toolgate " + stage + " gate"})
 	}
+	return s.Config(st.Consumer)
 }
 
 // TimerConsumerConfig is the durable consumer of the accumulate gate's
-// stream timers (AccumulateTimer). A timer bounces (nak with delay) for as
-// long as its stream is open, so deliveries are unlimited: it must never be
-// dropped after MaxDeliver while the stream is still active.
+// stream timers (AccumulateTimer): the accumulate row's Extra consumer.
 func (s Settings) TimerConsumerConfig() jetstream.ConsumerConfig {
-	return jetstream.ConsumerConfig{
-		Durable:       AccumulateTimer,
-		Description:   "toolgate accumulate gate: idle timers of open streams",
-		FilterSubject: TimerSubject(),
+	st, _ := Lookup(Accumulate)
+	return s.Config(st.Extra[0])
+}
+
+// Config is the JetStream configuration of c, with s's defaults for what c
+// leaves zero.
+func (s Settings) Config(c Consumer) jetstream.ConsumerConfig {
+	cfg := jetstream.ConsumerConfig{
+		Durable:       c.Name,
+		Description:   c.Description,
+		FilterSubject: c.Subject,
 		AckPolicy:     jetstream.AckExplicitPolicy,
-		AckWait:       s.AckWait,
-		MaxDeliver:    -1,
-		MaxAckPending: 2000,
+		AckWait:       c.AckWait,
+		MaxDeliver:    c.MaxDeliver,
+		BackOff:       c.BackOff,
+		MaxAckPending: c.MaxAckPending,
 		DeliverPolicy: jetstream.DeliverAllPolicy,
 	}
+	if cfg.AckWait == 0 {
+		cfg.AckWait = s.AckWait
+	}
+	if cfg.MaxDeliver == 0 {
+		cfg.MaxDeliver = s.MaxDeliver
+	}
+	if cfg.MaxAckPending == 0 {
+		cfg.MaxAckPending = 2000
+	}
+	return cfg
 }
 
 // BucketConfigs returns every key-value bucket.

@@ -21,13 +21,12 @@ func Ensure(ctx context.Context, js jetstream.JetStream, s Settings) error {
 			return fmt.Errorf("streams: bucket %s: %w", cfg.Bucket, err)
 		}
 	}
-	for _, stage := range Stages {
-		if _, err := js.CreateOrUpdateConsumer(ctx, StreamOf(stage), s.ConsumerConfig(stage)); err != nil {
-			return fmt.Errorf("streams: consumer %s: %w", stage, err)
+	for _, st := range Table() {
+		for _, c := range st.Consumers() {
+			if _, err := js.CreateOrUpdateConsumer(ctx, c.Stream, s.Config(c)); err != nil {
+				return fmt.Errorf("streams: consumer %s: %w", c.Name, err)
+			}
 		}
-	}
-	if _, err := js.CreateOrUpdateConsumer(ctx, StreamGates, s.TimerConsumerConfig()); err != nil {
-		return fmt.Errorf("streams: consumer %s: %w", AccumulateTimer, err)
 	}
 	return nil
 }

@@ -23,20 +23,12 @@ const (
 // accumulate stage, not a stage of its own.
 const AccumulateTimer = "accumulate_timer"
 
-// Stages lists every stage.
-var Stages = []string{Accumulate, Parse, Validate, Business, Policy, Repair, Execute}
+// Stages lists every stage (Names). It is kept for the callers that still
+// range over it (internal/chaos, services/toolgate/bench.go, tests); new code
+// calls Names or Table.
+var Stages = Names()
 
-// IsStage reports whether s names a stage.
-func IsStage(s string) bool {
-	for _, st := range Stages {
-		if st == s {
-			return true
-		}
-	}
-	return false
-}
-
-// Public subjects (see DESIGN.md, "Public contract").
+// Public subjects (README.md, "Public contract").
 const (
 	SubjectInResponse = "toolgate.in.response"
 	subjectInStream   = "toolgate.in.stream."
@@ -131,11 +123,3 @@ func BatchMark(batchID, kind string, index int) string {
 // TimerSubject carries the accumulate gate's idle timers, one per open
 // stream.
 func TimerSubject() string { return Gate(AccumulateTimer) }
-
-// Input is the subject a stage consumes.
-func Input(stage string) string {
-	if stage == Accumulate {
-		return subjectInAll
-	}
-	return Gate(stage)
-}

@@ -92,7 +92,7 @@ func up(args []string) error {
 		}
 	}
 	cfg := stage.Config{
-		NATSURL: ns.ClientURL(), RedisURL: *redisURL, Stages: streams.Stages, HTTPAddr: *httpAddr, Log: log,
+		NATSURL: ns.ClientURL(), RedisURL: *redisURL, Stages: streams.Names(), HTTPAddr: *httpAddr, Log: log,
 		Repair: repair, TolerantProviders: stage.SplitList(*tolerant),
 	}
 	if lp != nil {

@@ -96,7 +96,7 @@ func (lp *leastPrivilege) run(ctx context.Context, adminURL string, cfg stage.Co
 	)
 	rctx, stop := context.WithCancel(ctx)
 	defer stop()
-	for _, st := range streams.Stages {
+	for _, st := range streams.Names() {
 		c := cfg
 		c.Stages, c.HTTPAddr, c.SkipEnsure = []string{st}, "", true
 		c.NATSOpts = append(append([]nats.Option(nil), cfg.NATSOpts...), authz.ClientOptions(st, lp.passwords[st])...)
@@ -120,7 +120,7 @@ func (lp *leastPrivilege) run(ctx context.Context, adminURL string, cfg stage.Co
 				select {
 				case <-r:
 				default:
-					return fmt.Errorf("stage %s is not ready", streams.Stages[i])
+					return fmt.Errorf("stage %s is not ready", streams.Names()[i])
 				}
 			}
 			return rctx.Err()

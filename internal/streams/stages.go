@@ -1,0 +1,164 @@
+package streams
+
+import (
+	"slices"
+	"time"
+
+	"github.com/toolgate/toolgate/internal/call"
+)
+
+// Consumer is one durable pull consumer of a stage, as data. Its Name and
+// Subject are a durable's identity and never change: a renamed durable
+// redelivers everything, and a changed filter on the work queue makes
+// CreateOrUpdateConsumer fail.
+type Consumer struct {
+	Name        string // durable name == subject token
+	Stream      string
+	Subject     string // filter subject
+	Description string
+	// MaxDeliver: 0 is Settings.MaxDeliver; -1 is unlimited.
+	MaxDeliver int
+	// AckWait: 0 is Settings.AckWait (--ack-wait / TOOLGATE_ACK_WAIT).
+	AckWait time.Duration
+	// BackOff is the server's redelivery schedule after an ack timeout, and
+	// the worker's nak delays; nil: none (AckWait, and worker.Backoff). The
+	// server then takes AckWait from BackOff[0], and needs len(BackOff) <=
+	// MaxDeliver unless MaxDeliver is -1.
+	BackOff []time.Duration
+	// MaxAckPending: 0 is 2000.
+	MaxAckPending int
+}
+
+// Bucket is a key-value bucket a stage uses besides the ones every stage
+// reads (tools), for its least-privilege user.
+type Bucket struct {
+	Name  string
+	Write bool // read and write; false: read and watch only
+}
+
+// Stage is one stage of the pipeline as data: its consumers, where calls
+// come from and go, and what its user may touch. Everything else about
+// stages (routing, Ensure, authz, error messages, manifests) is derived
+// from Table.
+type Stage struct {
+	Name   string
+	Stream string // the stream its main consumer reads
+	// Inputs are the statuses routed to this stage (Next); none for
+	// accumulate, which creates calls.
+	Inputs []call.Status
+	// Entry is the status a replay puts a call in to enter this stage; ""
+	// where a replay cannot enter (accumulate, repair).
+	Entry    call.Status
+	Consumer Consumer   // the main durable
+	Extra    []Consumer // further durables of the same stage
+	// Publishes are subjects its user may publish to beyond routing,
+	// results, dead letters, audit and status records.
+	Publishes []string
+	Buckets   []Bucket
+	// Reads are subjects of its Stream it reads through short-lived
+	// consumers (accumulate reads back a stream's stored events).
+	Reads []string
+}
+
+// Table returns the stages in pipeline order, a fresh slice each call.
+func Table() []Stage {
+	gate := func(name string, inputs []call.Status, entry call.Status) Stage {
+		return Stage{Name: name, Stream: StreamGates, Inputs: inputs, Entry: entry, Consumer: Consumer{
+			Name: name, Stream: StreamGates, Subject: Gate(name), Description: "toolgate " + name + " gate",
+		}}
+	}
+	parse := gate(Parse, []call.Status{call.Received}, call.Received)
+	validate := gate(Validate, []call.Status{call.Parsed}, call.Parsed)
+	business := gate(Business, []call.Status{call.Validated}, call.Validated)
+	policy := gate(Policy, []call.Status{call.BusinessValid}, call.BusinessValid)
+	// Calls waiting for a human live in the approvals bucket; a decided or
+	// expired one comes back through the policy gate's own input. The
+	// sweeper settles a call whose approval record is garbage from its
+	// status record.
+	policy.Publishes = []string{batchMark("passed"), Gate(Policy)}
+	policy.Buckets = []Bucket{{Name: BucketApprovals, Write: true}, {Name: BucketCalls}}
+	repair := gate(Repair, []call.Status{call.InvalidJSON, call.Truncated, call.SchemaInvalid, call.NoSuchTool}, "")
+	execute := gate(Execute, []call.Status{call.Approved}, call.Approved)
+	// It decides atomic batches.
+	execute.Publishes = []string{Exec(">")}
+	execute.Buckets = []Bucket{{Name: BucketIdempotency, Write: true}, {Name: BucketBatches, Write: true}}
+	accumulate := Stage{
+		Name: Accumulate, Stream: StreamIn,
+		Consumer: Consumer{Name: Accumulate, Stream: StreamIn, Subject: subjectInAll, Description: "toolgate " + Accumulate + " gate"},
+		// A timer bounces (nak with delay) for as long as its stream is
+		// open, so deliveries are unlimited: it must never be dropped after
+		// MaxDeliver while the stream is still active.
+		Extra: []Consumer{{
+			Name: AccumulateTimer, Stream: StreamGates, Subject: TimerSubject(),
+			Description: "toolgate accumulate gate: idle timers of open streams", MaxDeliver: -1,
+		}},
+		Publishes: []string{TimerSubject(), ResponseDone("*"), Progress("*")},
+		Buckets:   []Bucket{{Name: BucketResponses}},
+		Reads:     []string{InStream(">")},
+	}
+	return []Stage{accumulate, parse, validate, business, policy, repair, execute}
+}
+
+// batchMark is the subject of one kind of mark of any batch.
+func batchMark(kind string) string { return "$KV." + BucketBatches + ".*." + kind + ".*" }
+
+// Names lists the stage names in pipeline order.
+func Names() []string {
+	var names []string
+	for _, st := range Table() {
+		names = append(names, st.Name)
+	}
+	return names
+}
+
+// Lookup returns the stage named name.
+func Lookup(name string) (Stage, bool) {
+	for _, st := range Table() {
+		if st.Name == name {
+			return st, true
+		}
+	}
+	return Stage{}, false
+}
+
+// Consumers lists every durable of a stage: the main one, then its Extra.
+func (st Stage) Consumers() []Consumer { return append([]Consumer{st.Consumer}, st.Extra...) }
+
+// IsStage reports whether s names a stage.
+func IsStage(s string) bool {
+	_, ok := Lookup(s)
+	return ok
+}
+
+// Next names the stage that handles a call in status s, or "" when no stage
+// does (terminal, or waiting for a human).
+func Next(s call.Status) string {
+	for _, st := range Table() {
+		if slices.Contains(st.Inputs, s) {
+			return st.Name
+		}
+	}
+	return ""
+}
+
+// Entry is the status a call is put in to enter stage, for a replay.
+func Entry(stage string) call.Status {
+	st, _ := Lookup(stage)
+	return st.Entry
+}
+
+// StreamOf names the stream a stage consumes from.
+func StreamOf(stage string) string {
+	if st, ok := Lookup(stage); ok {
+		return st.Stream
+	}
+	return StreamGates
+}
+
+// Input is the subject a stage consumes.
+func Input(stage string) string {
+	if st, ok := Lookup(stage); ok {
+		return st.Consumer.Subject
+	}
+	return Gate(stage)
+}
