@@ -20,6 +20,7 @@ import (
 
 	"github.com/toolgate/toolgate/internal/registry"
 	"github.com/toolgate/toolgate/internal/streams"
+	"github.com/toolgate/toolgate/internal/testenv"
 	"github.com/toolgate/toolgate/internal/tool"
 )
 
@@ -124,16 +125,18 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 		cfg.Bins = bins
 		logf("built %d stage binaries", len(bins))
 	}
-	ns, err := newNATS(cfg.Dir)
+	ns, err := testenv.StartNATS(testenv.NATSOptions{StoreDir: filepath.Join(cfg.Dir, "jetstream")})
 	if err != nil {
 		return rep, err
 	}
-	defer ns.stop()
-	rs, err := newRedis(cfg.Dir)
+	defer ns.Shutdown()
+	rs, err := testenv.StartRedis(testenv.RedisOptions{
+		Dir: filepath.Join(cfg.Dir, "redis"), Durable: true, LogFile: filepath.Join(cfg.Dir, "redis.log"),
+	})
 	if err != nil {
 		return rep, err
 	}
-	defer rs.stop()
+	defer rs.Stop()
 	nc, err := nats.Connect(ns.URL(), nats.MaxReconnects(-1), nats.ReconnectWait(100*time.Millisecond), nats.Name("toolgate chaos"))
 	if err != nil {
 		return rep, fmt.Errorf("chaos: %w", err)
@@ -233,7 +236,7 @@ func setup(ctx context.Context, js jetstream.JetStream, settings streams.Setting
 func startStages(cfg Config, natsURL, redisURL string) ([]*proc, error) {
 	var procs []*proc
 	for _, st := range streams.Stages {
-		port, err := freePort()
+		port, err := testenv.Port()
 		if err != nil {
 			return procs, err
 		}
@@ -258,7 +261,7 @@ func startStages(cfg Config, natsURL, redisURL string) ([]*proc, error) {
 // havoc kills a random stage process every cfg.KillEvery (±25 %) while the
 // load runs — the execute process while the executor holds a call, so its
 // claim must be reconciled — and restarts NATS and redis-server once each.
-func havoc(ctx context.Context, cfg Config, procs []*proc, exe *Executor, ns *natsServer, rs *redisServer, produced <-chan struct{}, rep *Report, logf func(string, ...any)) error {
+func havoc(ctx context.Context, cfg Config, procs []*proc, exe *Executor, ns *testenv.NATS, rs *testenv.Redis, produced <-chan struct{}, rep *Report, logf func(string, ...any)) error {
 	rng := rand.New(rand.NewPCG(cfg.Seed, cfg.Seed>>1|1))
 	loadTime := time.Duration(float64(cfg.Calls) / cfg.Rate * float64(time.Second))
 	start := time.Now()
@@ -288,14 +291,14 @@ func havoc(ctx context.Context, cfg Config, procs []*proc, exe *Executor, ns *na
 			switch {
 			case rep.NATSRestarts == 0 && now.After(natsAt):
 				t0 := time.Now()
-				if err := ns.restart(); err != nil {
+				if err := ns.Restart(); err != nil {
 					return err
 				}
 				rep.NATSRestarts++
 				logf("restarted NATS (down %v)", time.Since(t0).Round(time.Millisecond))
 			case rep.RedisRestart == 0 && now.After(redisAt):
 				t0 := time.Now()
-				if err := rs.restart(); err != nil {
+				if err := rs.Restart(); err != nil {
 					return err
 				}
 				rep.RedisRestart++
@@ -309,7 +312,7 @@ func havoc(ctx context.Context, cfg Config, procs []*proc, exe *Executor, ns *na
 				if p.stage == streams.Execute {
 					// Catch it mid-call: the tool has the request, toolgate
 					// will never hear the answer.
-					_ = poll(time.Second, 5*time.Millisecond, func() error {
+					_ = testenv.Poll(time.Second, 5*time.Millisecond, func() error {
 						if exe.InFlight() == 0 {
 							return errors.New("no call in flight")
 						}

@@ -11,6 +11,8 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/toolgate/toolgate/internal/testenv"
 )
 
 // HostileConfig sizes a hostile soak: `toolgate up` as a child process under
@@ -133,7 +135,7 @@ func RunHostile(ctx context.Context, cfg HostileConfig) (HostileReport, error) {
 
 	settleStart := time.Now()
 	rs := &resultSet{}
-	_ = poll(cfg.Settle, time.Second, func() error {
+	_ = testenv.Poll(cfg.Settle, time.Second, func() error {
 		if err := rs.readNew(ctx, js); err != nil {
 			return err
 		}

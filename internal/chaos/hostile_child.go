@@ -13,6 +13,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/toolgate/toolgate/internal/testenv"
 )
 
 // BuildToolgate compiles services/toolgate into dir and returns its path.
@@ -76,11 +78,11 @@ func startChild(cfg HostileConfig, begin time.Time) (*child, error) {
 	if err != nil {
 		return nil, err
 	}
-	natsPort, err := freePort()
+	natsPort, err := testenv.Port()
 	if err != nil {
 		return nil, err
 	}
-	httpPort, err := freePort()
+	httpPort, err := testenv.Port()
 	if err != nil {
 		return nil, err
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/toolgate/toolgate/internal/bench"
 	"github.com/toolgate/toolgate/internal/streams"
+	"github.com/toolgate/toolgate/internal/testenv"
 )
 
 // validLoad offers valid calls (bench.Mix's valid kinds, one call per
@@ -131,7 +132,7 @@ func publishRetry(ctx context.Context, js jetstream.JetStream, m *nats.Msg, id s
 // wait polls until every accepted call of phase had a result delivered, or
 // total has passed.
 func (l *validLoad) wait(ctx context.Context, phase string, total time.Duration) error {
-	return poll(total, 100*time.Millisecond, func() error {
+	return testenv.Poll(total, 100*time.Millisecond, func() error {
 		l.mu.Lock()
 		defer l.mu.Unlock()
 		n := 0

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/toolgate/toolgate/internal/streams"
+	"github.com/toolgate/toolgate/internal/testenv"
 )
 
 // Build compiles every services/<stage> binary into dir with `go build`
@@ -144,7 +145,7 @@ func (p *proc) stop(grace time.Duration) {
 // ready polls /readyz: every worker of the process consumes.
 func (p *proc) ready(total time.Duration) error {
 	c := http.Client{Timeout: time.Second}
-	return poll(total, 50*time.Millisecond, func() error {
+	return testenv.Poll(total, 50*time.Millisecond, func() error {
 		resp, err := c.Get("http://" + p.http + "/readyz")
 		if err != nil {
 			return fmt.Errorf("%s: %w", p.stage, err)

@@ -8,6 +8,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/toolgate/toolgate/internal/dlq"
+	"github.com/toolgate/toolgate/internal/testenv"
 )
 
 // ReplayCheck is what replaying every dead letter did: a real replay
@@ -48,7 +49,7 @@ func replayAll(ctx context.Context, js jetstream.JetStream, letters []dlq.Letter
 		rc.Violations = append(rc.Violations, fmt.Sprintf("replay: %d replayed calls had no new outcome within %v", rc.Pending, wait))
 	}
 	// Let every hop of the replay finish before counting executions.
-	if err := poll(wait, 500*time.Millisecond, func() error { return idle(ctx, js) }); err != nil {
+	if err := testenv.Poll(wait, 500*time.Millisecond, func() error { return idle(ctx, js) }); err != nil {
 		rc.Violations = append(rc.Violations, "replay: the pipeline did not come to rest: "+err.Error())
 	}
 	for id, n := range exe.Runs() {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/toolgate/toolgate/internal/dlq"
 	"github.com/toolgate/toolgate/internal/streams"
+	"github.com/toolgate/toolgate/internal/testenv"
 )
 
 // settle waits, up to total, until every accepted response has a result and
@@ -18,7 +19,7 @@ func settle(ctx context.Context, js jetstream.JetStream, accepted map[string]str
 	seen := map[string]bool{}
 	next := uint64(1)
 	lastLog := time.Now()
-	return poll(total, 500*time.Millisecond, func() error {
+	return testenv.Poll(total, 500*time.Millisecond, func() error {
 		rs, n, err := readResults(ctx, js, next)
 		if err != nil {
 			return err
@@ -71,7 +72,7 @@ func idle(ctx context.Context, js jetstream.JetStream) error {
 // listLetters reads every dead letter.
 func listLetters(ctx context.Context, js jetstream.JetStream) ([]dlq.Letter, error) {
 	var letters []dlq.Letter
-	err := poll(30*time.Second, 500*time.Millisecond, func() error {
+	err := testenv.Poll(30*time.Second, 500*time.Millisecond, func() error {
 		var err error
 		letters, err = dlq.List(ctx, js, dlq.Filter{})
 		return err

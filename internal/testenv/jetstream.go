@@ -1,33 +1,37 @@
-// Package testenv starts the real components tests run against: an embedded
-// nats-server with JetStream and a real redis-server, each on a free port
-// with its own temporary directory, stopped in cleanup.
+// Package testenv starts the real components tests, the bench and chaos run
+// against: an embedded nats-server with JetStream (StartNATS) and a real
+// redis-server (StartRedis), each on a free port with its own directory.
+// RunJetStream and RunRedis wrap them for tests and stop them in cleanup.
 package testenv
 
 import (
 	"testing"
 
 	"github.com/nats-io/nats-server/v2/server"
-	natsserver "github.com/nats-io/nats-server/v2/test"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
 // RunJetStream starts an embedded nats-server with JetStream on a random
 // port and a fresh store directory; adjust, if given, changes the options
-// before it starts (users, limits).
+// before it starts (users, limits). It shuts down in cleanup.
 func RunJetStream(t testing.TB, adjust ...func(*server.Options)) *server.Server {
 	t.Helper()
-	opts := natsserver.DefaultTestOptions
-	opts.Port = -1
-	opts.JetStream = true
-	opts.StoreDir = t.TempDir()
-	opts.MaxPayload = 16 << 20
-	for _, f := range adjust {
-		f(&opts)
+	n, err := StartNATS(NATSOptions{StoreDir: t.TempDir(), Adjust: func(o *server.Options) {
+		// As nats-server's own test options.
+		o.DisableShortFirstPing = true
+		o.Cluster.PoolSize = -1
+		o.Cluster.Compression.Mode = server.CompressionOff
+		o.LeafNode.Compression.Mode = server.CompressionOff
+		for _, f := range adjust {
+			f(o)
+		}
+	}})
+	if err != nil {
+		t.Fatal(err)
 	}
-	s := natsserver.RunServer(&opts)
-	t.Cleanup(s.Shutdown)
-	return s
+	t.Cleanup(n.Shutdown)
+	return n.Server()
 }
 
 // Connect opens a client connection and a JetStream context to s, closed in
