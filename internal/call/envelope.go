@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"time"
 	"unicode/utf8"
+
+	"github.com/toolgate/toolgate/pkg/wire"
 )
 
 // Source says how a call was found.
@@ -40,13 +42,8 @@ type Request struct {
 	DryRun       bool     `json:"dry_run,omitempty"`
 }
 
-// Step is one entry of a call's history.
-type Step struct {
-	Stage  string    `json:"stage"`
-	Status Status    `json:"status"`
-	At     time.Time `json:"at"`
-	Note   string    `json:"note,omitempty"`
-}
+// Step is one entry of a call's history (wire.Step, as results carry it).
+type Step = wire.Step
 
 // Repair is the evidence of one repair attempt. Its JSON keeps RawArguments
 // exact the way Envelope's does (raw_arguments_b64).

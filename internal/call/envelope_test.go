@@ -61,7 +61,7 @@ func TestEnvelope_illegal_transition_fails_loudly(t *testing.T) {
 func TestStatus_every_status_reaches_a_terminal(t *testing.T) {
 	// From every non-terminal status some path must end, so no call can be
 	// stuck by construction.
-	for from := range transitions {
+	for _, from := range Statuses() {
 		seen := map[Status]bool{}
 		var reach func(s Status) bool
 		reach = func(s Status) bool {
@@ -72,7 +72,7 @@ func TestStatus_every_status_reaches_a_terminal(t *testing.T) {
 				return false
 			}
 			seen[s] = true
-			for _, n := range transitions[s] {
+			for _, n := range Successors(s) {
 				if reach(n) {
 					return true
 				}

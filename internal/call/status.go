@@ -1,109 +1,54 @@
 package call
 
-// Status is where a call stands. Every status that reaches a user (results,
-// dead-letter subjects, audit, the status command) is one of these constants.
-type Status string
+import "github.com/toolgate/toolgate/pkg/wire"
 
-// Statuses on the way to execution.
+// Status is where a call stands; the one list of statuses and the state
+// machine live in pkg/wire (the public contract), these are their names here.
+type Status = wire.Status
+
+// Statuses on the way to execution (see wire).
 const (
-	Received         Status = "received"          // normalized from a provider response, not yet parsed
-	Parsed           Status = "parsed"            // arguments are one well-formed JSON object
-	Validated        Status = "validated"         // arguments satisfy the tool's JSON Schema
-	BusinessValid    Status = "business_valid"    // the tool's business rules hold
-	Approved         Status = "approved"          // policy allows it (and a human approved, where required)
-	ApprovalRequired Status = "approval_required" // waiting for a human decision
-	Repairing        Status = "repairing"         // the repair gate is asking the model for a corrected call
+	Received         = wire.Received
+	Parsed           = wire.Parsed
+	Validated        = wire.Validated
+	BusinessValid    = wire.BusinessValid
+	Approved         = wire.Approved
+	ApprovalRequired = wire.ApprovalRequired
+	Repairing        = wire.Repairing
 )
 
-// Failure statuses, each with its own response (seed: "distinct failures get
-// distinct responses").
+// Failure and end statuses (see wire).
 const (
-	TransportIncomplete Status = "transport_incomplete" // the stream never finalized
-	Truncated           Status = "truncated"            // arguments cut off (token cap, unexpected end)
-	InvalidJSON         Status = "invalid_json"         // arguments are not well-formed JSON
-	NoSuchTool          Status = "no_such_tool"         // the named tool is not registered
-	SchemaInvalid       Status = "schema_invalid"       // arguments violate the tool's schema
-	BusinessInvalid     Status = "business_invalid"     // valid shape, incomplete intent: ask to clarify
-	NeedsClarification  Status = "needs_clarification"  // the model said information is missing
-	PolicyRejected      Status = "policy_rejected"      // not permitted for this principal
-	ApprovalDenied      Status = "approval_denied"      // a human said no
-	ApprovalExpired     Status = "approval_expired"     // nobody decided in time
-	Rejected            Status = "rejected"             // bad input: a limit exceeded, an undecodable body
-	Failed              Status = "failed"               // repair exhausted or impossible; Failure names the class
-	Discarded           Status = "discarded"            // a call recovered from text that named no tool or failed its schema
-	ExecutionFailed     Status = "execution_failed"     // the executor ran and reported an error
-	OutcomeUnknown      Status = "outcome_unknown"      // it may or may not have run: reconcile, never retry blindly
-	IdempotencyConflict Status = "idempotency_conflict" // the same call id arrived with other arguments
-	BatchAborted        Status = "batch_aborted"        // an atomic batch had a call that did not pass
-	Executed            Status = "executed"             // the executor ran it and answered ok
-	DryRun              Status = "dry_run"              // every gate passed; nothing executed by request
-	NoToolCalls         Status = "no_tool_calls"        // the response proposed no call (a response-level outcome)
-	// OutputTooLarge: what the stage had to publish for the call does not
-	// fit what NATS can store, even cut; the call ends here as Failed with
-	// this failure (call.Envelope.Abort), its evidence dead-lettered cut to fit.
-	OutputTooLarge Status = "output_too_large"
+	TransportIncomplete = wire.TransportIncomplete
+	Truncated           = wire.Truncated
+	InvalidJSON         = wire.InvalidJSON
+	NoSuchTool          = wire.NoSuchTool
+	SchemaInvalid       = wire.SchemaInvalid
+	BusinessInvalid     = wire.BusinessInvalid
+	NeedsClarification  = wire.NeedsClarification
+	PolicyRejected      = wire.PolicyRejected
+	ApprovalDenied      = wire.ApprovalDenied
+	ApprovalExpired     = wire.ApprovalExpired
+	Rejected            = wire.Rejected
+	Failed              = wire.Failed
+	Discarded           = wire.Discarded
+	ExecutionFailed     = wire.ExecutionFailed
+	OutcomeUnknown      = wire.OutcomeUnknown
+	IdempotencyConflict = wire.IdempotencyConflict
+	BatchAborted        = wire.BatchAborted
+	Executed            = wire.Executed
+	DryRun              = wire.DryRun
+	NoToolCalls         = wire.NoToolCalls
+	OutputTooLarge      = wire.OutputTooLarge
 )
-
-// Terminal reports whether s is an end state: exactly one terminal outcome
-// is published per call.
-func (s Status) Terminal() bool {
-	return len(transitions[s]) == 0
-}
-
-// OK reports whether s is a successful end.
-func (s Status) OK() bool { return s == Executed || s == DryRun || s == NoToolCalls }
-
-// Repairable reports whether the repair gate may try to fix a call in s. A
-// business failure asks for clarification instead; it is never repaired.
-func (s Status) Repairable() bool {
-	switch s {
-	case InvalidJSON, Truncated, SchemaInvalid, NoSuchTool:
-		return true
-	}
-	return false
-}
-
-// transitions lists the legal moves. A status with no entry is terminal.
-var transitions = map[Status][]Status{
-	Received:         {Parsed, InvalidJSON, Truncated, TransportIncomplete, Rejected, Discarded, BatchAborted, NoToolCalls},
-	Parsed:           {Validated, SchemaInvalid, NoSuchTool, Discarded, BatchAborted},
-	InvalidJSON:      {Repairing, Failed, BatchAborted},
-	Truncated:        {Repairing, Failed, BatchAborted},
-	SchemaInvalid:    {Repairing, Failed, BatchAborted},
-	NoSuchTool:       {Repairing, Failed, BatchAborted},
-	Repairing:        {Received, Failed, NeedsClarification, BatchAborted},
-	Validated:        {BusinessValid, BusinessInvalid, BatchAborted},
-	BusinessValid:    {Approved, ApprovalRequired, PolicyRejected, DryRun, BatchAborted},
-	ApprovalRequired: {Approved, ApprovalDenied, ApprovalExpired, BatchAborted},
-	Approved:         {Executed, ExecutionFailed, OutcomeUnknown, IdempotencyConflict, BatchAborted, DryRun},
-}
 
 // Successors lists the statuses a call may move to from s (none when s is
 // terminal). The caller owns the returned slice.
-func Successors(s Status) []Status { return append([]Status(nil), transitions[s]...) }
+func Successors(s Status) []Status { return wire.Successors(s) }
 
 // Statuses lists every status that appears in the transition table, in no
 // particular order.
-func Statuses() []Status {
-	seen := map[Status]bool{}
-	var all []Status
-	for from, tos := range transitions {
-		for _, s := range append([]Status{from}, tos...) {
-			if !seen[s] {
-				seen[s] = true
-				all = append(all, s)
-			}
-		}
-	}
-	return all
-}
+func Statuses() []Status { return wire.Statuses() }
 
 // Legal reports whether a call may move from one status to another.
-func Legal(from, to Status) bool {
-	for _, s := range transitions[from] {
-		if s == to {
-			return true
-		}
-	}
-	return false
-}
+func Legal(from, to Status) bool { return wire.Legal(from, to) }

@@ -22,6 +22,12 @@ const (
 	Ollama          = "ollama"
 )
 
+// Names lists every provider name toolgate reads, in the order help texts
+// and error messages give them. The caller owns the returned slice.
+func Names() []string {
+	return []string{OpenAIChat, OpenAIResponses, Anthropic, Gemini, Ollama}
+}
+
 // Known reports whether name is one of the provider names above.
 func Known(name string) bool {
 	switch name {

@@ -1,0 +1,47 @@
+package wire
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// Step is one entry of a call's history.
+type Step struct {
+	Stage  string    `json:"stage"`
+	Status Status    `json:"status"`
+	At     time.Time `json:"at"`
+	Note   string    `json:"note,omitempty"`
+}
+
+// Result is the message published on toolgate.results.<response-id>: the
+// call's terminal outcome, and Message, the tool-result item in the
+// provider's own format, ready to append to the conversation.
+type Result struct {
+	CallID         string          `json:"call_id"`
+	ResponseID     string          `json:"response_id"`
+	ProviderCallID string          `json:"provider_call_id,omitempty"`
+	Provider       string          `json:"provider"`
+	Tool           string          `json:"tool"`
+	Status         Status          `json:"status"`
+	Failure        Status          `json:"failure,omitempty"`
+	OK             bool            `json:"ok"`
+	Errors         []string        `json:"errors,omitempty"`
+	Result         json.RawMessage `json:"result,omitempty"`
+	RepairAttempts int             `json:"repair_attempts"`
+	Source         string          `json:"source"`
+	Text           string          `json:"text"`
+	Message        json.RawMessage `json:"message"`
+	History        []Step          `json:"history"`
+}
+
+// ResponseResult is the result of a response as a whole, published on
+// toolgate.results.<response-id> when it yields no call at all: no tool
+// calls, or input that could not be read.
+type ResponseResult struct {
+	ResponseID string   `json:"response_id"`
+	Provider   string   `json:"provider"`
+	Status     Status   `json:"status"`
+	OK         bool     `json:"ok"`
+	Errors     []string `json:"errors,omitempty"`
+	Text       string   `json:"text,omitempty"`
+}
