@@ -11,6 +11,9 @@
 // Toolgate-Query: status) from the same memory; a tool that
 // writes to a database should also store the key with its effect, since only
 // the tool can make the effect exactly-once end to end.
+//
+// It imports nats.go, micro, pkg/wire and the standard library only, so an
+// executor links nothing of toolgate's gates.
 package toolserver
 
 import (
@@ -22,8 +25,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/micro"
 
-	"github.com/toolgate/toolgate/internal/execute"
-	"github.com/toolgate/toolgate/internal/streams"
+	"github.com/toolgate/toolgate/pkg/wire"
 )
 
 // Call is one execution request.
@@ -57,8 +59,8 @@ func New(nc *nats.Conn, name, version string) (*Server, error) {
 // Handle serves tool with f.
 func (s *Server) Handle(tool string, f Func) error {
 	h := micro.HandlerFunc(func(r micro.Request) {
-		c := Call{ID: r.Headers().Get(streams.HeaderCallID), IdempotencyKey: r.Headers().Get(streams.HeaderIdemKey), Arguments: json.RawMessage(r.Data())}
-		if q := r.Headers().Get(execute.HeaderQuery); q != "" {
+		c := Call{ID: r.Headers().Get(wire.HeaderCallID), IdempotencyKey: r.Headers().Get(wire.HeaderIdemKey), Arguments: json.RawMessage(r.Data())}
+		if q := r.Headers().Get(wire.HeaderQuery); q != "" {
 			_ = r.Respond(s.status(q, c.IdempotencyKey))
 			return
 		}
@@ -70,7 +72,7 @@ func (s *Server) Handle(tool string, f Func) error {
 		s.remember(c.IdempotencyKey, reply)
 		_ = r.Respond(reply)
 	})
-	if err := s.svc.AddEndpoint(tool, h, micro.WithEndpointSubject(streams.Exec(tool))); err != nil {
+	if err := s.svc.AddEndpoint(tool, h, micro.WithEndpointSubject(wire.Exec(tool))); err != nil {
 		return fmt.Errorf("toolserver: %s: %w", tool, err)
 	}
 	return nil
@@ -128,18 +130,18 @@ func (s *Server) remember(key string, reply []byte) {
 // remembered key, {"known": false} otherwise. A query it does not know is
 // refused, never run as a call.
 func (s *Server) status(query, key string) []byte {
-	if query != execute.QueryStatus {
-		out, _ := json.Marshal(map[string]any{"ok": false, "error": "unknown " + execute.HeaderQuery + " " + query + " (known: status)"})
+	if query != wire.QueryStatus {
+		out, _ := json.Marshal(map[string]any{"ok": false, "error": "unknown " + wire.HeaderQuery + " " + query + " (known: status)"})
 		return out
 	}
 	reply, ok := s.lookup(key)
 	if !ok {
 		return []byte(`{"known":false}`)
 	}
-	var r execute.Reply
+	var r wire.ExecReply
 	if err := json.Unmarshal(reply, &r); err != nil {
 		return []byte(`{"known":false}`)
 	}
-	out, _ := json.Marshal(execute.StatusReply{Known: true, OK: r.OK, Result: r.Result, Error: r.Error})
+	out, _ := json.Marshal(wire.ExecStatusReply{Known: true, OK: r.OK, Result: r.Result, Error: r.Error})
 	return out
 }
