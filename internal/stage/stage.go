@@ -68,7 +68,7 @@ func New(stages []string, d Deps) (*Set, error) {
 			conc = 16
 		}
 		w, err := worker.New(d.JS, worker.Config{
-			Stage: st, Stream: streams.StreamOf(st), Concurrency: conc, MaxDeliver: d.Settings.MaxDeliver,
+			Stage: st, Stream: streams.StreamOf(st), Concurrency: conc,
 			DeadLetter: pipeline.DeadLetter(st, d.Now), Log: d.Log, Observe: d.Observe,
 		}, h)
 		if err != nil {
@@ -79,7 +79,7 @@ func New(stages []string, d Deps) (*Set, error) {
 			// Streamed responses that stop without a terminal event are
 			// settled by the accumulate timer consumer.
 			tw, err := worker.New(d.JS, worker.Config{
-				Stage: streams.AccumulateTimer, Stream: streams.StreamGates, MaxDeliver: d.Settings.MaxDeliver,
+				Stage: streams.AccumulateTimer, Stream: streams.StreamGates,
 				DeadLetter: pipeline.DeadLetter(streams.Accumulate, d.Now), Log: d.Log,
 			}, acc.HandleTimer)
 			if err != nil {

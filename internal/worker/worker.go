@@ -53,8 +53,11 @@ type Config struct {
 	Stream      string
 	Concurrency int // handler goroutines; default 1
 	Batch       int // messages buffered from the server; default 100
-	MaxDeliver  int // must match the consumer's; default 10
-	Backoff     func(n uint64) time.Duration
+	// Backoff is the nak delay after the nth delivery failed, for a
+	// consumer without a BackOff of its own; default Backoff. MaxDeliver,
+	// AckWait and BackOff come from the consumer's configuration on the
+	// server (Run), so they are set in one place: the consumer.
+	Backoff    func(n uint64) time.Duration
 	DeadLetter  DeadLetter
 	Log         zerolog.Logger
 	// Observe, when set, is told how long the handler took for each input
@@ -68,9 +71,6 @@ func (c *Config) setDefaults() {
 	}
 	if c.Batch <= 0 {
 		c.Batch = 100
-	}
-	if c.MaxDeliver <= 0 {
-		c.MaxDeliver = 10
 	}
 	if c.Backoff == nil {
 		c.Backoff = Backoff
@@ -96,6 +96,10 @@ type Worker struct {
 	cfg   Config
 	h     Handler
 	ready atomic.Bool
+	// From the consumer's configuration on the server, set by Run before
+	// any message is handled.
+	maxDeliver int             // <= 0: unlimited
+	backOff    []time.Duration // nil: cfg.Backoff
 }
 
 // New returns a worker for an existing durable consumer named cfg.Stage.
@@ -128,6 +132,8 @@ func (w *Worker) Run(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("worker: %s: consumer: %w", w.cfg.Stage, err)
 	}
+	cc := cons.CachedInfo().Config
+	w.maxDeliver, w.backOff = cc.MaxDeliver, cc.BackOff
 	iter, err := cons.Messages(jetstream.PullMaxMessages(w.cfg.Batch))
 	if err != nil {
 		return fmt.Errorf("worker: %s: messages: %w", w.cfg.Stage, err)
@@ -203,9 +209,9 @@ func (w *Worker) handle(jm jetstream.Msg) pending {
 	}
 	code, permanent, delay := classify(herr)
 	log := w.cfg.Log.With().Str("stage", w.cfg.Stage).Uint64("seq", m.StreamSeq).Uint64("delivered", m.NumDelivered).Str("code", code).Err(herr).Logger()
-	if !permanent && m.NumDelivered < uint64(w.cfg.MaxDeliver) {
+	if !permanent && (w.maxDeliver <= 0 || m.NumDelivered < uint64(w.maxDeliver)) {
 		log.Warn().Msg("transient failure, will retry")
-		return pending{msg: jm, nak: true, delay: max(delay, w.cfg.Backoff(m.NumDelivered))}
+		return pending{msg: jm, nak: true, delay: max(delay, w.nakDelay(m.NumDelivered))}
 	}
 	if !permanent {
 		code = "max_deliver"
@@ -221,9 +227,19 @@ func (w *Worker) deadLetter(jm jetstream.Msg, m Msg, code string, err error) pen
 	outs := w.cfg.DeadLetter(m, code, err)
 	if ferr := w.fits(outs); ferr != nil {
 		w.cfg.Log.Error().Err(ferr).Str("stage", w.cfg.Stage).Uint64("seq", m.StreamSeq).Str("code", code).Msg("dead letter does not fit what NATS can store: input kept and redelivered")
-		return pending{msg: jm, in: m, nak: true, delay: w.cfg.Backoff(m.NumDelivered)}
+		return pending{msg: jm, in: m, nak: true, delay: w.nakDelay(m.NumDelivered)}
 	}
 	return w.publish(jm, m, outs, true)
+}
+
+// nakDelay is the delay before the next delivery after the nth failed: the
+// consumer's BackOff (its last step repeating) when it has one, else
+// cfg.Backoff.
+func (w *Worker) nakDelay(n uint64) time.Duration {
+	if k := len(w.backOff); k > 0 {
+		return w.backOff[min(int(max(n, 1))-1, k-1)]
+	}
+	return w.cfg.Backoff(n)
 }
 
 // fits checks every output against the connection's max payload (read from

@@ -205,7 +205,7 @@ func TestWorker_transient_error_retries_then_dead_letters_at_max_deliver(t *test
 	r := newRig(t, 5*time.Second, 3)
 	r.publish(t, "in.x", "flaky")
 	var calls atomic.Int32
-	start(t, r, Config{MaxDeliver: 3, Backoff: func(uint64) time.Duration { return 10 * time.Millisecond }},
+	start(t, r, Config{Backoff: func(uint64) time.Duration { return 10 * time.Millisecond }},
 		func(context.Context, Msg) ([]Output, error) {
 			calls.Add(1)
 			return nil, errors.New("redis down")
