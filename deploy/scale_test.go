@@ -22,6 +22,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/toolgate/toolgate/internal/authz"
+	"github.com/toolgate/toolgate/internal/natsusers"
 	"github.com/toolgate/toolgate/internal/streams"
 	"github.com/toolgate/toolgate/internal/testenv"
 )
@@ -131,7 +132,7 @@ func TestScale_three_validate_processes_share_the_work_and_survive_a_kill(t *tes
 	for _, u := range authz.Names() {
 		pw[u] = "pw-" + u
 	}
-	users, err := authz.ServerUsers(pw)
+	users, err := natsusers.Users(pw)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,7 +3,7 @@
 // only its own outputs, so a compromised or buggy gate cannot skip the gates
 // after it; only the execute stage may publish to toolgate.exec.>. The same
 // users serve the embedded server of `toolgate up --least-privilege`
-// (ServerUsers) and the nats-server configuration in deploy/ (Render).
+// (internal/natsusers) and the nats-server configuration in deploy/ (Render).
 //
 // Stages never create streams, buckets or consumers under these permissions:
 // the admin user applies the topology once (`toolgate streams apply`), and a

@@ -13,6 +13,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/toolgate/toolgate/internal/authz"
+	"github.com/toolgate/toolgate/internal/natsusers"
 	"github.com/toolgate/toolgate/internal/streams"
 	"github.com/toolgate/toolgate/internal/testenv"
 	"github.com/toolgate/toolgate/pkg/toolserver"
@@ -49,7 +50,7 @@ func startLeastPrivilegePipeline(t *testing.T) (*pipe, *deniedLog) {
 	for _, u := range authz.Names() {
 		pw[u] = "pw-" + u
 	}
-	users, err := authz.ServerUsers(pw)
+	users, err := natsusers.Users(pw)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/toolgate/toolgate/internal/authz"
+	"github.com/toolgate/toolgate/internal/natsusers"
 	"github.com/toolgate/toolgate/internal/health"
 	"github.com/toolgate/toolgate/internal/stage"
 	"github.com/toolgate/toolgate/internal/streams"
@@ -41,7 +42,7 @@ func newLeastPrivilege(opts *server.Options, dir string) (*leastPrivilege, error
 		}
 		lp.passwords[u] = hex.EncodeToString(b)
 	}
-	users, err := authz.ServerUsers(lp.passwords)
+	users, err := natsusers.Users(lp.passwords)
 	if err != nil {
 		return nil, err
 	}

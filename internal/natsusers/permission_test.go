@@ -1,4 +1,4 @@
-package authz
+package natsusers
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/toolgate/toolgate/internal/authz"
 	"github.com/toolgate/toolgate/internal/streams"
 	"github.com/toolgate/toolgate/internal/testenv"
 )
@@ -21,15 +22,15 @@ import (
 func runSecured(t *testing.T) *server.Server {
 	t.Helper()
 	pw := map[string]string{}
-	for _, u := range Names() {
+	for _, u := range authz.Names() {
 		pw[u] = "pw-" + u
 	}
-	users, err := ServerUsers(pw)
+	users, err := Users(pw)
 	if err != nil {
 		t.Fatal(err)
 	}
 	s := testenv.RunJetStream(t, func(o *server.Options) { o.Users = users })
-	nc, js := connectAs(t, s, Admin, nil)
+	nc, js := connectAs(t, s, authz.Admin, nil)
 	if err := streams.Ensure(context.Background(), js, streams.DefaultSettings()); err != nil {
 		t.Fatal(err)
 	}
@@ -63,7 +64,7 @@ func (v *violations) about(subject string) error {
 
 func connectAs(t *testing.T, s *server.Server, user string, v *violations) (*nats.Conn, jetstream.JetStream) {
 	t.Helper()
-	opts := ClientOptions(user, "pw-"+user)
+	opts := authz.ClientOptions(user, "pw-"+user)
 	if v != nil {
 		opts = append(opts, nats.ErrorHandler(v.handler))
 	}
@@ -106,7 +107,7 @@ func TestPermissions_parse_cannot_skip_to_policy_or_execute(t *testing.T) {
 	if _, err := js.Publish(pctx, streams.Gate(streams.Policy), []byte(`{}`), jetstream.WithRetryAttempts(0)); err == nil {
 		t.Fatal("parse published to the policy stage's input through JetStream")
 	}
-	_, ajs := connectAs(t, s, Admin, nil)
+	_, ajs := connectAs(t, s, authz.Admin, nil)
 	st, err := ajs.Stream(ctx, streams.StreamGates)
 	if err != nil {
 		t.Fatal(err)
@@ -144,7 +145,7 @@ func TestPermissions_parse_cannot_take_another_stages_work(t *testing.T) {
 
 func TestPermissions_execute_may_call_executors(t *testing.T) {
 	s := runSecured(t)
-	enc, _ := connectAs(t, s, Executor, nil)
+	enc, _ := connectAs(t, s, authz.Executor, nil)
 	sub, err := enc.Subscribe(streams.Exec("get_weather"), func(m *nats.Msg) { _ = m.Respond([]byte(`{"ok":true}`)) })
 	if err != nil {
 		t.Fatal(err)

@@ -1,23 +1,28 @@
-package authz
+// Package natsusers turns the least-privilege users of internal/authz into
+// the users of an embedded nats-server. It is the one part of authz that
+// links nats-server, so it lives apart: toolgate up, chaos and tests import
+// it, the stage binaries do not.
+package natsusers
 
 import (
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
-	"github.com/nats-io/nats.go"
+
+	"github.com/toolgate/toolgate/internal/authz"
 )
 
-// ServerUsers returns the users of an embedded nats-server, each with its
-// permissions and the password from passwords (Names and Client); a user
-// without a password is left out.
-func ServerUsers(passwords map[string]string) ([]*server.User, error) {
+// Users returns the users of an embedded nats-server, each with its
+// permissions and the password from passwords (authz.Names and
+// authz.Client); a user without a password is left out.
+func Users(passwords map[string]string) ([]*server.User, error) {
 	var users []*server.User
-	for _, name := range append(Names(), Client) {
+	for _, name := range append(authz.Names(), authz.Client) {
 		pw, ok := passwords[name]
 		if !ok {
 			continue
 		}
-		p, err := Role(name)
+		p, err := authz.Role(name)
 		if err != nil {
 			return nil, err
 		}
@@ -26,7 +31,7 @@ func ServerUsers(passwords map[string]string) ([]*server.User, error) {
 	return users, nil
 }
 
-func serverPermissions(p *Permissions) *server.Permissions {
+func serverPermissions(p *authz.Permissions) *server.Permissions {
 	if p == nil {
 		return nil
 	}
@@ -45,10 +50,4 @@ func subjectPermission(allow []string) *server.SubjectPermission {
 		return &server.SubjectPermission{Deny: []string{">"}}
 	}
 	return &server.SubjectPermission{Allow: append([]string(nil), allow...)}
-}
-
-// ClientOptions are the connection options of user: its credentials and its
-// own inbox prefix, which its subscribe permissions are built around.
-func ClientOptions(user, password string) []nats.Option {
-	return []nats.Option{nats.UserInfo(user, password), nats.CustomInboxPrefix(InboxPrefix(user))}
 }
