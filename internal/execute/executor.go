@@ -7,15 +7,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+
+	"github.com/toolgate/toolgate/pkg/wire"
 )
 
-// Reply is the executor's answer: {"ok": true, "result": ...} or
-// {"ok": false, "error": "..."}.
-type Reply struct {
-	OK     bool            `json:"ok"`
-	Result json.RawMessage `json:"result,omitempty"`
-	Error  string          `json:"error,omitempty"`
-}
+// Reply is the executor's answer, wire.ExecReply: {"ok": true, "result": ...}
+// or {"ok": false, "error": "..."}.
+type Reply = wire.ExecReply
 
 // Request is one execution.
 type Request struct {

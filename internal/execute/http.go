@@ -17,7 +17,7 @@ import (
 	"time"
 
 	"github.com/toolgate/toolgate/internal/result"
-	"github.com/toolgate/toolgate/internal/streams"
+	"github.com/toolgate/toolgate/pkg/wire"
 )
 
 // HTTP executes by POSTing the validated arguments to URL.
@@ -83,8 +83,8 @@ func (h *HTTP) Execute(ctx context.Context, req Request) (Reply, error) {
 	hr.Header.Set("Content-Type", "application/json")
 	hr.Header.Set("Accept", "application/json")
 	hr.Header.Set(HeaderIdempotencyKey, req.IdempotencyKey)
-	hr.Header.Set(streams.HeaderIdemKey, req.IdempotencyKey)
-	hr.Header.Set(streams.HeaderCallID, req.CallID)
+	hr.Header.Set(wire.HeaderIdemKey, req.IdempotencyKey)
+	hr.Header.Set(wire.HeaderCallID, req.CallID)
 	resp, err := h.client().Do(hr)
 	if err != nil {
 		if !wrote.Load() {
@@ -133,7 +133,7 @@ func (h *HTTP) Status(ctx context.Context, req Request) (StatusReply, error) {
 	}
 	hr.Header.Set("Accept", "application/json")
 	hr.Header.Set(HeaderIdempotencyKey, req.IdempotencyKey)
-	hr.Header.Set(streams.HeaderCallID, req.CallID)
+	hr.Header.Set(wire.HeaderCallID, req.CallID)
 	resp, err := h.client().Do(hr)
 	if err != nil {
 		return StatusReply{}, fmt.Errorf("%w: GET %s: %v", ErrNoStatus, h.StatusURL, err)

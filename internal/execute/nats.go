@@ -9,7 +9,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/toolgate/toolgate/internal/result"
-	"github.com/toolgate/toolgate/internal/streams"
+	"github.com/toolgate/toolgate/pkg/wire"
 )
 
 // NATS executes by request/reply on toolgate.exec.<tool> (or a subject the
@@ -17,19 +17,19 @@ import (
 // headers carry the call id and the idempotency key.
 type NATS struct {
 	NC      *nats.Conn
-	Subject func(tool string) string // nil: streams.Exec
+	Subject func(tool string) string // nil: wire.Exec
 }
 
 // Execute implements Executor.
 func (n *NATS) Execute(ctx context.Context, req Request) (Reply, error) {
-	subj := streams.Exec(req.Tool)
+	subj := wire.Exec(req.Tool)
 	if n.Subject != nil {
 		subj = n.Subject(req.Tool)
 	}
 	m := nats.NewMsg(subj)
 	m.Data = req.Arguments
-	m.Header.Set(streams.HeaderCallID, req.CallID)
-	m.Header.Set(streams.HeaderIdemKey, req.IdempotencyKey)
+	m.Header.Set(wire.HeaderCallID, req.CallID)
+	m.Header.Set(wire.HeaderIdemKey, req.IdempotencyKey)
 	resp, err := n.NC.RequestMsgWithContext(ctx, m)
 	switch {
 	case errors.Is(err, nats.ErrNoResponders):
@@ -55,14 +55,14 @@ func (n *NATS) Execute(ctx context.Context, req Request) (Reply, error) {
 // header Toolgate-Query: status, the call's headers and an empty body.
 // pkg/toolserver answers it from the keys it remembers.
 func (n *NATS) Status(ctx context.Context, req Request) (StatusReply, error) {
-	subj := streams.Exec(req.Tool)
+	subj := wire.Exec(req.Tool)
 	if n.Subject != nil {
 		subj = n.Subject(req.Tool)
 	}
 	m := nats.NewMsg(subj)
 	m.Header.Set(HeaderQuery, QueryStatus)
-	m.Header.Set(streams.HeaderCallID, req.CallID)
-	m.Header.Set(streams.HeaderIdemKey, req.IdempotencyKey)
+	m.Header.Set(wire.HeaderCallID, req.CallID)
+	m.Header.Set(wire.HeaderIdemKey, req.IdempotencyKey)
 	resp, err := n.NC.RequestMsgWithContext(ctx, m)
 	if err != nil {
 		return StatusReply{}, fmt.Errorf("%w: %s: %v", ErrNoStatus, subj, err)

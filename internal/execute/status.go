@@ -6,31 +6,21 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/toolgate/toolgate/pkg/wire"
 )
 
-// HeaderQuery marks a request that asks about a call instead of running it:
-// "Toolgate-Query: status" with the call's idempotency key. An executor that
-// does not know the header must refuse the request's empty body; one that
-// knows it answers a StatusReply.
-const HeaderQuery = "Toolgate-Query"
+// HeaderQuery marks a request that asks about a call instead of running it
+// (wire.HeaderQuery); QueryStatus is its only value.
+const (
+	HeaderQuery = wire.HeaderQuery
+	QueryStatus = wire.QueryStatus
+)
 
-// QueryStatus is the only value of HeaderQuery.
-const QueryStatus = "status"
-
-// StatusReply answers "did call X happen?": {"known": true, "ok": ...,
-// "result": ..., "error": ...} when the executor has the call's idempotency
-// key, {"known": false} when it has not. Known false does not prove the call
-// never ran (an executor may forget), so the gate still ends the call
-// outcome_unknown.
-type StatusReply struct {
-	Known  bool            `json:"known"`
-	OK     bool            `json:"ok,omitempty"`
-	Result json.RawMessage `json:"result,omitempty"`
-	Error  string          `json:"error,omitempty"`
-}
-
-// Reply is the answer a known status stands for.
-func (s StatusReply) Reply() Reply { return Reply{OK: s.OK, Result: s.Result, Error: s.Error} }
+// StatusReply answers "did call X happen?" (wire.ExecStatusReply). Known
+// false does not prove the call never ran (an executor may forget), so the
+// gate still ends the call outcome_unknown.
+type StatusReply = wire.ExecStatusReply
 
 // StatusQuerier is implemented by executors that can say whether a call
 // happened. The execute gate asks before it records outcome_unknown for a
