@@ -24,23 +24,25 @@ type Kind struct {
 
 // Mix is the default load: mostly valid calls, plus invalid JSON,
 // schema-invalid and text-recovered ones, from real provider formats. Every
-// response yields exactly one result.
-var Mix = []Kind{
-	{Name: "valid", Provider: "openai-chat", Body: func(rid string, i int) []byte {
-		return chat(rid, "create_invoice", fmt.Sprintf(`{"customer_id":"cus_%d","currency":"USD","line_items":[{"sku":"PRO-SEAT","quantity":%d,"price_cents":4900}]}`, i, 1+i%5))
-	}},
-	{Name: "valid", Provider: "anthropic", Body: func(rid string, i int) []byte {
-		return fmt.Appendf(nil, `{"id":%q,"type":"message","role":"assistant","model":"claude-haiku-4-5","content":[{"type":"tool_use","id":"toolu_%d","name":"get_weather","input":{"city":"Paris %d"}}],"stop_reason":"tool_use","usage":{"input_tokens":10,"output_tokens":20}}`, rid, i, i)
-	}},
-	{Name: "invalid_json", Provider: "openai-chat", Body: func(rid string, i int) []byte {
-		return chat(rid, "create_invoice", `{"customer_id": "cus_1", "currency": USD}`)
-	}},
-	{Name: "schema_invalid", Provider: "openai-chat", Body: func(rid string, i int) []byte {
-		return chat(rid, "create_invoice", `{"customer_id":"cus_1","currency":"YEN","line_items":[]}`)
-	}},
-	{Name: "text_recovered", Provider: "ollama", Tolerant: true, Body: func(rid string, i int) []byte {
-		return fmt.Appendf(nil, `{"model":"qwen2.5:7b","message":{"role":"assistant","content":"<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Oslo %d\"}}\n</tool_call>"},"done_reason":"stop","done":true}`, i)
-	}},
+// response yields exactly one result. Each call returns a fresh slice.
+func Mix() []Kind {
+	return []Kind{
+		{Name: "valid", Provider: "openai-chat", Body: func(rid string, i int) []byte {
+			return chat(rid, "create_invoice", fmt.Sprintf(`{"customer_id":"cus_%d","currency":"USD","line_items":[{"sku":"PRO-SEAT","quantity":%d,"price_cents":4900}]}`, i, 1+i%5))
+		}},
+		{Name: "valid", Provider: "anthropic", Body: func(rid string, i int) []byte {
+			return fmt.Appendf(nil, `{"id":%q,"type":"message","role":"assistant","model":"claude-haiku-4-5","content":[{"type":"tool_use","id":"toolu_%d","name":"get_weather","input":{"city":"Paris %d"}}],"stop_reason":"tool_use","usage":{"input_tokens":10,"output_tokens":20}}`, rid, i, i)
+		}},
+		{Name: "invalid_json", Provider: "openai-chat", Body: func(rid string, i int) []byte {
+			return chat(rid, "create_invoice", `{"customer_id": "cus_1", "currency": USD}`)
+		}},
+		{Name: "schema_invalid", Provider: "openai-chat", Body: func(rid string, i int) []byte {
+			return chat(rid, "create_invoice", `{"customer_id":"cus_1","currency":"YEN","line_items":[]}`)
+		}},
+		{Name: "text_recovered", Provider: "ollama", Tolerant: true, Body: func(rid string, i int) []byte {
+			return fmt.Appendf(nil, `{"model":"qwen2.5:7b","message":{"role":"assistant","content":"<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Oslo %d\"}}\n</tool_call>"},"done_reason":"stop","done":true}`, i)
+		}},
+	}
 }
 
 func chat(rid, tool, args string) []byte {
@@ -80,6 +82,7 @@ func load(ctx context.Context, nc *nats.Conn, js jetstream.JetStream, prefix str
 	if rate > 0 {
 		interval = time.Duration(float64(time.Second) / rate)
 	}
+	mix := Mix()
 	start := time.Now()
 	for i := range n {
 		if interval > 0 {
@@ -87,7 +90,7 @@ func load(ctx context.Context, nc *nats.Conn, js jetstream.JetStream, prefix str
 				time.Sleep(d)
 			}
 		}
-		k := Mix[i%len(Mix)]
+		k := mix[i%len(mix)]
 		rid := prefix + strconv.Itoa(i)
 		m := nats.NewMsg(streams.SubjectInResponse)
 		m.Data = k.Body(rid, i)

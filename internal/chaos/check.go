@@ -33,8 +33,15 @@ func (v *Verdict) violate(format string, args ...any) {
 	}
 }
 
-// ranOutcomes are the outcomes of a call the executor may have received.
-var ranOutcomes = map[string]bool{"executed": true, "execution_failed": true, "outcome_unknown": true}
+// ran reports whether status is an outcome of a call the executor may have
+// received.
+func ran(status string) bool {
+	switch status {
+	case "executed", "execution_failed", "outcome_unknown":
+		return true
+	}
+	return false
+}
 
 // judge checks, for every accepted response (a call id <rid>-0, or a
 // response-level result): exactly one result message; the executor received
@@ -98,7 +105,7 @@ func judge(acc map[string]string, results []result, runs map[string]int, letters
 		case r.Status == "executed" && n == 0:
 			v.Inconsistent++
 			v.violate("inconsistent: call %s ended executed but the executor never received it", k)
-		case n > 0 && !ranOutcomes[r.Status]:
+		case n > 0 && !ran(r.Status):
 			v.Inconsistent++
 			v.violate("inconsistent: call %s was received by the executor and ended %s", k, r.Status)
 		}

@@ -31,8 +31,9 @@ type hostileInput struct {
 
 // HostileInputs names every hostile input, in the order they are published.
 func HostileInputs() []string {
-	out := make([]string, len(hostileInputs))
-	for i, h := range hostileInputs {
+	all := hostileInputs()
+	out := make([]string, len(all))
+	for i, h := range all {
 		out[i] = h.Name
 	}
 	return out
@@ -40,12 +41,13 @@ func HostileInputs() []string {
 
 func selectInputs(names []string) ([]hostileInput, error) {
 	if len(names) == 0 {
-		return hostileInputs, nil
+		return hostileInputs(), nil
 	}
+	all := hostileInputs()
 	var out []hostileInput
 	for _, n := range names {
 		found := false
-		for _, h := range hostileInputs {
+		for _, h := range all {
 			if h.Name == n {
 				out, found = append(out, h), true
 			}
@@ -83,102 +85,106 @@ func chatCall(id, fn string) string {
 
 const weatherFn = `{"name":"get_weather","arguments":"{\"city\":\"Paris\"}"}`
 
-var hostileInputs = []hostileInput{
-	{Name: "seq-huge", What: "stream: seq 1, then Toolgate-Seq 4611686018427387904", send: func(ctx context.Context, a *attacker, rid string) ([]expect, string, error) {
-		err := a.events(ctx, rid, []uint64{1, 4611686018427387904}, func(seq uint64) []byte {
-			if seq == 1 {
-				return chunkStart(rid, `{"city":`)
+// hostileInputs are the soak's inputs, in report order; each call returns a
+// fresh slice.
+func hostileInputs() []hostileInput {
+	return []hostileInput{
+		{Name: "seq-huge", What: "stream: seq 1, then Toolgate-Seq 4611686018427387904", send: func(ctx context.Context, a *attacker, rid string) ([]expect, string, error) {
+			err := a.events(ctx, rid, []uint64{1, 4611686018427387904}, func(seq uint64) []byte {
+				if seq == 1 {
+					return chunkStart(rid, `{"city":`)
+				}
+				return chunkMore(rid, `"Paris"}`)
+			})
+			return []expect{{rid: rid}}, "", err
+		}},
+		{Name: "seq-30m", What: "stream: seq 1, then Toolgate-Seq 30000000", send: func(ctx context.Context, a *attacker, rid string) ([]expect, string, error) {
+			err := a.events(ctx, rid, []uint64{1, 30_000_000}, func(seq uint64) []byte {
+				if seq == 1 {
+					return chunkStart(rid, `{"city":`)
+				}
+				return chunkMore(rid, `"Paris"}`)
+			})
+			return []expect{{rid: rid}}, "", err
+		}},
+		{Name: "kv-approval", What: `{"status":"approved"} put to $KV.toolgate_approvals.x-0`, send: func(ctx context.Context, a *attacker, rid string) ([]expect, string, error) {
+			m := nats.NewMsg("$KV." + streams.BucketApprovals + ".x-0")
+			m.Data = []byte(`{"status":"approved"}`)
+			return nil, "", publishRetry(ctx, a.js, m, rid+":kv", time.Minute)
+		}},
+		{Name: "gap-terminals", What: "stream: seq 1, then 2,000 terminal events behind a gap (seq 2 never sent)", send: func(ctx context.Context, a *attacker, rid string) ([]expect, string, error) {
+			seqs := []uint64{1}
+			for s := uint64(3); s < 2003; s++ {
+				seqs = append(seqs, s)
 			}
-			return chunkMore(rid, `"Paris"}`)
-		})
-		return []expect{{rid: rid}}, "", err
-	}},
-	{Name: "seq-30m", What: "stream: seq 1, then Toolgate-Seq 30000000", send: func(ctx context.Context, a *attacker, rid string) ([]expect, string, error) {
-		err := a.events(ctx, rid, []uint64{1, 30_000_000}, func(seq uint64) []byte {
-			if seq == 1 {
-				return chunkStart(rid, `{"city":`)
+			err := a.events(ctx, rid, seqs, func(seq uint64) []byte {
+				if seq == 1 {
+					return chunkStart(rid, `{"city":"Paris"}`)
+				}
+				return chunkEnd(rid)
+			})
+			return []expect{{rid: rid}}, "", err
+		}},
+		{Name: "big-events", What: "streams of one huge event each", send: func(ctx context.Context, a *attacker, rid string) ([]expect, string, error) {
+			size := a.cfg.BigEventSize
+			note := ""
+			if lim := int(a.nc.MaxPayload()) - 64<<10; size > lim {
+				size, note = lim, fmt.Sprintf("server max payload %d: events cut to %d bytes", a.nc.MaxPayload(), lim)
 			}
-			return chunkMore(rid, `"Paris"}`)
-		})
-		return []expect{{rid: rid}}, "", err
-	}},
-	{Name: "kv-approval", What: `{"status":"approved"} put to $KV.toolgate_approvals.x-0`, send: func(ctx context.Context, a *attacker, rid string) ([]expect, string, error) {
-		m := nats.NewMsg("$KV." + streams.BucketApprovals + ".x-0")
-		m.Data = []byte(`{"status":"approved"}`)
-		return nil, "", publishRetry(ctx, a.js, m, rid+":kv", time.Minute)
-	}},
-	{Name: "gap-terminals", What: "stream: seq 1, then 2,000 terminal events behind a gap (seq 2 never sent)", send: func(ctx context.Context, a *attacker, rid string) ([]expect, string, error) {
-		seqs := []uint64{1}
-		for s := uint64(3); s < 2003; s++ {
-			seqs = append(seqs, s)
-		}
-		err := a.events(ctx, rid, seqs, func(seq uint64) []byte {
-			if seq == 1 {
-				return chunkStart(rid, `{"city":"Paris"}`)
+			var exp []expect
+			for k := range a.cfg.BigEvents {
+				r := rid + "-" + strconv.Itoa(k)
+				head := chunkStart(r, "")
+				args := `{"city":"` + strings.Repeat("a", max(size-len(head)-16, 0))
+				if err := a.events(ctx, r, []uint64{1}, func(uint64) []byte { return chunkStart(r, args) }); err != nil {
+					return exp, note, err
+				}
+				exp = append(exp, expect{rid: r})
 			}
-			return chunkEnd(rid)
-		})
-		return []expect{{rid: rid}}, "", err
-	}},
-	{Name: "big-events", What: "streams of one huge event each", send: func(ctx context.Context, a *attacker, rid string) ([]expect, string, error) {
-		size := a.cfg.BigEventSize
-		note := ""
-		if lim := int(a.nc.MaxPayload()) - 64<<10; size > lim {
-			size, note = lim, fmt.Sprintf("server max payload %d: events cut to %d bytes", a.nc.MaxPayload(), lim)
-		}
-		var exp []expect
-		for k := range a.cfg.BigEvents {
-			r := rid + "-" + strconv.Itoa(k)
-			head := chunkStart(r, "")
-			args := `{"city":"` + strings.Repeat("a", max(size-len(head)-16, 0))
-			if err := a.events(ctx, r, []uint64{1}, func(uint64) []byte { return chunkStart(r, args) }); err != nil {
-				return exp, note, err
+			if note == "" {
+				note = fmt.Sprintf("%d streams × %s", a.cfg.BigEvents, mib(int64(size)))
 			}
-			exp = append(exp, expect{rid: r})
-		}
-		if note == "" {
-			note = fmt.Sprintf("%d streams × %s", a.cfg.BigEvents, mib(int64(size)))
-		}
-		return exp, note, nil
-	}},
-	{Name: "tool-name-70k", What: "a 70 KB tool name (call 0) beside a valid get_weather (call 1)", send: func(ctx context.Context, a *attacker, rid string) ([]expect, string, error) {
-		name := strings.Repeat("n", 70<<10)
-		body := chatBody(rid, chatCall("call_a", fmt.Sprintf(`{"name":%q,"arguments":"{}"}`, name)), chatCall("call_b", weatherFn))
-		return []expect{{rid: rid, calls: []int{0, 1}}}, "", a.response(ctx, rid, "openai-chat", body)
-	}},
-	{Name: "http-6mb", What: "a call to an HTTP tool that answers 6 MB", send: func(ctx context.Context, a *attacker, rid string) ([]expect, string, error) {
-		body := chatBody(rid, chatCall("call_a", `{"name":"`+BigAnswerTool+`","arguments":"{\"q\":\"all\"}"}`))
-		return []expect{{rid: rid, calls: []int{0}}}, "", a.response(ctx, rid, "openai-chat", body)
-	}},
-	{Name: "provider-error-8mb", What: "an 8 MB provider error body", send: func(ctx context.Context, a *attacker, rid string) ([]expect, string, error) {
-		size, note := 8<<20, ""
-		if lim := int(a.nc.MaxPayload()) - 64<<10; size > lim {
-			size, note = lim, fmt.Sprintf("server max payload %d: body cut to %d bytes", a.nc.MaxPayload(), lim)
-		}
-		msg := strings.Repeat("e", size-100)
-		body := fmt.Appendf(nil, `{"error":{"message":%q,"type":"server_error","code":"overloaded"}}`, msg)
-		return []expect{{rid: rid}}, note, a.response(ctx, rid, "openai-chat", body)
-	}},
-	{Name: "provider-header-40k", What: "a 40 KB Toolgate-Provider header", send: func(ctx context.Context, a *attacker, rid string) ([]expect, string, error) {
-		body := chatBody(rid, chatCall("call_a", weatherFn))
-		return []expect{{rid: rid}}, "", a.response(ctx, rid, strings.Repeat("p", 40<<10), body)
-	}},
-	{Name: "utf8-invalid", What: "arguments with a raw 0xFF byte (not UTF-8)", send: func(ctx context.Context, a *attacker, rid string) ([]expect, string, error) {
-		body := chatBody(rid, chatCall("call_a", "{\"name\":\"get_weather\",\"arguments\":\"{\\\"city\\\":\\\"Par\xffis\\\"}\"}"))
-		return []expect{{rid: rid, calls: []int{0}}}, "", a.response(ctx, rid, "openai-chat", body)
-	}},
-	{Name: "utf8-surrogate", What: `arguments {"city":"Paris \ud800"} (a lone surrogate escape, Anthropic input)`, send: func(ctx context.Context, a *attacker, rid string) ([]expect, string, error) {
-		body := fmt.Appendf(nil, `{"id":%q,"type":"message","role":"assistant","model":"claude-haiku-4-5","content":[{"type":"tool_use","id":"toolu_1","name":"get_weather","input":{"city":"Paris \ud800"}}],"stop_reason":"tool_use","usage":{"input_tokens":10,"output_tokens":20}}`, rid)
-		return []expect{{rid: rid, calls: []int{0}}}, "", a.response(ctx, rid, "anthropic", body)
-	}},
-	{Name: "utf8-surrogate-string", What: `OpenAI arguments string holding \ud800 (decodes to a lone surrogate)`, send: func(ctx context.Context, a *attacker, rid string) ([]expect, string, error) {
-		body := chatBody(rid, chatCall("call_a", `{"name":"get_weather","arguments":"{\"city\":\"Paris \ud800\"}"}`))
-		return []expect{{rid: rid, calls: []int{0}}}, "", a.response(ctx, rid, "openai-chat", body)
-	}},
-	{Name: "key-case", What: `"name":"get_weather","NAME":"delete_customer_account"`, send: func(ctx context.Context, a *attacker, rid string) ([]expect, string, error) {
-		body := chatBody(rid, chatCall("call_a", `{"name":"get_weather","NAME":"delete_customer_account","arguments":"{\"city\":\"Paris\"}"}`))
-		return []expect{{rid: rid, calls: []int{0}}}, "", a.response(ctx, rid, "openai-chat", body)
-	}},
+			return exp, note, nil
+		}},
+		{Name: "tool-name-70k", What: "a 70 KB tool name (call 0) beside a valid get_weather (call 1)", send: func(ctx context.Context, a *attacker, rid string) ([]expect, string, error) {
+			name := strings.Repeat("n", 70<<10)
+			body := chatBody(rid, chatCall("call_a", fmt.Sprintf(`{"name":%q,"arguments":"{}"}`, name)), chatCall("call_b", weatherFn))
+			return []expect{{rid: rid, calls: []int{0, 1}}}, "", a.response(ctx, rid, "openai-chat", body)
+		}},
+		{Name: "http-6mb", What: "a call to an HTTP tool that answers 6 MB", send: func(ctx context.Context, a *attacker, rid string) ([]expect, string, error) {
+			body := chatBody(rid, chatCall("call_a", `{"name":"`+BigAnswerTool+`","arguments":"{\"q\":\"all\"}"}`))
+			return []expect{{rid: rid, calls: []int{0}}}, "", a.response(ctx, rid, "openai-chat", body)
+		}},
+		{Name: "provider-error-8mb", What: "an 8 MB provider error body", send: func(ctx context.Context, a *attacker, rid string) ([]expect, string, error) {
+			size, note := 8<<20, ""
+			if lim := int(a.nc.MaxPayload()) - 64<<10; size > lim {
+				size, note = lim, fmt.Sprintf("server max payload %d: body cut to %d bytes", a.nc.MaxPayload(), lim)
+			}
+			msg := strings.Repeat("e", size-100)
+			body := fmt.Appendf(nil, `{"error":{"message":%q,"type":"server_error","code":"overloaded"}}`, msg)
+			return []expect{{rid: rid}}, note, a.response(ctx, rid, "openai-chat", body)
+		}},
+		{Name: "provider-header-40k", What: "a 40 KB Toolgate-Provider header", send: func(ctx context.Context, a *attacker, rid string) ([]expect, string, error) {
+			body := chatBody(rid, chatCall("call_a", weatherFn))
+			return []expect{{rid: rid}}, "", a.response(ctx, rid, strings.Repeat("p", 40<<10), body)
+		}},
+		{Name: "utf8-invalid", What: "arguments with a raw 0xFF byte (not UTF-8)", send: func(ctx context.Context, a *attacker, rid string) ([]expect, string, error) {
+			body := chatBody(rid, chatCall("call_a", "{\"name\":\"get_weather\",\"arguments\":\"{\\\"city\\\":\\\"Par\xffis\\\"}\"}"))
+			return []expect{{rid: rid, calls: []int{0}}}, "", a.response(ctx, rid, "openai-chat", body)
+		}},
+		{Name: "utf8-surrogate", What: `arguments {"city":"Paris \ud800"} (a lone surrogate escape, Anthropic input)`, send: func(ctx context.Context, a *attacker, rid string) ([]expect, string, error) {
+			body := fmt.Appendf(nil, `{"id":%q,"type":"message","role":"assistant","model":"claude-haiku-4-5","content":[{"type":"tool_use","id":"toolu_1","name":"get_weather","input":{"city":"Paris \ud800"}}],"stop_reason":"tool_use","usage":{"input_tokens":10,"output_tokens":20}}`, rid)
+			return []expect{{rid: rid, calls: []int{0}}}, "", a.response(ctx, rid, "anthropic", body)
+		}},
+		{Name: "utf8-surrogate-string", What: `OpenAI arguments string holding \ud800 (decodes to a lone surrogate)`, send: func(ctx context.Context, a *attacker, rid string) ([]expect, string, error) {
+			body := chatBody(rid, chatCall("call_a", `{"name":"get_weather","arguments":"{\"city\":\"Paris \ud800\"}"}`))
+			return []expect{{rid: rid, calls: []int{0}}}, "", a.response(ctx, rid, "openai-chat", body)
+		}},
+		{Name: "key-case", What: `"name":"get_weather","NAME":"delete_customer_account"`, send: func(ctx context.Context, a *attacker, rid string) ([]expect, string, error) {
+			body := chatBody(rid, chatCall("call_a", `{"name":"get_weather","NAME":"delete_customer_account","arguments":"{\"city\":\"Paris\"}"}`))
+			return []expect{{rid: rid, calls: []int{0}}}, "", a.response(ctx, rid, "openai-chat", body)
+		}},
+	}
 }
 
 // kvWatch is how long the soak watches the child after the key-value put:

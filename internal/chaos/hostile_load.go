@@ -65,15 +65,16 @@ func newValidLoad(nc *nats.Conn) (*validLoad, error) {
 	return l, nil
 }
 
-var validKinds = func() []bench.Kind {
+// validKinds are bench.Mix's valid kinds.
+func validKinds() []bench.Kind {
 	var ks []bench.Kind
-	for _, k := range bench.Mix {
+	for _, k := range bench.Mix() {
 		if k.Name == "valid" {
 			ks = append(ks, k)
 		}
 	}
 	return ks
-}()
+}
 
 // run offers rate calls per second for d; each publish runs in its own
 // goroutine (retried with the same Nats-Msg-Id for up to a minute while the
@@ -82,6 +83,7 @@ var validKinds = func() []bench.Kind {
 func (l *validLoad) run(ctx context.Context, js jetstream.JetStream, phase, prefix string, d time.Duration, rate float64) {
 	n := int(d.Seconds() * rate)
 	interval := time.Duration(float64(time.Second) / rate)
+	kinds := validKinds()
 	start := time.Now()
 	for i := range n {
 		if w := time.Until(start.Add(time.Duration(i) * interval)); w > 0 {
@@ -92,7 +94,7 @@ func (l *validLoad) run(ctx context.Context, js jetstream.JetStream, phase, pref
 				return
 			}
 		}
-		k := validKinds[i%len(validKinds)]
+		k := kinds[i%len(kinds)]
 		rid := prefix + "-" + strconv.Itoa(i)
 		m := nats.NewMsg(streams.SubjectInResponse)
 		m.Data = k.Body(rid, i)

@@ -37,6 +37,7 @@ func (a *accepted) ids() map[string]string {
 // retry has passed. A response counts as accepted once acked.
 func produce(ctx context.Context, js jetstream.JetStream, prefix string, n int, rate float64, retry time.Duration, acc *accepted) {
 	interval := time.Duration(float64(time.Second) / rate)
+	mix := bench.Mix()
 	start := time.Now()
 	for i := range n {
 		if d := time.Until(start.Add(time.Duration(i) * interval)); d > 0 {
@@ -46,7 +47,7 @@ func produce(ctx context.Context, js jetstream.JetStream, prefix string, n int, 
 				return
 			}
 		}
-		k := bench.Mix[i%len(bench.Mix)]
+		k := mix[i%len(mix)]
 		rid := prefix + strconv.Itoa(i)
 		body := k.Body(rid, i)
 		deadline := time.Now().Add(retry)
