@@ -62,22 +62,43 @@ type Compiled struct {
 	approval bool
 }
 
-var env, envErr = rules.NewEnv(
-	cel.Variable("principal", cel.StringType),
-	cel.Variable("roles", cel.ListType(cel.StringType)),
-	cel.Variable("tenant", cel.StringType),
-	cel.Variable("tool", cel.StringType),
-	cel.Variable("args", cel.MapType(cel.StringType, cel.DynType)),
-)
+// Compiler compiles policies in one CEL environment, built once by
+// NewCompiler. It is safe for concurrent use.
+type Compiler struct {
+	env *cel.Env
+}
+
+// NewCompiler builds the environment an allow expression is compiled in:
+// principal, roles, tenant, tool and args.
+func NewCompiler() (*Compiler, error) {
+	env, err := rules.NewEnv(
+		cel.Variable("principal", cel.StringType),
+		cel.Variable("roles", cel.ListType(cel.StringType)),
+		cel.Variable("tenant", cel.StringType),
+		cel.Variable("tool", cel.StringType),
+		cel.Variable("args", cel.MapType(cel.StringType, cel.DynType)),
+	)
+	if err != nil {
+		return nil, fmt.Errorf("policy: %w", err)
+	}
+	return &Compiler{env: env}, nil
+}
+
+// Compile is NewCompiler followed by its Compile, for a one-off policy;
+// code that compiles many keeps one Compiler.
+func Compile(p *Policy) (*Compiled, error) {
+	c, err := NewCompiler()
+	if err != nil {
+		return nil, err
+	}
+	return c.Compile(p)
+}
 
 // Compile checks and compiles p. A nil p compiles to a policy that denies every call
 // ("tool X has no policy: add policy to its definition"): deny by default.
-func Compile(p *Policy) (*Compiled, error) {
+func (c *Compiler) Compile(p *Policy) (*Compiled, error) {
 	if p == nil {
 		return &Compiled{}, nil
-	}
-	if envErr != nil {
-		return nil, fmt.Errorf("policy: %w", envErr)
 	}
 	switch p.Risk {
 	case RiskRead, RiskWrite, RiskIrreversible:
@@ -85,18 +106,18 @@ func Compile(p *Policy) (*Compiled, error) {
 		return nil, fmt.Errorf("policy: risk %q is unknown: use %q, %q or %q", p.Risk, RiskRead, RiskWrite, RiskIrreversible)
 	}
 	cp := *p
-	c := &Compiled{p: &cp, approval: p.Risk == RiskIrreversible}
+	out := &Compiled{p: &cp, approval: p.Risk == RiskIrreversible}
 	if p.Approval != nil {
-		c.approval = *p.Approval
+		out.approval = *p.Approval
 	}
 	if strings.TrimSpace(p.Allow) != "" {
-		_, prg, err := rules.CompileExpr(env, p.Allow)
+		_, prg, err := rules.CompileExpr(c.env, p.Allow)
 		if err != nil {
 			return nil, fmt.Errorf("policy: allow: %w", err)
 		}
-		c.prg = prg
+		out.prg = prg
 	}
-	return c, nil
+	return out, nil
 }
 
 // Decide says whether in may run. It denies when there is no policy, when allow is

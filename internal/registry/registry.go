@@ -21,6 +21,7 @@ import (
 // Registry is a live, compiled view of the tools bucket.
 type Registry struct {
 	kv        jetstream.KeyValue
+	compiler  *tool.Compiler // one CEL environment for every revision
 	log       zerolog.Logger
 	malformed func(key string, err error)
 	mu        sync.RWMutex
@@ -42,7 +43,11 @@ func OnMalformed(fn func(key string, err error)) Option {
 // Open starts watching bucket kv and returns once the current definitions
 // are loaded. The watch stops when ctx is done.
 func Open(ctx context.Context, kv jetstream.KeyValue, log zerolog.Logger, opts ...Option) (*Registry, error) {
-	r := &Registry{kv: kv, log: log, tools: map[string]*tool.Compiled{}, bad: map[string]error{}}
+	tc, err := tool.NewCompiler()
+	if err != nil {
+		return nil, fmt.Errorf("registry: %w", err)
+	}
+	r := &Registry{kv: kv, compiler: tc, log: log, tools: map[string]*tool.Compiled{}, bad: map[string]error{}}
 	for _, o := range opts {
 		o(r)
 	}
@@ -95,7 +100,7 @@ func (r *Registry) apply(e jetstream.KeyValueEntry) {
 		r.mu.Unlock()
 		return
 	}
-	c, err := compile(name, e.Value(), e.Revision())
+	c, err := r.compile(name, e.Value(), e.Revision())
 	r.mu.Lock()
 	if err != nil {
 		delete(r.tools, name)
@@ -117,7 +122,7 @@ func (r *Registry) apply(e jetstream.KeyValueEntry) {
 
 // compile decodes and compiles the definition stored under key; a panic in
 // the compiler is an error of this definition only.
-func compile(key string, data []byte, rev uint64) (c *tool.Compiled, err error) {
+func (r *Registry) compile(key string, data []byte, rev uint64) (c *tool.Compiled, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			c, err = nil, fmt.Errorf("registry: tool %s: compiling it panicked: %v", key, p)
@@ -127,7 +132,7 @@ func compile(key string, data []byte, rev uint64) (c *tool.Compiled, err error) 
 	if err != nil {
 		return nil, err
 	}
-	return tool.Compile(d, rev)
+	return r.compiler.Compile(d, rev)
 }
 
 // Decode reads the definition stored under key: one JSON object whose name

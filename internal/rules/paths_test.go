@@ -7,6 +7,10 @@ import (
 )
 
 func TestFieldPaths_follow_selects_and_comprehensions_but_not_has(t *testing.T) {
+	rc, err := NewCompiler()
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, test := range []struct {
 		expr string
 		want []string
@@ -18,7 +22,7 @@ func TestFieldPaths_follow_selects_and_comprehensions_but_not_has(t *testing.T) 
 		{`args.groups.all(g, g.items.all(i, i.n > 0))`, []string{"groups", "groups.*.items", "groups.*.items.*.n"}},
 	} {
 		t.Run(test.expr, func(t *testing.T) {
-			a, _, err := CompileExpr(ruleEnv, test.expr)
+			a, _, err := CompileExpr(rc.env, test.expr)
 			if err != nil {
 				t.Fatal(err)
 			}

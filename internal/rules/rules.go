@@ -61,19 +61,41 @@ type Set struct {
 	rules []compiled
 }
 
-var ruleEnv, ruleEnvErr = NewEnv(
-	cel.Variable("args", cel.MapType(cel.StringType, cel.DynType)),
-	cel.Variable("ctx", cel.MapType(cel.StringType, cel.DynType)),
-)
+// Compiler compiles rule sets in one CEL environment, built once by
+// NewCompiler (building it costs far more than compiling a rule). It is safe
+// for concurrent use.
+type Compiler struct {
+	env *cel.Env
+}
+
+// NewCompiler builds the environment rules are compiled in: args and ctx,
+// both maps.
+func NewCompiler() (*Compiler, error) {
+	env, err := NewEnv(
+		cel.Variable("args", cel.MapType(cel.StringType, cel.DynType)),
+		cel.Variable("ctx", cel.MapType(cel.StringType, cel.DynType)),
+	)
+	if err != nil {
+		return nil, err
+	}
+	return &Compiler{env: env}, nil
+}
+
+// Compile is NewCompiler followed by its Compile, for a one-off set; code
+// that compiles many sets keeps one Compiler.
+func Compile(rules []Rule) (*Set, error) {
+	c, err := NewCompiler()
+	if err != nil {
+		return nil, err
+	}
+	return c.Compile(rules)
+}
 
 // Compile compiles the rules of one tool. Expressions see args (the call's arguments,
 // a map) and ctx (tenant, principal, roles, conversation) and must evaluate to bool.
 // An error names the rule by index: "rules: rule 2: undeclared reference to 'arg'
 // (did you mean 'args'?) at column 1".
-func Compile(rules []Rule) (*Set, error) {
-	if ruleEnvErr != nil {
-		return nil, ruleEnvErr
-	}
+func (c *Compiler) Compile(rules []Rule) (*Set, error) {
 	s := &Set{rules: make([]compiled, 0, len(rules))}
 	for i, r := range rules {
 		switch r.Action {
@@ -86,7 +108,7 @@ func Compile(rules []Rule) (*Set, error) {
 		if strings.TrimSpace(r.Message) == "" {
 			return nil, fmt.Errorf("rules: rule %d: message is empty: say what is wrong when %q is false", i, r.Expr)
 		}
-		a, prg, err := CompileExpr(ruleEnv, r.Expr)
+		a, prg, err := CompileExpr(c.env, r.Expr)
 		if err != nil {
 			return nil, fmt.Errorf("rules: rule %d: %w", i, err)
 		}

@@ -27,20 +27,50 @@ type Compiled struct {
 	Placeholders rules.PlaceholderConfig
 }
 
+// Compiler compiles definitions with the rule and policy environments built
+// once. It is safe for concurrent use.
+type Compiler struct {
+	rules  *rules.Compiler
+	policy *policy.Compiler
+}
+
+// NewCompiler builds the CEL environments rules and policies compile in.
+func NewCompiler() (*Compiler, error) {
+	rc, err := rules.NewCompiler()
+	if err != nil {
+		return nil, err
+	}
+	pc, err := policy.NewCompiler()
+	if err != nil {
+		return nil, err
+	}
+	return &Compiler{rules: rc, policy: pc}, nil
+}
+
+// Compile is NewCompiler followed by its Compile, for a one-off definition;
+// code that compiles many keeps one Compiler.
+func Compile(d Definition, revision uint64) (*Compiled, error) {
+	tc, err := NewCompiler()
+	if err != nil {
+		return nil, err
+	}
+	return tc.Compile(d, revision)
+}
+
 // Compile compiles d. An error names the field once, without the prefixes
 // of the packages underneath: "input_schema does not compile: ...",
 // "rules[2]: undeclared reference to 'arg' ...", "policy.allow: ...",
 // "executor.timeout: ...". It unwraps to the underlying package's error.
-func Compile(d Definition, revision uint64) (*Compiled, error) {
+func (tc *Compiler) Compile(d Definition, revision uint64) (*Compiled, error) {
 	c := &Compiled{Def: d, Revision: revision, Timeout: DefaultTimeout}
 	var err error
 	if c.Schema, err = schema.Compile(d.Name, d.InputSchema); err != nil {
 		return nil, schemaError(d.Name, err)
 	}
-	if c.Rules, err = rules.Compile(d.Rules); err != nil {
+	if c.Rules, err = tc.rules.Compile(d.Rules); err != nil {
 		return nil, rulesError(err)
 	}
-	if c.Policy, err = policy.Compile(d.Policy); err != nil {
+	if c.Policy, err = tc.policy.Compile(d.Policy); err != nil {
 		return nil, policyError(err)
 	}
 	if d.Executor.Timeout != "" {
@@ -63,9 +93,13 @@ func Compile(d Definition, revision uint64) (*Compiled, error) {
 // CompileAll compiles every definition of one file, refusing the file as a
 // whole at the first broken one. Errors read "FILE: tool NAME: FIELD: ...".
 func CompileAll(file string, defs []Definition) ([]*Compiled, error) {
+	tc, err := NewCompiler()
+	if err != nil {
+		return nil, err
+	}
 	out := make([]*Compiled, 0, len(defs))
 	for _, d := range defs {
-		c, err := Compile(d, 0)
+		c, err := tc.Compile(d, 0)
 		if err != nil {
 			return nil, fmt.Errorf("%s: tool %s: %w", file, d.Name, err)
 		}
