@@ -57,7 +57,7 @@ func failed(t *testing.T, rid, tool string) call.Envelope {
 // kill publishes e's outputs as its stage would: result, status, dead letter.
 func (r rig) kill(stage string, e call.Envelope) {
 	r.t.Helper()
-	outs, err := pipeline.Outputs(stage, e)
+	outs, err := (&pipeline.Emitter{}).Outputs(stage, e)
 	if err != nil {
 		r.t.Fatal(err)
 	}
@@ -86,7 +86,7 @@ func (r rig) rawInput(rid string) {
 	h.Set(streams.HeaderResponseID, rid)
 	h.Set(nats.MsgIdHdr, rid)
 	m := worker.Msg{Subject: streams.SubjectInResponse, Header: h, Data: []byte(`{"id":"x"}`), StreamSeq: 42}
-	r.publish(pipeline.Raw(streams.Accumulate, "unknown_provider", m, errors.New("header Toolgate-Provider is \"acme-llm\"")))
+	r.publish((&pipeline.Emitter{}).Raw(streams.Accumulate, "unknown_provider", m, errors.New("header Toolgate-Provider is \"acme-llm\"")))
 }
 
 // gateMsgs fetches what waits for stage's durable consumer.

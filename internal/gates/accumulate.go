@@ -53,6 +53,9 @@ type Accumulate struct {
 	// ProgressBudget bounds the event bytes held for progress across all
 	// open streams. Default DefaultProgressBudget.
 	ProgressBudget int
+	// Emit turns the envelopes and rejected inputs into messages and tells
+	// the process of each transition; nil: no hooks, the default max payload.
+	Emit *pipeline.Emitter
 
 	js   jsHandles
 	prog progressCache
@@ -136,7 +139,7 @@ func (a *Accumulate) emit(m worker.Msg, rid string, resp provider.Response) ([]w
 	}
 	var outs []worker.Output
 	for _, e := range envs {
-		o, err := pipeline.Outputs(streams.Accumulate, e)
+		o, err := a.Emit.Outputs(streams.Accumulate, e)
 		if err != nil {
 			return nil, worker.Permanent("encode", err)
 		}
@@ -169,7 +172,7 @@ func (a *Accumulate) reject(m worker.Msg, rid, prov, code, why string) ([]worker
 	if err != nil {
 		return nil, err
 	}
-	return append(outs, pipeline.Raw(streams.Accumulate, code, m, fmt.Errorf("%s", why))), nil
+	return append(outs, a.Emit.Raw(streams.Accumulate, code, m, fmt.Errorf("%s", why))), nil
 }
 
 // responseOutcome is the response-level result, its provider and reason cut

@@ -46,11 +46,11 @@ func (a *Accumulate) handleEvent(ctx context.Context, m worker.Msg) ([]worker.Ou
 	case CodeSeqOutOfRange:
 		why := fmt.Errorf("header %s is %q: use a number from 1 to %d (the limit of events in one response, TOOLGATE_STREAM_MAX_EVENTS); the event was left out of the response",
 			streams.HeaderSeq, shortValue(m.Header.Get(streams.HeaderSeq), 64), a.maxEvents())
-		return []worker.Output{pipeline.Raw(streams.Accumulate, CodeSeqOutOfRange, m, why), a.timer(rid, "timer")}, nil
+		return []worker.Output{a.Emit.Raw(streams.Accumulate, CodeSeqOutOfRange, m, why), a.timer(rid, "timer")}, nil
 	case CodeHeaderTooLarge:
 		why := fmt.Errorf("header %s is %d bytes, over the %d-byte limit of a toolgate header: send it shorter; the event was left out of the response",
 			shortValue(ev.bigHeader, 64), len(m.Header.Get(ev.bigHeader)), pipeline.InputHeaderMax)
-		return []worker.Output{pipeline.Raw(streams.Accumulate, CodeHeaderTooLarge, m, why), a.timer(rid, "timer")}, nil
+		return []worker.Output{a.Emit.Raw(streams.Accumulate, CodeHeaderTooLarge, m, why), a.timer(rid, "timer")}, nil
 	}
 	prov := m.Header.Get(streams.HeaderProvider)
 	terminal := ev.end || !provider.Known(prov) || a.progress(rid, prov, ev)
@@ -190,7 +190,7 @@ func (a *Accumulate) incomplete(m worker.Msg, rid string, asm *assembly, why str
 		if err != nil {
 			return nil, err
 		}
-		return append(outs, pipeline.Raw(streams.Accumulate, string(call.TransportIncomplete), m, errors.New(why))), nil
+		return append(outs, a.Emit.Raw(streams.Accumulate, string(call.TransportIncomplete), m, errors.New(why))), nil
 	}
 	if resp.Provider == "" {
 		resp.Provider = asm.provider
@@ -202,7 +202,7 @@ func (a *Accumulate) incomplete(m worker.Msg, rid string, asm *assembly, why str
 			return nil, worker.Permanent("illegal_transition", err)
 		}
 		e.Note(fmt.Sprintf("%d argument bytes arrived before the stream stopped", len(c.Arguments)))
-		o, err := pipeline.Outputs(streams.Accumulate, e)
+		o, err := a.Emit.Outputs(streams.Accumulate, e)
 		if err != nil {
 			return nil, worker.Permanent("encode", err)
 		}

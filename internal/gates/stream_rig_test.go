@@ -16,7 +16,6 @@ import (
 
 	"github.com/toolgate/toolgate/internal/call"
 	"github.com/toolgate/toolgate/internal/parse"
-	"github.com/toolgate/toolgate/internal/pipeline"
 	"github.com/toolgate/toolgate/internal/streams"
 	"github.com/toolgate/toolgate/internal/testenv"
 	"github.com/toolgate/toolgate/internal/worker"
@@ -140,7 +139,7 @@ func runAccumulate(t *testing.T, js jetstream.JetStream, a *Accumulate, h worker
 	} {
 		wk, err := worker.New(js, worker.Config{
 			Stage: w.stage, Stream: w.stream, Batch: 10,
-			DeadLetter: pipeline.DeadLetter(streams.Accumulate, time.Now),
+			DeadLetter: a.Emit.DeadLetter(streams.Accumulate, time.Now),
 		}, w.h)
 		if err != nil {
 			t.Fatal(err)

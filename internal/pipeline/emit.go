@@ -57,14 +57,13 @@ type StatusRecord struct {
 // Outputs turns one envelope a gate returned into what the worker publishes.
 // A terminal envelope also gets an audit event on toolgate.audit.<status>
 // (redacted: the raw arguments stay in the dead-letter stream only). The
-// process's Hooks are told of the transition.
-func Outputs(stage string, e call.Envelope) ([]worker.Output, error) {
+// emitter's Transition is told of it.
+func (em *Emitter) Outputs(stage string, e call.Envelope) ([]worker.Output, error) {
 	body, err := e.Marshal()
 	if err != nil {
 		return nil, fmt.Errorf("pipeline: %w", err)
 	}
-	hk := current()
-	hk.transition(stage, e)
+	em.transition(stage, e)
 	id := func(kind string) string {
 		return fmt.Sprintf("%s:%s:%s:%d:%d", e.CallID, stage, kind, e.RepairAttempts, e.Replays)
 	}
@@ -79,7 +78,7 @@ func Outputs(stage string, e call.Envelope) ([]worker.Output, error) {
 	}
 	var outs []worker.Output
 	if WritesStatus(stage, e) {
-		status := fitJSON(StatusOf(e), e.CallID, e.ResponseID)
+		status := em.fitJSON(StatusOf(e), e.CallID, e.ResponseID)
 		outs = append(outs, worker.Output{Subject: streams.CallStatus(e.CallID), Data: status})
 	}
 	outs = append(outs, BatchMarks(e)...)
@@ -89,16 +88,16 @@ func Outputs(stage string, e call.Envelope) ([]worker.Output, error) {
 	if !e.Status.Terminal() {
 		return outs, nil // waiting, e.g. for a human decision
 	}
-	res := fitJSON(ResultOf(e), e.CallID, e.ResponseID)
+	res := em.fitJSON(em.ResultOf(e), e.CallID, e.ResponseID)
 	outs = append(outs, worker.Output{Subject: streams.Results(e.ResponseID), MsgID: id("result"), Header: hdr(), Data: res})
-	audit := fitJSON(fitAudit(AuditOf(stage, e, hk.sensitive(e.ToolName))), e.CallID, e.ResponseID)
+	audit := em.fitJSON(em.fitAudit(AuditOf(stage, e, em.sensitive(e.ToolName))), e.CallID, e.ResponseID)
 	outs = append(outs, worker.Output{Subject: streams.Audit(string(e.Status)), MsgID: id("audit"), Header: hdr(), Data: audit})
 	if !e.Status.OK() {
 		fstage, failure := streams.FailedAt(e)
 		h := hdr()
 		h.Set(streams.HeaderStage, fstage)
 		h.Set(streams.HeaderFailure, failure)
-		outs = append(outs, worker.Output{Subject: streams.DLQ(fstage, failure), MsgID: id("dlq"), Header: h, Data: fitEnvelope(e, body)})
+		outs = append(outs, worker.Output{Subject: streams.DLQ(fstage, failure), MsgID: id("dlq"), Header: h, Data: em.fitEnvelope(e, body)})
 	}
 	return outs, nil
 }
@@ -120,12 +119,12 @@ func WritesStatus(stage string, e call.Envelope) bool {
 // whose three copies in result, text and message would not fit, carried
 // once, cut to an excerpt with its size and sha256, which the text and the
 // message name instead of repeating.
-func ResultOf(e call.Envelope) Result {
-	budget := bodyBudget()
+func (em *Emitter) ResultOf(e call.Envelope) Result {
+	budget := em.bodyBudget()
 	o := result.Outcome{
 		Provider: e.Provider, CallID: e.CallID, ProviderCallID: e.ProviderCallID, Tool: e.ToolName,
 		Status: string(e.Status), OK: e.Status.OK(), Errors: FitErrors(e.Errors), ValidTools: e.ValidTools,
-		Result: result.Cut(e.Result, result.Limit(maxPayload()), ExcerptMax),
+		Result: result.Cut(e.Result, result.Limit(em.maxPayload()), ExcerptMax),
 	}
 	if e.Status == call.Failed && e.Failure != "" {
 		o.Status = string(e.Failure) // the model needs the class, not "failed"
@@ -154,9 +153,9 @@ func resultOf(e call.Envelope, o result.Outcome) Result {
 
 // fitAudit bounds an audit event's errors, and its redacted arguments when
 // the event would not fit.
-func fitAudit(ev AuditEvent) AuditEvent {
+func (em *Emitter) fitAudit(ev AuditEvent) AuditEvent {
 	ev.Errors = FitErrors(ev.Errors)
-	if len(ev.RawArgumentsRedacted) > bodyBudget()/2 {
+	if len(ev.RawArgumentsRedacted) > em.bodyBudget()/2 {
 		ev.RawArgumentsRedacted = result.CutText(ev.RawArgumentsRedacted, ExcerptMax)
 	}
 	return ev

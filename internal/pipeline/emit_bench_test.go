@@ -29,6 +29,7 @@ func BenchmarkOutputs(b *testing.B) {
 		b.Fatal(err)
 	}
 	done.Result = json.RawMessage(`{"invoice_id":"inv_1"}`)
+	em := &Emitter{}
 	for _, c := range []struct {
 		name string
 		e    call.Envelope
@@ -36,7 +37,7 @@ func BenchmarkOutputs(b *testing.B) {
 		b.Run(c.name, func(b *testing.B) {
 			b.ReportAllocs()
 			for range b.N {
-				if _, err := Outputs("bench", c.e); err != nil {
+				if _, err := em.Outputs("bench", c.e); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -17,13 +17,13 @@ import (
 )
 
 // What every result, dead letter, status record and audit event is cut to,
-// so that it fits what NATS can store: the connection's max payload (Hooks
+// so that it fits what NATS can store: the connection's max payload (Emitter
 // MaxPayload, from nc.MaxPayload()) and worker.MaxHeaderBytes of headers. A
 // part over its limit is replaced by its beginning, its size and its sha256,
 // with a note that says so (result.Cut, result.CutText).
 const (
 	// DefaultMaxPayload is nats-server's default max_payload, used when no
-	// connection said otherwise (Hooks.MaxPayload unset).
+	// connection said otherwise (Emitter.MaxPayload unset).
 	DefaultMaxPayload int64 = 1 << 20
 	// HeaderValueMax bounds a name echoed in a header (Toolgate-Tool,
 	// Toolgate-Provider).
@@ -44,16 +44,8 @@ const (
 	headerRoom = 16 << 10
 )
 
-// maxPayload is the max payload of this process's connection.
-func maxPayload() int64 {
-	if mp := current().MaxPayload; mp > 0 {
-		return mp
-	}
-	return DefaultMaxPayload
-}
-
 // bodyBudget is how many bytes a message body may take.
-func bodyBudget() int { return int(maxPayload()) - headerRoom }
+func (em *Emitter) bodyBudget() int { return int(em.maxPayload()) - headerRoom }
 
 // CutText bounds one error or reason to TextMax (result.CutText).
 func CutText(s string) string { return result.CutText(s, TextMax) }
@@ -125,8 +117,8 @@ const HeaderInputHeaders = "Toolgate-Input-Headers"
 // fitEnvelope returns the body of e for a dead letter: e as it is when it
 // fits, else e with every large part cut (raw arguments, arguments, result,
 // texts, repair evidence), and as a last resort its cut form.
-func fitEnvelope(e call.Envelope, body []byte) []byte {
-	budget := bodyBudget()
+func (em *Emitter) fitEnvelope(e call.Envelope, body []byte) []byte {
+	budget := em.bodyBudget()
 	if len(body) <= budget {
 		return body
 	}
@@ -144,24 +136,24 @@ func fitEnvelope(e call.Envelope, body []byte) []byte {
 		e.Repairs[i].Errors = FitErrors(e.Repairs[i].Errors)
 	}
 	e.Note(fmt.Sprintf("cut by toolgate: the envelope was %d bytes, over the %d bytes a dead letter may hold; its large parts hold excerpts, sizes and sha256", len(body), budget))
-	return fitJSON(e, e.CallID, e.ResponseID)
+	return em.fitJSON(e, e.CallID, e.ResponseID)
 }
 
 // fitJSON encodes v; when that is over the body budget (or v cannot be
 // encoded), it returns the cut form of the encoding, naming the call.
-func fitJSON(v any, callID, responseID string) []byte {
+func (em *Emitter) fitJSON(v any, callID, responseID string) []byte {
 	data, err := json.Marshal(v)
-	if err == nil && len(data) <= bodyBudget() {
+	if err == nil && len(data) <= em.bodyBudget() {
 		return data
 	}
-	return cutForm(data, err, callID, responseID)
+	return em.cutForm(data, err, callID, responseID)
 }
 
 // cutForm stands for a record that cannot fit even with its parts cut:
 // which call it was, its size and sha256, and an excerpt.
-func cutForm(data []byte, err error, callID, responseID string) []byte {
+func (em *Emitter) cutForm(data []byte, err error, callID, responseID string) []byte {
 	sum := sha256.Sum256(data)
-	note := fmt.Sprintf("cut by toolgate: this record is %d bytes, over the %d bytes a message may hold", len(data), bodyBudget())
+	note := fmt.Sprintf("cut by toolgate: this record is %d bytes, over the %d bytes a message may hold", len(data), em.bodyBudget())
 	if err != nil {
 		note = "toolgate could not encode this record: " + err.Error()
 	}

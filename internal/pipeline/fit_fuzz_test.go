@@ -25,9 +25,8 @@ func FuzzRaw(f *testing.F) {
 		for i := range count {
 			h.Add(key, strings.Repeat("v", size/(i+1)))
 		}
-		t.Cleanup(SetHooks(Hooks{MaxPayload: 64 << 10}))
 		m := worker.Msg{Subject: streams.SubjectInResponse, Header: h, Data: data, StreamSeq: 1}
-		o := Raw(streams.Accumulate, "bad", m, errors.New(strings.Repeat("e", errSize)))
+		o := (&Emitter{MaxPayload: 64 << 10}).Raw(streams.Accumulate, "bad", m, errors.New(strings.Repeat("e", errSize)))
 		if err := worker.Fits(o, 64<<10); err != nil {
 			t.Fatal(err)
 		}

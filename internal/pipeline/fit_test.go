@@ -18,10 +18,8 @@ import (
 	"github.com/toolgate/toolgate/internal/worker"
 )
 
-// withMaxPayload runs the test as a process whose connection allows max.
-func withMaxPayload(t *testing.T, max int64) {
-	t.Cleanup(SetHooks(Hooks{MaxPayload: max}))
-}
+// withMaxPayload is the emitter of a pipeline whose connection allows max.
+func withMaxPayload(max int64) *Emitter { return &Emitter{MaxPayload: max} }
 
 func terminal(t *testing.T, tool string, to call.Status, res []byte, errs ...string) call.Envelope {
 	t.Helper()
@@ -139,8 +137,7 @@ func TestOutputs_fit_what_nats_can_store(t *testing.T) {
 			}},
 	} {
 		t.Run(test.name, func(t *testing.T) {
-			withMaxPayload(t, test.max)
-			outs, err := Outputs(streams.Execute, test.env(t))
+			outs, err := withMaxPayload(test.max).Outputs(streams.Execute, test.env(t))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -166,13 +163,13 @@ func resultOut(t *testing.T, outs []worker.Output) Result {
 }
 
 func TestRaw_cuts_headers_and_keeps_the_input(t *testing.T) {
-	withMaxPayload(t, 16<<20)
+	em := withMaxPayload(16 << 20)
 	prov := strings.Repeat("p", 40<<10)
 	h := nats.Header{}
 	h.Set(streams.HeaderProvider, prov)
 	h.Set(streams.HeaderResponseID, "r1")
 	m := worker.Msg{Subject: streams.SubjectInResponse, Header: h, Data: []byte(`{"x":1}`), StreamSeq: 7}
-	o := Raw(streams.Accumulate, "header_too_large", m, errors.New(strings.Repeat("why ", 2<<20)))
+	o := em.Raw(streams.Accumulate, "header_too_large", m, errors.New(strings.Repeat("why ", 2<<20)))
 	checkFits(t, []worker.Output{o}, 16<<20)
 	if string(o.Data) != `{"x":1}` {
 		t.Fatalf("input changed: %s", o.Data)
@@ -190,9 +187,9 @@ func TestRaw_cuts_headers_and_keeps_the_input(t *testing.T) {
 }
 
 func TestRaw_input_that_cannot_fit_beside_its_headers_is_kept_as_its_cut_form(t *testing.T) {
-	withMaxPayload(t, 64<<10)
+	em := withMaxPayload(64 << 10)
 	data := []byte(strings.Repeat("d", 64<<10-10))
-	o := Raw(streams.Accumulate, "too_large", worker.Msg{Subject: streams.SubjectInResponse, Data: data}, errors.New("no"))
+	o := em.Raw(streams.Accumulate, "too_large", worker.Msg{Subject: streams.SubjectInResponse, Data: data}, errors.New("no"))
 	checkFits(t, []worker.Output{o}, 64<<10)
 	if !strings.Contains(string(o.Data), sha(data)) {
 		t.Fatalf("body %.200s: want its sha256", o.Data)

@@ -19,8 +19,9 @@ import (
 // (worker.Permanent / worker.Transient; unclassified is transient).
 type Gate func(ctx context.Context, e call.Envelope) ([]call.Envelope, error)
 
-// Handler adapts a gate to the worker.
-func Handler(stage string, g Gate) worker.Handler {
+// Handler adapts a gate to the worker; its envelopes become messages by
+// em.Outputs.
+func (em *Emitter) Handler(stage string, g Gate) worker.Handler {
 	return func(ctx context.Context, m worker.Msg) ([]worker.Output, error) {
 		e, err := call.Unmarshal(m.Data)
 		if err != nil {
@@ -35,7 +36,7 @@ func Handler(stage string, g Gate) worker.Handler {
 		}
 		var outs []worker.Output
 		for _, env := range envs {
-			o, err := Outputs(stage, env)
+			o, err := em.Outputs(stage, env)
 			if err != nil {
 				return nil, worker.Permanent("encode", err)
 			}
@@ -49,15 +50,15 @@ func Handler(stage string, g Gate) worker.Handler {
 // on. A decodable envelope also ends as Failed with a result and a status
 // record, so the call still has exactly one recorded outcome; anything else
 // is kept as it arrived, with its headers.
-func DeadLetter(stage string, now func() time.Time) worker.DeadLetter {
+func (em *Emitter) DeadLetter(stage string, now func() time.Time) worker.DeadLetter {
 	return func(m worker.Msg, code string, err error) []worker.Output {
 		if e, derr := call.Unmarshal(m.Data); derr == nil {
 			e.Abort(stage, code, err, now())
-			if outs, oerr := Outputs(stage, e); oerr == nil {
+			if outs, oerr := em.Outputs(stage, e); oerr == nil {
 				return outs
 			}
 		}
-		return []worker.Output{Raw(stage, code, m, err)}
+		return []worker.Output{em.Raw(stage, code, m, err)}
 	}
 }
 
@@ -66,7 +67,7 @@ func DeadLetter(stage string, now func() time.Time) worker.DeadLetter {
 // InputHeaderMax (the error over ErrorHeaderMax) becomes its beginning, size
 // and sha256; a body that would not fit beside the headers becomes its cut
 // form.
-func Raw(stage, code string, m worker.Msg, err error) worker.Output {
+func (em *Emitter) Raw(stage, code string, m worker.Msg, err error) worker.Output {
 	h := nats.Header{}
 	for k, v := range m.Header {
 		h[k] = append([]string(nil), v...)
@@ -82,8 +83,8 @@ func Raw(stage, code string, m worker.Msg, err error) worker.Output {
 		Data:    m.Data,
 	}
 	fitHeaders(h, o.MsgID, InputHeaderMax, streams.HeaderStage, streams.HeaderFailure, streams.HeaderError, streams.HeaderOrigSubject, streams.HeaderResponseID)
-	if int64(worker.HeaderBytes(h, o.MsgID)+len(o.Data)) > maxPayload() {
-		o.Data = cutForm(m.Data, nil, "", h.Get(streams.HeaderResponseID))
+	if int64(worker.HeaderBytes(h, o.MsgID)+len(o.Data)) > em.maxPayload() {
+		o.Data = em.cutForm(m.Data, nil, "", h.Get(streams.HeaderResponseID))
 	}
 	return o
 }

@@ -16,11 +16,11 @@ func TestOutputs_repaired_call_hops_do_not_collide_with_the_first_round(t *testi
 	again := first
 	again.RepairAttempts = 1
 	for _, stage := range []string{"parse", "validate", "business", "policy"} {
-		a, err := Outputs(stage, first)
+		a, err := (*Emitter)(nil).Outputs(stage, first)
 		if err != nil {
 			t.Fatal(err)
 		}
-		b, err := Outputs(stage, again)
+		b, err := (*Emitter)(nil).Outputs(stage, again)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -11,6 +11,7 @@ import (
 	"github.com/toolgate/toolgate/internal/idem"
 	"github.com/toolgate/toolgate/internal/model"
 	"github.com/toolgate/toolgate/internal/parse"
+	"github.com/toolgate/toolgate/internal/pipeline"
 	"github.com/toolgate/toolgate/internal/registry"
 	"github.com/toolgate/toolgate/internal/streams"
 )
@@ -47,6 +48,9 @@ type Deps struct {
 	ApprovalTTL, ApprovalSweep time.Duration
 	// Repair is the repair model; nil: the repair gate calls nothing.
 	Repair *model.Client
+	// Emit turns what the gates return into messages and tells the process
+	// of each transition (metrics, logs, sensitive fields); nil: no hooks.
+	Emit *pipeline.Emitter
 	// Malformed is told of every malformed stored record a stage meets
 	// (records.go: log and count it); nil: logged only.
 	Malformed MalformedFunc

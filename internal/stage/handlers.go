@@ -7,7 +7,6 @@ import (
 
 	"github.com/toolgate/toolgate/internal/execute"
 	"github.com/toolgate/toolgate/internal/gates"
-	"github.com/toolgate/toolgate/internal/pipeline"
 	"github.com/toolgate/toolgate/internal/streams"
 	"github.com/toolgate/toolgate/internal/worker"
 )
@@ -16,7 +15,7 @@ import (
 // their timers share its caches.
 func accumulate(d Deps) *gates.Accumulate {
 	return &gates.Accumulate{Limits: d.Limits, Now: gates.Clock(d.Now), JS: d.JS, IdleTimeout: d.StreamIdle,
-		MaxStreamEvents: d.StreamMaxEvents, TolerantProviders: d.TolerantProviders}
+		MaxStreamEvents: d.StreamMaxEvents, TolerantProviders: d.TolerantProviders, Emit: d.Emit}
 }
 
 func handler(st string, d Deps, acc *gates.Accumulate) (worker.Handler, error) {
@@ -25,17 +24,17 @@ func handler(st string, d Deps, acc *gates.Accumulate) (worker.Handler, error) {
 	case streams.Accumulate:
 		return acc.Handle, nil
 	case streams.Parse:
-		return pipeline.Handler(st, (&gates.Parse{Tools: d.Tools, Limits: d.Limits, Now: now}).Handle), nil
+		return d.Emit.Handler(st, (&gates.Parse{Tools: d.Tools, Limits: d.Limits, Now: now}).Handle), nil
 	case streams.Validate:
-		return pipeline.Handler(st, (&gates.Validate{Tools: d.Tools, Now: now}).Handle), nil
+		return d.Emit.Handler(st, (&gates.Validate{Tools: d.Tools, Now: now}).Handle), nil
 	case streams.Business:
-		return pipeline.Handler(st, (&gates.Business{Tools: d.Tools, Now: now}).Handle), nil
+		return d.Emit.Handler(st, (&gates.Business{Tools: d.Tools, Now: now}).Handle), nil
 	case streams.Policy:
 		pol := &gates.Policy{Tools: d.Tools, Approvals: d.Approvals, ApprovalTTL: d.ApprovalTTL, Now: now}
-		return pipeline.Handler(st, pol.Handle), nil
+		return d.Emit.Handler(st, pol.Handle), nil
 	case streams.Repair:
 		rep := &gates.Repair{Tools: d.Tools, Now: now, Model: d.Repair, Budget: repairBudget(d.Settings)}
-		return pipeline.Handler(st, rep.Handle), nil
+		return d.Emit.Handler(st, rep.Handle), nil
 	case streams.Execute:
 		if d.Store == nil {
 			return nil, errors.New("stage: execute needs an idempotency store")
@@ -49,7 +48,7 @@ func handler(st string, d Deps, acc *gates.Accumulate) (worker.Handler, error) {
 			Executors: execute.Selector{NC: d.NC}.For,
 			Batches:   &gates.BatchKV{KV: batches, Now: now, Malformed: d.Malformed.from(streams.BucketBatches)},
 		}
-		return pipeline.Handler(st, x.Handle), nil
+		return d.Emit.Handler(st, x.Handle), nil
 	}
 	return nil, fmt.Errorf("stage: unknown stage %q (stages: accumulate, parse, validate, business, policy, repair, execute)", st)
 }

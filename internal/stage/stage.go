@@ -12,7 +12,6 @@ import (
 
 	"github.com/toolgate/toolgate/internal/approval"
 	"github.com/toolgate/toolgate/internal/gates"
-	"github.com/toolgate/toolgate/internal/pipeline"
 	"github.com/toolgate/toolgate/internal/streams"
 	"github.com/toolgate/toolgate/internal/worker"
 )
@@ -69,7 +68,7 @@ func New(stages []string, d Deps) (*Set, error) {
 		}
 		w, err := worker.New(d.JS, worker.Config{
 			Stage: st, Stream: streams.StreamOf(st), Concurrency: conc,
-			DeadLetter: pipeline.DeadLetter(st, d.Now), Log: d.Log, Observe: d.Observe,
+			DeadLetter: d.Emit.DeadLetter(st, d.Now), Log: d.Log, Observe: d.Observe,
 		}, h)
 		if err != nil {
 			return nil, err
@@ -80,7 +79,7 @@ func New(stages []string, d Deps) (*Set, error) {
 			// settled by the accumulate timer consumer.
 			tw, err := worker.New(d.JS, worker.Config{
 				Stage: streams.AccumulateTimer, Stream: streams.StreamGates,
-				DeadLetter: pipeline.DeadLetter(streams.Accumulate, d.Now), Log: d.Log,
+				DeadLetter: d.Emit.DeadLetter(streams.Accumulate, d.Now), Log: d.Log,
 			}, acc.HandleTimer)
 			if err != nil {
 				return nil, err

@@ -1,0 +1,44 @@
+package pipeline
+
+import "github.com/toolgate/toolgate/internal/call"
+
+// Emitter turns what the gates of one pipeline return into the messages the
+// worker publishes (Outputs, Handler, DeadLetter, Raw), and tells its process
+// of each transition. It is a value handed to the gates, not process-wide
+// state: two pipelines in one process each have their own. A nil *Emitter
+// (or a zero one) has no hooks and the default max payload, which is fine
+// for tests.
+type Emitter struct {
+	// Transition is told of every envelope Outputs turns into messages:
+	// one transition of one call at stage. It counts and logs; it must not
+	// block.
+	Transition func(stage string, e call.Envelope)
+	// Sensitive returns a tool's sensitive_fields, so audit events redact
+	// them; nil or an unknown tool: the built-in detectors only.
+	Sensitive func(tool string) []string
+	// MaxPayload is the max payload of the pipeline's NATS connection
+	// (nc.MaxPayload()): results, dead letters, status records and audit
+	// events are cut to fit it. 0: DefaultMaxPayload.
+	MaxPayload int64
+}
+
+func (em *Emitter) transition(stage string, e call.Envelope) {
+	if em != nil && em.Transition != nil {
+		em.Transition(stage, e)
+	}
+}
+
+func (em *Emitter) sensitive(tool string) []string {
+	if em == nil || em.Sensitive == nil {
+		return nil
+	}
+	return em.Sensitive(tool)
+}
+
+// maxPayload is the max payload of the pipeline's connection.
+func (em *Emitter) maxPayload() int64 {
+	if em != nil && em.MaxPayload > 0 {
+		return em.MaxPayload
+	}
+	return DefaultMaxPayload
+}
