@@ -33,13 +33,13 @@ type Metrics struct {
 // labels of every tool-call counter. outcome is the status the transition
 // recorded; for a call that ended failed, its failure class (the same value
 // as the dead-letter subject's last token).
-var labels = []string{"tool", "provider", "outcome"}
+func labels() []string { return []string{"tool", "provider", "outcome"} }
 
 // New registers toolgate's collectors, plus the Go runtime and process
 // collectors, on a fresh registry.
 func New() *Metrics {
 	counter := func(name, help string) *prometheus.CounterVec {
-		return prometheus.NewCounterVec(prometheus.CounterOpts{Name: name, Help: help}, labels)
+		return prometheus.NewCounterVec(prometheus.CounterOpts{Name: name, Help: help}, labels())
 	}
 	m := &Metrics{
 		reg:            prometheus.NewRegistry(),

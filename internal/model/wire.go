@@ -82,7 +82,7 @@ type anthropicTool struct {
 	InputSchema json.RawMessage `json:"input_schema"`
 }
 
-var emptyObjectSchema = json.RawMessage(`{"type":"object"}`)
+const emptyObjectSchema = `{"type":"object"}`
 
 // encode encodes req in cfg's protocol.
 func encode(cfg Config, req Request) ([]byte, error) {
@@ -91,7 +91,7 @@ func encode(cfg Config, req Request) ([]byte, error) {
 	}
 	schema := req.Tool.Schema
 	if len(bytes.TrimSpace(schema)) == 0 {
-		schema = emptyObjectSchema
+		schema = json.RawMessage(emptyObjectSchema)
 	} else if !json.Valid(schema) {
 		return nil, fmt.Errorf("model: tool %s: schema is not valid JSON", req.Tool.Name)
 	}

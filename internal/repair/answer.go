@@ -36,11 +36,13 @@ type Verdict struct {
 
 // missingInfo are phrases by which a model says it lacks information; they
 // are matched case-insensitively in an answer without a tool call.
-var missingInfo = []string{
-	"missing", "not provided", "wasn't provided", "was not provided", "unavailable", "not available",
-	"unknown", "don't know", "do not know", "not specified", "unspecified", "need to know", "needs to know",
-	"please provide", "please specify", "please confirm", "cannot determine", "can't determine",
-	"not enough information", "insufficient information", "clarif", "which one", "required information",
+func missingInfo() []string {
+	return []string{
+		"missing", "not provided", "wasn't provided", "was not provided", "unavailable", "not available",
+		"unknown", "don't know", "do not know", "not specified", "unspecified", "need to know", "needs to know",
+		"please provide", "please specify", "please confirm", "cannot determine", "can't determine",
+		"not enough information", "insufficient information", "clarif", "which one", "required information",
+	}
 }
 
 // Answer classifies the model's answer to a repair request from its
@@ -70,7 +72,7 @@ func Answer(calls []Call, text string) Verdict {
 
 func saysMissing(text string) bool {
 	low := strings.ReplaceAll(strings.ToLower(text), "’", "'")
-	for _, p := range missingInfo {
+	for _, p := range missingInfo() {
 		if strings.Contains(low, p) {
 			return true
 		}

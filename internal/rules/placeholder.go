@@ -26,11 +26,16 @@ type PlaceholderConfig struct {
 	ExtraWords []string `json:"extra_words,omitempty"`
 }
 
-// placeholderWords are values a model writes when it does not know the real one.
-var placeholderWords = []string{
-	"todo", "tbd", "tba", "tbc", "asap", "soon", "fixme", "placeholder",
-	"changeme", "change me", "fill in", "fill me in", "insert here",
-	"lorem ipsum", "?", "??", "???", "...", "…",
+// placeholderWord reports whether w (lower case) is a value a model writes
+// when it does not know the real one.
+func placeholderWord(w string) bool {
+	switch w {
+	case "todo", "tbd", "tba", "tbc", "asap", "soon", "fixme", "placeholder",
+		"changeme", "change me", "fill in", "fill me in", "insert here",
+		"lorem ipsum", "?", "??", "???", "...", "…":
+		return true
+	}
+	return false
 }
 
 var (
@@ -119,7 +124,7 @@ func (d *detector) placeholder(s string) string {
 		return "is empty"
 	}
 	w := normWord(t)
-	if slices.Contains(placeholderWords, w) || slices.Contains(d.extra, w) ||
+	if placeholderWord(w) || slices.Contains(d.extra, w) ||
 		templateRe.MatchString(t) || (xRe.MatchString(t) && strings.Count(strings.ToLower(t), "x") >= 3) || markerRe.MatchString(t) ||
 		strings.Contains(strings.ToLower(t), "lorem ipsum") {
 		return fmt.Sprintf("is a placeholder (%q)", s)

@@ -35,7 +35,7 @@ type Context struct {
 }
 
 // ctxFields are the fields of ctx; a rule naming another one does not compile.
-var ctxFields = []string{"conversation", "principal", "roles", "tenant"}
+func ctxFields() []string { return []string{"conversation", "principal", "roles", "tenant"} }
 
 // Violation is one rule that did not hold, or one placeholder the detector found.
 type Violation struct {
@@ -124,15 +124,16 @@ func (c *Compiler) Compile(rules []Rule) (*Set, error) {
 // checkCtxFields refuses ctx.<name> for a name ctx does not have, which CEL's checker
 // cannot see because ctx is a map.
 func checkCtxFields(e ast.Expr) error {
+	fields := ctxFields()
 	for _, p := range fieldPaths(e, "ctx") {
-		if len(p) == 0 || slices.Contains(ctxFields, p[0]) {
+		if len(p) == 0 || slices.Contains(fields, p[0]) {
 			continue
 		}
 		hint := ""
-		if s := suggest(p[0], ctxFields); s != "" {
+		if s := suggest(p[0], fields); s != "" {
 			hint = fmt.Sprintf(" (did you mean 'ctx.%s'?)", s)
 		}
-		return fmt.Errorf("ctx has no field '%s'%s: ctx has %s", p[0], hint, strings.Join(ctxFields, ", "))
+		return fmt.Errorf("ctx has no field '%s'%s: ctx has %s", p[0], hint, strings.Join(fields, ", "))
 	}
 	return nil
 }

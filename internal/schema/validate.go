@@ -13,8 +13,6 @@ import (
 	"golang.org/x/text/message"
 )
 
-var printer = message.NewPrinter(language.English)
-
 // Validate checks doc, a decoded JSON value (map[string]any, []any, string, bool, nil,
 // and numbers as json.Number or float64, as encoding/json decodes with or without
 // UseNumber), and returns every problem: all leaves of the library's error tree, one per
@@ -123,7 +121,7 @@ func describe(k jsonschema.ErrorKind) (keyword, msg string) {
 	case *kind.Not:
 		return "not", "must not match the schema under 'not'"
 	}
-	return keyword, k.LocalizedString(printer)
+	return keyword, k.LocalizedString(message.NewPrinter(language.English))
 }
 
 func rat(r *big.Rat) string {

@@ -14,15 +14,19 @@ import (
 
 var nameRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
 
-// known lists the keys a tool entry may carry. OpenAI, Anthropic and MCP
-// keys that toolgate has no use for are accepted and ignored.
-var known = map[string]bool{
-	"name": true, "description": true, "input_schema": true, "parameters": true, "inputSchema": true,
-	"rules": true, "placeholders": true, "policy": true, "executor": true, "repair": true,
-	"atomic": true, "sensitive_fields": true, "cosmetic_repair": true,
-	// foreign keys kept for compatibility
-	"type": true, "function": true, "strict": true, "title": true, "annotations": true,
-	"outputSchema": true, "_meta": true, "cache_control": true,
+// known reports whether a tool entry may carry key k. OpenAI, Anthropic
+// and MCP keys that toolgate has no use for are accepted and ignored.
+func known(k string) bool {
+	switch k {
+	case "name", "description", "input_schema", "parameters", "inputSchema",
+		"rules", "placeholders", "policy", "executor", "repair",
+		"atomic", "sensitive_fields", "cosmetic_repair",
+		// foreign keys kept for compatibility
+		"type", "function", "strict", "title", "annotations",
+		"outputSchema", "_meta", "cache_control":
+		return true
+	}
+	return false
 }
 
 // Load reads definitions from YAML or JSON. file names the source in errors.
@@ -107,7 +111,7 @@ func entry(raw json.RawMessage) (Definition, error) {
 	_ = json.Unmarshal(fields["name"], &d.Name)
 	var unknown []string
 	for k := range fields {
-		if !known[k] {
+		if !known(k) {
 			unknown = append(unknown, k)
 		}
 	}
