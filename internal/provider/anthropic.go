@@ -1,11 +1,15 @@
 package provider
 
 import (
+	"encoding/json"
 	"encoding/json/jsontext"
 	"errors"
 	"fmt"
 	"strings"
 )
+
+// Anthropic is the provider name of the Anthropic Messages API.
+const Anthropic = "anthropic"
 
 // Anthropic Messages API. Client calls are tool_use blocks. server_tool_use
 // and mcp_tool_use blocks run on Anthropic's side and come with their own
@@ -181,4 +185,21 @@ func anthEvent(ev []byte, s *state) error {
 		s.setError(er)
 	}
 	return nil
+}
+
+// anthToolResult: the content block
+// {"type":"tool_result","tool_use_id":id,"content":Text,"is_error":!OK}. All
+// results of one response belong in ONE user message
+// ({"role":"user","content":[...]}); the caller wraps the blocks.
+func anthToolResult(a Answer) (json.RawMessage, error) {
+	id, err := a.requireID()
+	if err != nil {
+		return nil, err
+	}
+	return marshalResult(struct {
+		Type      string `json:"type"`
+		ToolUseID string `json:"tool_use_id"`
+		Content   string `json:"content"`
+		IsError   bool   `json:"is_error"`
+	}{"tool_result", id, a.Text, !a.OK})
 }

@@ -16,17 +16,17 @@ import (
 // is refused, never judged by a guess.
 var ErrDuplicateKey = errors.New("duplicate key")
 
-// wireOptions decode provider JSON with encoding/json/v2: member names match
+// wireOptions decodes provider JSON with encoding/json/v2: member names match
 // exactly as each provider documents them, duplicate names are refused, and
 // unknown members are ignored. Invalid UTF-8 does not refuse the whole body:
 // a call's arguments are kept as raw text (jsontext.Value) and judged per
 // call by the parse gate, which refuses them with the offset; text fields
 // are read by wireString, which keeps their bytes.
-var wireOptions = jsontext.AllowInvalidUTF8(true)
+func wireOptions() json.Options { return jsontext.AllowInvalidUTF8(true) }
 
 // unmarshal decodes one provider JSON value into v.
 func unmarshal(provider string, data []byte, v any) error {
-	if err := json.Unmarshal(data, v, wireOptions); err != nil {
+	if err := json.Unmarshal(data, v, wireOptions()); err != nil {
 		return wireError(provider, err)
 	}
 	return nil

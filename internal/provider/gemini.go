@@ -2,10 +2,14 @@ package provider
 
 import (
 	"bytes"
+	"encoding/json"
 	"encoding/json/jsontext"
 	"errors"
 	"fmt"
 )
+
+// Gemini is the provider name of the Gemini generateContent API.
+const Gemini = "gemini"
 
 // Gemini generateContent / streamGenerateContent (AI Studio and Vertex AI).
 // Calls are functionCall parts, with args as an object, or (Vertex streaming
@@ -205,4 +209,40 @@ func gemCheck(fc *gemFunctionCall) error {
 		}
 	}
 	return nil
+}
+
+// gemToolResult: the part
+// {"functionResponse":{"name":Tool,"id":ProviderCallID,"response":{...}}}
+// with response {"output":result} when OK and {"error":Text} otherwise (the
+// keys Gemini documents); "id" only when the call had one. The caller wraps
+// the parts of one response in {"role":"user","parts":[...]}.
+func gemToolResult(a Answer) (json.RawMessage, error) {
+	if a.Tool == "" {
+		return nil, ErrNoToolName
+	}
+	type functionResponse struct {
+		Name     string         `json:"name"`
+		ID       string         `json:"id,omitempty"`
+		Response map[string]any `json:"response"`
+	}
+	return marshalResult(struct {
+		FunctionResponse functionResponse `json:"functionResponse"`
+	}{functionResponse{Name: a.Tool, ID: a.ProviderCallID, Response: gemResponse(a)}})
+}
+
+// gemResponse builds functionResponse.response, which Gemini requires to be
+// an object: "output" for the function's output, "error" for failures.
+func gemResponse(a Answer) map[string]any {
+	if !a.OK {
+		return map[string]any{"error": a.Text}
+	}
+	trimmed := bytes.TrimSpace(a.Result)
+	switch {
+	case a.TextOnly || len(trimmed) == 0:
+		return map[string]any{"output": a.Text}
+	case json.Valid(trimmed):
+		return map[string]any{"output": json.RawMessage(trimmed)}
+	default:
+		return map[string]any{"output": string(trimmed)}
+	}
 }

@@ -1,10 +1,14 @@
 package provider
 
 import (
+	"encoding/json"
 	"encoding/json/jsontext"
 	"errors"
 	"fmt"
 )
+
+// Ollama is the provider name of Ollama's native /api/chat.
+const Ollama = "ollama"
 
 // Ollama native /api/chat, whole (stream:false) and NDJSON-streamed. Calls
 // arrive whole in message.tool_calls with arguments as an object; a stream
@@ -76,4 +80,16 @@ func ollamaEvent(ev []byte, s *state) error {
 		s.finish, s.providerFinish, s.done = ollamaReason(l.DoneReason), l.DoneReason, true
 	}
 	return nil
+}
+
+// ollamaToolResult: {"role":"tool","tool_name":Tool,"content":Text}, plus
+// "tool_call_id" when the call had a provider id. Ollama has no error flag:
+// a failure is carried by Text.
+func ollamaToolResult(a Answer) (json.RawMessage, error) {
+	return marshalResult(struct {
+		Role       string `json:"role"`
+		ToolName   string `json:"tool_name"`
+		ToolCallID string `json:"tool_call_id,omitempty"`
+		Content    string `json:"content"`
+	}{"tool", a.Tool, a.ProviderCallID, a.Text})
 }

@@ -2,10 +2,14 @@ package provider
 
 import (
 	"bytes"
+	"encoding/json"
 	"encoding/json/jsontext"
 	"errors"
 	"fmt"
 )
+
+// OpenAIChat is the provider name of OpenAI Chat Completions.
+const OpenAIChat = "openai-chat"
 
 // OpenAI Chat Completions and the OpenAI-compatible servers (Groq, DeepSeek,
 // Mistral, xAI, vLLM, llama.cpp, Ollama /v1, Anthropic's compat endpoint).
@@ -49,7 +53,8 @@ type chatUsage struct {
 
 var errChatShape = errors.New("provider: openai-chat: not a chat completion: expected an object with choices, usage or error")
 
-var doneSentinel = []byte("[DONE]")
+// doneSentinel is the event that ends an OpenAI Chat stream.
+const doneSentinel = "[DONE]"
 
 func decodeChat(b []byte) (chatBody, error) {
 	var c chatBody
@@ -116,7 +121,7 @@ func chatWhole(body []byte, s *state) error {
 }
 
 func chatEvent(ev []byte, s *state) error {
-	if bytes.Equal(ev, doneSentinel) {
+	if string(ev) == doneSentinel {
 		s.done = true
 		return nil
 	}
@@ -258,4 +263,18 @@ func contentText(raw jsontext.Value) string {
 		}
 	}
 	return b.String()
+}
+
+// chatToolResult: {"role":"tool","tool_call_id":id,"content":Text}. It is
+// also the shape an unknown provider gets.
+func chatToolResult(a Answer) (json.RawMessage, error) {
+	id, err := a.requireID()
+	if err != nil {
+		return nil, err
+	}
+	return marshalResult(struct {
+		Role       string `json:"role"`
+		ToolCallID string `json:"tool_call_id"`
+		Content    string `json:"content"`
+	}{"tool", id, a.Text})
 }

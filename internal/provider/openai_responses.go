@@ -1,11 +1,15 @@
 package provider
 
 import (
+	"encoding/json"
 	"encoding/json/jsontext"
 	"errors"
 	"fmt"
 	"strings"
 )
+
+// OpenAIResponses is the provider name of the OpenAI Responses API.
+const OpenAIResponses = "openai-responses"
 
 // OpenAI Responses API (also Azure, LM Studio's Open Responses, DeepSeek's
 // compatible endpoint). Client calls are function_call items (JSON text
@@ -265,4 +269,17 @@ func (s *state) respCallFor(e *respEventBody) *callBuf {
 		}
 	}
 	return s.respItem(e.OutputIndex, &respItem{ID: e.ItemID, Type: "function_call"})
+}
+
+// respToolResult: {"type":"function_call_output","call_id":id,"output":Text}.
+func respToolResult(a Answer) (json.RawMessage, error) {
+	id, err := a.requireID()
+	if err != nil {
+		return nil, err
+	}
+	return marshalResult(struct {
+		Type   string `json:"type"`
+		CallID string `json:"call_id"`
+		Output string `json:"output"`
+	}{"function_call_output", id, a.Text})
 }

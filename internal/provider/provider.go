@@ -13,33 +13,6 @@ import (
 	"fmt"
 )
 
-// Provider names, as sent in the Toolgate-Provider header.
-const (
-	OpenAIChat      = "openai-chat"
-	OpenAIResponses = "openai-responses"
-	Anthropic       = "anthropic"
-	Gemini          = "gemini"
-	Ollama          = "ollama"
-)
-
-// Names lists every provider name toolgate reads, in the order help texts
-// and error messages give them. The caller owns the returned slice.
-func Names() []string {
-	return []string{OpenAIChat, OpenAIResponses, Anthropic, Gemini, Ollama}
-}
-
-// Known reports whether name is one of the provider names above.
-func Known(name string) bool {
-	switch name {
-	case OpenAIChat, OpenAIResponses, Anthropic, Gemini, Ollama:
-		return true
-	}
-	return false
-}
-
-// ErrUnknownProvider is returned for a provider name Known rejects.
-var ErrUnknownProvider = errors.New("provider: unknown provider (use openai-chat, openai-responses, anthropic, gemini or ollama)")
-
 // ErrAfterTerminal is returned by Add for an event that starts or continues a
 // response after the provider's terminal event. The event is ignored. A
 // recording holding several responses back to back (agent runs) continues in
@@ -146,9 +119,9 @@ type Accumulator struct {
 
 // NewAccumulator returns an empty accumulator for provider.
 func NewAccumulator(provider string, opts ...Option) (*Accumulator, error) {
-	c, ok := codecs[provider]
+	c, ok := lookup(provider)
 	if !ok {
-		return nil, fmt.Errorf("%w: %q", ErrUnknownProvider, provider)
+		return nil, &UnknownError{Name: provider}
 	}
 	var o options
 	for _, opt := range opts {

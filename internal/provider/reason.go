@@ -56,20 +56,27 @@ func anthReason(w string) Reason {
 }
 
 // geminiEnum is Gemini's FinishReason enum, for responses requested with
-// enum-encoding=int.
-var geminiEnum = []string{
-	"FINISH_REASON_UNSPECIFIED", "STOP", "MAX_TOKENS", "SAFETY", "RECITATION", "OTHER",
-	"BLOCKLIST", "PROHIBITED_CONTENT", "SPII", "MALFORMED_FUNCTION_CALL", "IMAGE_SAFETY",
-	"UNEXPECTED_TOOL_CALL", "TOO_MANY_TOOL_CALLS",
+// enum-encoding=int: the name of value n, or false when n is not one.
+func geminiEnum(n int) (string, bool) {
+	names := [...]string{
+		"FINISH_REASON_UNSPECIFIED", "STOP", "MAX_TOKENS", "SAFETY", "RECITATION", "OTHER",
+		"BLOCKLIST", "PROHIBITED_CONTENT", "SPII", "MALFORMED_FUNCTION_CALL", "IMAGE_SAFETY",
+		"UNEXPECTED_TOOL_CALL", "TOO_MANY_TOOL_CALLS",
+	}
+	if n < 0 || n >= len(names) {
+		return "", false
+	}
+	return names[n], true
 }
 
 // geminiReason maps a Gemini finishReason given as a name or as its integer.
 func geminiReason(w string) Reason {
 	if n, err := strconv.Atoi(w); err == nil {
-		if n < 0 || n >= len(geminiEnum) {
+		name, ok := geminiEnum(n)
+		if !ok {
 			return ReasonUnknown
 		}
-		w = geminiEnum[n]
+		w = name
 	}
 	switch w {
 	case "STOP":

@@ -9,24 +9,6 @@ import (
 	"strings"
 )
 
-// codec is one provider's wire format: whole decodes a complete body, event
-// one stream event. Both write into the shared state.
-type codec struct {
-	whole func(body []byte, s *state) error
-	event func(ev []byte, s *state) error
-	// stopMeansCalls: the provider says "stop" even when it returns calls, so
-	// stop with calls is normalized to tool_calls.
-	stopMeansCalls bool
-}
-
-var codecs = map[string]codec{
-	OpenAIChat:      {whole: chatWhole, event: chatEvent, stopMeansCalls: true},
-	OpenAIResponses: {whole: respWhole, event: respEvent, stopMeansCalls: true},
-	Anthropic:       {whole: anthWhole, event: anthEvent},
-	Gemini:          {whole: gemWhole, event: gemEvent, stopMeansCalls: true},
-	Ollama:          {whole: ollamaWhole, event: ollamaEvent, stopMeansCalls: true},
-}
-
 // callBuf is one call under assembly.
 type callBuf struct {
 	key      int // provider ordering key (index, block index, output_index, arrival)

@@ -107,3 +107,15 @@ func runeCut(b []byte, n int) []byte {
 	}
 	return b[:n]
 }
+
+// marshal encodes without HTML escaping, so an excerpt keeps "<", ">" and
+// "&" as the executor wrote them.
+func marshal(v any) (json.RawMessage, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, fmt.Errorf("result: encode: %w", err)
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+}

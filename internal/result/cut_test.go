@@ -4,6 +4,9 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/toolgate/toolgate/internal/provider"
+	"github.com/toolgate/toolgate/pkg/wire"
 )
 
 func TestCut_names_size_and_sha256_and_the_text_does_not_repeat_it(t *testing.T) {
@@ -16,8 +19,8 @@ func TestCut_names_size_and_sha256_and_the_text_does_not_repeat_it(t *testing.T)
 	if string(Cut([]byte(`{"a":1}`), 1<<10, 512)) != `{"a":1}` {
 		t.Fatal("a part under the limit changed")
 	}
-	for _, prov := range []string{ProviderOpenAIChat, ProviderOpenAIResponses, ProviderAnthropic, ProviderGemini, ProviderOllama} {
-		o := Outcome{Provider: prov, CallID: "r-0", Tool: "get_weather", Status: statusExecuted, OK: true, Result: cut}
+	for _, prov := range provider.Names() {
+		o := Outcome{Provider: prov, CallID: "r-0", Tool: "get_weather", Status: string(wire.Executed), OK: true, Result: cut}
 		msg, err := Message(o)
 		if err != nil {
 			t.Fatal(err)
@@ -32,7 +35,7 @@ func TestCut_names_size_and_sha256_and_the_text_does_not_repeat_it(t *testing.T)
 }
 
 func TestText_output_too_large_says_what_to_do(t *testing.T) {
-	got := Text(Outcome{Tool: "t", Status: statusOutputTooLarge, Errors: []string{"envelope 20 MB"}})
+	got := Text(Outcome{Tool: "t", Status: string(wire.OutputTooLarge), Errors: []string{"envelope 20 MB"}})
 	if !strings.HasPrefix(got, "Error: ") || !strings.Contains(got, "too large to store") || !strings.Contains(got, "Send smaller arguments") {
 		t.Fatalf("text %q", got)
 	}

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+
+	"github.com/toolgate/toolgate/pkg/wire"
 )
 
 // maxListedErrors bounds how many problems Text lists, so that one call
@@ -28,38 +30,38 @@ func Text(o Outcome) string {
 		return okText(o, tool)
 	}
 	problems := list(o.Errors)
-	switch o.Status {
-	case statusTruncated:
+	switch wire.Status(o.Status) {
+	case wire.Truncated:
 		return fmt.Sprintf("Error: the call to %s was not executed: your arguments were cut off before they were complete (the output hit the token limit).%s\nSend a smaller payload: fewer items per call, or references (ids) instead of whole objects.", tool, problems)
-	case statusTransportIncomplete:
+	case wire.TransportIncomplete:
 		return fmt.Sprintf("Error: the call to %s was not executed: the response stream ended before the call was complete.%s\nCall the tool again with the complete arguments.", tool, problems)
-	case statusInvalidJSON:
+	case wire.InvalidJSON:
 		return fmt.Sprintf("Error: the call to %s was not executed: its arguments are not valid JSON.%s\nSend the arguments again as one valid JSON object that matches the tool's schema.", tool, problems)
-	case statusSchemaInvalid:
+	case wire.SchemaInvalid:
 		return fmt.Sprintf("Error: the call to %s was not executed: its arguments failed validation:%s\nFix these fields and call the tool again.", tool, problems)
-	case statusNoSuchTool:
+	case wire.NoSuchTool:
 		return noSuchToolText(o, tool)
-	case statusBusinessInvalid:
+	case wire.BusinessInvalid:
 		return fmt.Sprintf("Error: the call to %s was not executed: the request is incomplete or inconsistent:%s\nDo not invent values. Ask the user for the missing or conflicting information, then call the tool again.", tool, problems)
-	case statusNeedsClarification:
+	case wire.NeedsClarification:
 		return fmt.Sprintf("Error: the call to %s was not executed: more information is needed:%s\nAsk the user for it. Do not invent values.", tool, problems)
-	case statusPolicyRejected:
+	case wire.PolicyRejected:
 		return fmt.Sprintf("Error: the call to %s was rejected: it is not permitted.%s\nDo not retry it or try to work around it; tell the user it is not allowed.", tool, problems)
-	case statusApprovalRequired:
+	case wire.ApprovalRequired:
 		return fmt.Sprintf("Error: the call to %s has not been executed: it needs a human's approval first.%s\nDo not call it again; its outcome will be reported once someone decides.", tool, problems)
-	case statusApprovalDenied:
+	case wire.ApprovalDenied:
 		return fmt.Sprintf("Error: the call to %s was not executed: a human reviewer denied it.%s\nDo not retry it; tell the user it was denied.", tool, problems)
-	case statusApprovalExpired:
+	case wire.ApprovalExpired:
 		return fmt.Sprintf("Error: the call to %s was not executed: it needed a human's approval and none was given in time.%s\nDo not retry it on your own; ask the user whether to try again.", tool, problems)
-	case statusExecutionFailed, statusExecuted, statusFailed:
+	case wire.ExecutionFailed, wire.Executed, wire.Failed:
 		return fmt.Sprintf("Error: the call to %s failed while executing:%s\nIf the error points at your arguments, correct them and call the tool again; otherwise tell the user what failed.", tool, orNoDetail(problems))
-	case statusOutcomeUnknown:
+	case wire.OutcomeUnknown:
 		return fmt.Sprintf("Error: the call to %s may or may not have taken effect: it is not known whether it ran.%s\nDo not call it again; it will be reconciled and the outcome reported.", tool, problems)
-	case statusBatchAborted:
+	case wire.BatchAborted:
 		return fmt.Sprintf("Error: the call to %s was not executed: it belongs to a batch that runs all or nothing, and another call of the batch failed, so none of the batch ran.%s\nFix the failed call and send the whole batch again.", tool, problems)
-	case statusOutputTooLarge:
+	case wire.OutputTooLarge:
 		return fmt.Sprintf("Error: the call to %s did not complete: what toolgate had to record for it is too large to store, even cut.%s\nSend smaller arguments, or ask the tool for less at a time.", tool, problems)
-	case statusIdempotencyConflict:
+	case wire.IdempotencyConflict:
 		return fmt.Sprintf("Error: the call to %s was not executed: a call with the same id was already made with different arguments.%s\nCheck the result of the earlier call before calling the tool again.", tool, problems)
 	}
 	status := o.Status
@@ -76,7 +78,7 @@ func okText(o Outcome, tool string) string {
 		return cutText(o, tool, c)
 	}
 	res := resultText(o.Result)
-	if o.Status == statusDryRun {
+	if o.Status == string(wire.DryRun) {
 		msg := fmt.Sprintf("The call to %s passed every check but was not executed (dry run).", tool)
 		if res != "" {
 			msg += "\nPreview: " + res
@@ -93,7 +95,7 @@ func okText(o Outcome, tool string) string {
 // names the cut instead of repeating it, so the excerpt is carried once.
 func cutText(o Outcome, tool string, c Cutout) string {
 	what := "was executed"
-	if o.Status == statusDryRun {
+	if o.Status == string(wire.DryRun) {
 		what = "passed every check but was not executed (dry run)"
 	}
 	return fmt.Sprintf("The call to %s %s. Its result is %d bytes (sha256 %s), over the %d-byte limit toolgate passes on, so it was cut: the result field holds its first %d bytes. Ask the tool for less at a time (a narrower query, a page) if you need the rest.", tool, what, c.Bytes, c.SHA256, c.Limit, len(c.Excerpt))
