@@ -4,6 +4,8 @@ import (
 	"sort"
 	"strings"
 	"unicode"
+
+	"github.com/toolgate/toolgate/internal/textdist"
 )
 
 // Closest returns the name in valid most similar to name, "" when valid is
@@ -15,7 +17,7 @@ func Closest(name string, valid []string) string {
 	best, bestD := "", -1
 	a1, a2 := squash(name), sortedWords(name)
 	for _, v := range valid {
-		d := min(levenshtein(a1, squash(v)), levenshtein(a2, sortedWords(v)))
+		d := min(textdist.Distance(a1, squash(v)), textdist.Distance(a2, sortedWords(v)))
 		if bestD < 0 || d < bestD || (d == bestD && v < best) {
 			best, bestD = v, d
 		}
@@ -51,32 +53,10 @@ func words(s string) []string {
 	return out
 }
 
-func squash(s string) []rune { return []rune(strings.Join(words(s), "")) }
+func squash(s string) string { return strings.Join(words(s), "") }
 
-func sortedWords(s string) []rune {
+func sortedWords(s string) string {
 	w := words(s)
 	sort.Strings(w)
-	return []rune(strings.Join(w, ""))
-}
-
-// levenshtein is the edit distance between a and b (insert, delete,
-// substitute, each cost 1).
-func levenshtein(a, b []rune) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
+	return strings.Join(w, "")
 }
