@@ -8,15 +8,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 
-	"github.com/nats-io/nats.go"
-
 	"github.com/toolgate/toolgate/internal/call"
 	"github.com/toolgate/toolgate/internal/provider"
-	"github.com/toolgate/toolgate/internal/streams"
+	"github.com/toolgate/toolgate/pkg/producer"
+	"github.com/toolgate/toolgate/pkg/wire"
 )
 
 // publish sends a whole response, or an SSE / NDJSON transcript event by
@@ -24,7 +22,7 @@ import (
 func publish(args []string) error {
 	fs := flag.NewFlagSet("publish", flag.ExitOnError)
 	url := natsFlag(fs)
-	prov := fs.String("provider", "openai-chat", "openai-chat, openai-responses, anthropic, gemini, ollama")
+	prov := fs.String("provider", provider.OpenAIChat, strings.Join(provider.Names(), ", "))
 	rid := fs.String("response-id", "", "Toolgate-Response-Id (default: derived from the file name and time)")
 	wait := fs.Duration("wait", 0, "wait this long for outcomes and print them")
 	tolerant := fs.Bool("tolerant", false, "recover tool calls written as text (Toolgate-Tolerant: true)")
@@ -52,28 +50,17 @@ func publish(args []string) error {
 		return err
 	}
 	defer nc.Close()
-	var sub *nats.Subscription
-	results := make(chan *nats.Msg, 64)
+	p := producer.New(js)
+	// Watch before publishing: a fast pipeline's outcomes come before the
+	// last publish returns.
+	var w *producer.Watch
 	if *wait > 0 {
-		if sub, err = nc.ChanSubscribe(streams.Results(*rid), results); err != nil {
+		if w, err = p.Watch(*rid); err != nil {
 			return err
 		}
-		defer sub.Unsubscribe()
+		defer w.Stop()
 	}
-	hdr := nats.Header{}
-	hdr.Set(streams.HeaderProvider, *prov)
-	hdr.Set(streams.HeaderResponseID, *rid)
-	setIf(hdr, streams.HeaderPrincipal, *principal)
-	setIf(hdr, streams.HeaderRoles, *roles)
-	if *tolerant {
-		hdr.Set(streams.HeaderTolerant, "true")
-	}
-	if *dryRun {
-		hdr.Set(streams.HeaderDryRun, "true")
-	}
-	if *maxTokens > 0 {
-		hdr.Set(streams.HeaderMaxTokens, strconv.Itoa(*maxTokens))
-	}
+	meta := producer.Meta{Provider: *prov, ResponseID: *rid, Principal: *principal, Roles: *roles, Tolerant: *tolerant, DryRun: *dryRun, MaxTokens: *maxTokens}
 	ctx, cancel := timeout()
 	defer cancel()
 	if provider.IsTranscript(data) {
@@ -84,90 +71,89 @@ func publish(args []string) error {
 		// A recording may hold several responses back to back (an agent
 		// loop): each becomes its own response id, as a producer would send it.
 		for r, group := range splitResponses(*prov, events) {
-			id := *rid
+			m := meta
 			if r > 0 {
-				id = fmt.Sprintf("%s-r%d", *rid, r+1)
-				if sub != nil {
-					s2, err := nc.ChanSubscribe(streams.Results(id), results)
-					if err != nil {
+				m.ResponseID = fmt.Sprintf("%s-r%d", *rid, r+1)
+				if w != nil {
+					if err := w.Add(m.ResponseID); err != nil {
 						return err
 					}
-					defer s2.Unsubscribe()
 				}
 			}
-			h := clone(hdr)
-			h.Set(streams.HeaderResponseID, id)
-			for i, ev := range group {
-				m := &nats.Msg{Subject: streams.InStream(id), Data: ev, Header: clone(h)}
-				m.Header.Set(streams.HeaderSeq, strconv.Itoa(i+1))
-				m.Header.Set(nats.MsgIdHdr, fmt.Sprintf("%s:%d", id, i+1))
-				if _, err := js.PublishMsg(ctx, m); err != nil {
-					return fmt.Errorf("publish event %d: %w", i+1, err)
-				}
+			if err := p.PublishStream(ctx, m, group, ""); err != nil {
+				return err
 			}
-			fmt.Printf("published %s: %d stream events on %s\n", id, len(group), streams.InStream(id))
+			fmt.Printf("published %s: %d stream events on %s\n", m.ResponseID, len(group), wire.InStream(m.ResponseID))
 		}
 	} else {
-		m := &nats.Msg{Subject: streams.SubjectInResponse, Data: data, Header: clone(hdr)}
-		m.Header.Set(nats.MsgIdHdr, *rid)
-		if _, err := js.PublishMsg(ctx, m); err != nil {
-			return fmt.Errorf("publish: %w", err)
+		if err := p.PublishResponse(ctx, meta, data); err != nil {
+			return err
 		}
 		fmt.Printf("published %s: one %s response (%d bytes)\n", *rid, *prov, len(data))
 	}
 	if *wait > 0 {
-		return printResults(ctx, results, *wait)
+		return printResults(ctx, w, *wait)
 	}
 	return nil
 }
 
 // printResults prints outcomes until none has come for a second after the
 // first, or wait has passed.
-func printResults(ctx context.Context, results <-chan *nats.Msg, wait time.Duration) error {
-	deadline := time.After(wait)
-	var idle <-chan time.Time
+func printResults(ctx context.Context, w *producer.Watch, wait time.Duration) error {
+	deadline := time.Now().Add(wait)
+	var idle time.Time // zero until the first outcome
 	n := 0
 	for {
-		select {
-		case m := <-results:
-			n++
-			var r struct {
-				CallID  string   `json:"call_id"`
-				Tool    string   `json:"tool"`
-				Status  string   `json:"status"`
-				Failure string   `json:"failure"`
-				Errors  []string `json:"errors"`
-				Result  any      `json:"result"`
-				Text    string   `json:"text"`
-			}
-			_ = json.Unmarshal(m.Data, &r)
-			st := r.Status
-			if r.Failure != "" {
-				st += " (" + r.Failure + ")"
-			}
-			id := r.CallID
-			if id == "" {
-				id = "(response)"
-			}
-			fmt.Printf("  %-28s %-16s %s\n", id, r.Tool, st)
-			for _, e := range r.Errors {
-				fmt.Printf("      - %s\n", e)
-			}
-			if r.Result != nil {
-				out, _ := json.Marshal(r.Result)
-				fmt.Printf("      result: %s\n", out)
-			}
-			idle = time.After(time.Second)
-		case <-idle:
-			return nil
-		case <-deadline:
-			if n == 0 {
+		until := deadline
+		if !idle.IsZero() && idle.Before(until) {
+			until = idle
+		}
+		c, cancel := context.WithDeadline(ctx, until)
+		o, err := w.Next(c)
+		cancel()
+		switch {
+		case ctx.Err() != nil:
+			return ctx.Err()
+		case errors.Is(err, context.DeadlineExceeded):
+			if n == 0 && !time.Now().Before(deadline) {
 				return fmt.Errorf("no outcome within %v (is `toolgate up` running?)", wait)
 			}
 			return nil
-		case <-ctx.Done():
-			return ctx.Err()
 		}
+		n++
+		printOutcome(o.Data)
+		idle = time.Now().Add(time.Second)
+	}
+}
+
+// printOutcome prints one result message: the call (or "(response)"), its
+// tool and status, its errors and result.
+func printOutcome(data []byte) {
+	var r struct {
+		CallID  string   `json:"call_id"`
+		Tool    string   `json:"tool"`
+		Status  string   `json:"status"`
+		Failure string   `json:"failure"`
+		Errors  []string `json:"errors"`
+		Result  any      `json:"result"`
+		Text    string   `json:"text"`
+	}
+	_ = json.Unmarshal(data, &r)
+	st := r.Status
+	if r.Failure != "" {
+		st += " (" + r.Failure + ")"
+	}
+	id := r.CallID
+	if id == "" {
+		id = "(response)"
+	}
+	fmt.Printf("  %-28s %-16s %s\n", id, r.Tool, st)
+	for _, e := range r.Errors {
+		fmt.Printf("      - %s\n", e)
+	}
+	if r.Result != nil {
+		out, _ := json.Marshal(r.Result)
+		fmt.Printf("      result: %s\n", out)
 	}
 }
 
@@ -197,18 +183,4 @@ func splitResponses(prov string, events [][]byte) [][][]byte {
 func isTrailer(ev []byte) bool {
 	t := strings.TrimSpace(string(ev))
 	return t == "[DONE]" || strings.Contains(t, `"choices":[]`)
-}
-
-func setIf(h nats.Header, k, v string) {
-	if v != "" {
-		h.Set(k, v)
-	}
-}
-
-func clone(h nats.Header) nats.Header {
-	c := nats.Header{}
-	for k, v := range h {
-		c[k] = append([]string(nil), v...)
-	}
-	return c
 }
