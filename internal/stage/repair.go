@@ -34,12 +34,7 @@ const DefaultRepairTimeout = 20 * time.Second
 // nothing; setting other repair options without one is an error, since it
 // is surely a mistake.
 func RepairFlags(fs *flag.FlagSet, getenv func(string) string) func() (model.Config, error) {
-	def := func(k, d string) string {
-		if v := getenv(k); v != "" {
-			return v
-		}
-		return d
-	}
+	def := func(k, d string) string { return EnvOr(getenv, k, d) }
 	protocol := fs.String("repair-protocol", def("TOOLGATE_REPAIR_PROTOCOL", string(model.ProtocolOpenAIChat)), "repair model wire protocol: openai-chat or anthropic (TOOLGATE_REPAIR_PROTOCOL)")
 	endpoint := fs.String("repair-endpoint", def("TOOLGATE_REPAIR_ENDPOINT", ""), "repair model base URL, e.g. http://127.0.0.1:8000/v1 or https://api.anthropic.com (TOOLGATE_REPAIR_ENDPOINT); empty: failures go back to the caller unrepaired")
 	modelName := fs.String("repair-model", def("TOOLGATE_REPAIR_MODEL", ""), "repair model name (TOOLGATE_REPAIR_MODEL)")

@@ -58,8 +58,8 @@ type Config struct {
 	// AckWait and BackOff come from the consumer's configuration on the
 	// server (Run), so they are set in one place: the consumer.
 	Backoff    func(n uint64) time.Duration
-	DeadLetter  DeadLetter
-	Log         zerolog.Logger
+	DeadLetter DeadLetter
+	Log        zerolog.Logger
 	// Observe, when set, is told how long the handler took for each input
 	// and what it returned (metrics). It must not block.
 	Observe func(stage string, d time.Duration, err error)

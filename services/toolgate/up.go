@@ -22,25 +22,38 @@ import (
 	"github.com/toolgate/toolgate/internal/tool"
 )
 
+// upFlags are up's own flags; the stage flags come from stage.Flags, so up
+// has every flag of services/<stage> but --nats (its NATS is embedded).
+type upFlags struct {
+	fs                      *flag.FlagSet
+	listen, data, toolsFile *string
+	leastPriv               *bool
+	stage                   func() (stage.Flagged, error)
+}
+
+func newUpFlags(getenv func(string) string) upFlags {
+	fs := flag.NewFlagSet("up", flag.ExitOnError)
+	return upFlags{
+		fs:        fs,
+		listen:    fs.String("listen", stage.EnvOr(getenv, "TOOLGATE_LISTEN", "127.0.0.1:4222"), "address of the embedded NATS server, for producers and executors"),
+		data:      fs.String("data", stage.EnvOr(getenv, "TOOLGATE_DATA", ".toolgate/data"), "JetStream storage directory"),
+		toolsFile: fs.String("tools", "", "tool definitions to apply at start (YAML or JSON)"),
+		leastPriv: fs.Bool("least-privilege", false, "run each stage as its own NATS user with the permissions of deploy/ (internal/authz); local clients without credentials may only publish responses, read results and serve executors; the admin password is written to DIR/../nats-admin-password"),
+		stage:     stage.Flags(fs, getenv, stage.Defaults{HTTPAddr: "127.0.0.1:8080"}),
+	}
+}
+
 // up runs every stage in one process over an embedded NATS server with
 // JetStream on local disk: the zero-setup default.
 func up(args []string) error {
-	fs := flag.NewFlagSet("up", flag.ExitOnError)
-	listen := fs.String("listen", env("TOOLGATE_LISTEN", "127.0.0.1:4222"), "address of the embedded NATS server, for producers and executors")
-	data := fs.String("data", env("TOOLGATE_DATA", ".toolgate/data"), "JetStream storage directory")
-	toolsFile := fs.String("tools", "", "tool definitions to apply at start (YAML or JSON)")
-	httpAddr := fs.String("http", env("TOOLGATE_HTTP_ADDR", "127.0.0.1:8080"), "/healthz and /readyz address; empty: none")
-	redisURL := fs.String("redis", env("TOOLGATE_REDIS_URL", ""), "Redis URL for idempotency keys (TOOLGATE_REDIS_URL); empty: a JetStream key-value bucket")
-	tolerant := fs.String("tolerant-providers", env("TOOLGATE_TOLERANT_PROVIDERS", ""), "providers whose responses always get recovery of calls written as text, comma separated, e.g. ollama")
-	level := fs.String("log-level", env("TOOLGATE_LOG_LEVEL", "info"), "debug, info, warn, error")
-	leastPriv := fs.Bool("least-privilege", false, "run each stage as its own NATS user with the permissions of deploy/ (internal/authz); local clients without credentials may only publish responses, read results and serve executors; the admin password is written to DIR/../nats-admin-password")
-	repairConfig := stage.RepairFlags(fs, os.Getenv)
-	fs.Parse(args)
-	log, err := logger(*level)
+	uf := newUpFlags(os.Getenv)
+	listen, data, toolsFile, leastPriv := uf.listen, uf.data, uf.toolsFile, uf.leastPriv
+	uf.fs.Parse(args)
+	flagged, err := uf.stage()
 	if err != nil {
 		return err
 	}
-	repair, err := repairConfig()
+	log, err := logger(flagged.LogLevel)
 	if err != nil {
 		return err
 	}
@@ -91,10 +104,8 @@ func up(args []string) error {
 			return err
 		}
 	}
-	cfg := stage.Config{
-		NATSURL: ns.ClientURL(), RedisURL: *redisURL, Stages: streams.Names(), HTTPAddr: *httpAddr, Log: log,
-		Repair: repair, TolerantProviders: stage.SplitList(*tolerant),
-	}
+	cfg := flagged.Config
+	cfg.NATSURL, cfg.Stages, cfg.Log = ns.ClientURL(), streams.Names(), log
 	if lp != nil {
 		err = lp.run(ctx, adminURL, cfg)
 	} else {

@@ -16,8 +16,8 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/toolgate/toolgate/internal/authz"
-	"github.com/toolgate/toolgate/internal/natsusers"
 	"github.com/toolgate/toolgate/internal/health"
+	"github.com/toolgate/toolgate/internal/natsusers"
 	"github.com/toolgate/toolgate/internal/stage"
 	"github.com/toolgate/toolgate/internal/streams"
 )

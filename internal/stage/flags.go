@@ -1,0 +1,112 @@
+package stage
+
+import (
+	"flag"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/toolgate/toolgate/internal/authz"
+	"github.com/toolgate/toolgate/internal/streams"
+)
+
+// Defaults are the flag defaults that differ between a stage service and
+// `toolgate up`.
+type Defaults struct {
+	// NATSURL is the --nats default; empty: no --nats flag (toolgate up
+	// connects the stages to its embedded server).
+	NATSURL  string
+	HTTPAddr string // the --http default
+}
+
+// ServiceDefaults are the defaults of services/<stage>.
+func ServiceDefaults() Defaults { return Defaults{NATSURL: "nats://127.0.0.1:4222", HTTPAddr: ":8080"} }
+
+// Flagged is what the stage flags configure: a Config without Stages and
+// Log, and the log level as given.
+type Flagged struct {
+	Config
+	LogLevel string
+}
+
+// EnvOr is getenv(k), or def when it is empty.
+func EnvOr(getenv func(string) string, k, def string) string {
+	if v := getenv(k); v != "" {
+		return v
+	}
+	return def
+}
+
+// Flags declares every stage flag on fs, each defaulting to its TOOLGATE_*
+// variable read through getenv, and returns the function that builds the
+// configuration once fs is parsed. services/<stage> (Main) and `toolgate
+// up` both declare their stage flags here, so they have the same ones.
+func Flags(fs *flag.FlagSet, getenv func(string) string, d Defaults) func() (Flagged, error) {
+	def := func(k, v string) string { return EnvOr(getenv, k, v) }
+	var natsURL *string
+	if d.NATSURL != "" {
+		natsURL = fs.String("nats", def("TOOLGATE_NATS_URL", d.NATSURL), "NATS server URL (TOOLGATE_NATS_URL)")
+	}
+	redisURL := fs.String("redis", def("TOOLGATE_REDIS_URL", ""), "Redis URL for idempotency keys (TOOLGATE_REDIS_URL; execute only); empty: a JetStream key-value bucket")
+	httpAddr := fs.String("http", def("TOOLGATE_HTTP_ADDR", d.HTTPAddr), "/healthz, /readyz and /metrics address (TOOLGATE_HTTP_ADDR); empty: none")
+	level := fs.String("log-level", def("TOOLGATE_LOG_LEVEL", "info"), "debug, info, warn, error (TOOLGATE_LOG_LEVEL)")
+	ensure := fs.Bool("ensure", def("TOOLGATE_ENSURE", "true") == "true", "create or update streams, buckets and consumers at start (TOOLGATE_ENSURE); false when an admin applies them and this stage runs as a least-privilege NATS user")
+	user := fs.String("nats-user", def("TOOLGATE_NATS_USER", ""), "NATS user, normally the stage name (TOOLGATE_NATS_USER); the password is read from TOOLGATE_NATS_PASSWORD")
+	defReplicas, replicasErr := strconv.Atoi(def("TOOLGATE_STREAM_REPLICAS", "1"))
+	if replicasErr != nil {
+		defReplicas = 1
+	}
+	replicas := fs.Int("stream-replicas", defReplicas, "replicas of the streams and buckets this stage creates (TOOLGATE_STREAM_REPLICAS)")
+	idle := fs.Duration("stream-idle-timeout", 0, "a streamed response with no event for this long ends transport_incomplete; default 60s (TOOLGATE_STREAM_IDLE_TIMEOUT)")
+	maxEvents := fs.Int("stream-max-events", 0, "the most events, and the highest Toolgate-Seq, one streamed response may have; an event past it is refused and dead-lettered; default 10000 (TOOLGATE_STREAM_MAX_EVENTS)")
+	ackWait := fs.Duration("ack-wait", 0, "how long a delivery may stay unacked before it is redelivered, and the grace added to a tool's timeout in an execute claim's lease; default 30s (TOOLGATE_ACK_WAIT; every stage of one deployment must agree)")
+	tolerant := fs.String("tolerant-providers", def("TOOLGATE_TOLERANT_PROVIDERS", ""), "providers whose responses always get recovery of calls written as text, comma separated, e.g. ollama (TOOLGATE_TOLERANT_PROVIDERS)")
+	repairConfig := RepairFlags(fs, getenv)
+	return func() (Flagged, error) {
+		if replicasErr != nil {
+			return Flagged{}, fmt.Errorf("TOOLGATE_STREAM_REPLICAS: want a number of replicas (1 or 3): %v", replicasErr)
+		}
+		var err error
+		if *idle == 0 && getenv("TOOLGATE_STREAM_IDLE_TIMEOUT") != "" {
+			if *idle, err = time.ParseDuration(getenv("TOOLGATE_STREAM_IDLE_TIMEOUT")); err != nil {
+				return Flagged{}, fmt.Errorf("TOOLGATE_STREAM_IDLE_TIMEOUT: %v", err)
+			}
+		}
+		if *maxEvents == 0 && getenv("TOOLGATE_STREAM_MAX_EVENTS") != "" {
+			if *maxEvents, err = strconv.Atoi(getenv("TOOLGATE_STREAM_MAX_EVENTS")); err != nil || *maxEvents < 1 {
+				return Flagged{}, fmt.Errorf("TOOLGATE_STREAM_MAX_EVENTS: want a positive number of events such as 10000")
+			}
+		}
+		if *maxEvents < 0 {
+			return Flagged{}, fmt.Errorf("--stream-max-events: want a positive number of events such as 10000")
+		}
+		if *ackWait == 0 && getenv("TOOLGATE_ACK_WAIT") != "" {
+			if *ackWait, err = time.ParseDuration(getenv("TOOLGATE_ACK_WAIT")); err != nil {
+				return Flagged{}, fmt.Errorf("TOOLGATE_ACK_WAIT: want a duration such as 30s: %v", err)
+			}
+		}
+		repair, err := repairConfig()
+		if err != nil {
+			return Flagged{}, err
+		}
+		settings := streams.DefaultSettings()
+		settings.Replicas = *replicas
+		if *ackWait > 0 {
+			settings.AckWait = *ackWait
+		}
+		var natsOpts []nats.Option
+		if *user != "" {
+			natsOpts = authz.ClientOptions(*user, getenv("TOOLGATE_NATS_PASSWORD"))
+		}
+		cfg := Config{
+			NATSOpts: natsOpts, RedisURL: *redisURL, HTTPAddr: *httpAddr, Settings: settings, SkipEnsure: !*ensure,
+			Repair: repair, StreamIdle: *idle, StreamMaxEvents: *maxEvents, TolerantProviders: SplitList(*tolerant),
+		}
+		if natsURL != nil {
+			cfg.NATSURL = *natsURL
+		}
+		return Flagged{Config: cfg, LogLevel: *level}, nil
+	}
+}

@@ -1,0 +1,58 @@
+package main
+
+import (
+	"flag"
+	"testing"
+
+	"github.com/toolgate/toolgate/internal/stage"
+)
+
+// TestUp_has_every_stage_flag: toolgate up declares every flag of
+// services/<stage> but --nats (its NATS server is embedded), so a setting
+// of the stages (--ack-wait, --stream-idle-timeout, …) is never missing
+// from the one-process run.
+func TestUp_has_every_stage_flag(t *testing.T) {
+	none := func(string) string { return "" }
+	fs := flag.NewFlagSet("stage", flag.ContinueOnError)
+	stage.Flags(fs, none, stage.ServiceDefaults())
+	up := newUpFlags(none).fs
+	n := 0
+	fs.VisitAll(func(f *flag.Flag) {
+		n++
+		if f.Name == "nats" {
+			if up.Lookup("nats") != nil {
+				t.Error("up has --nats, but its NATS server is embedded")
+			}
+			return
+		}
+		if up.Lookup(f.Name) == nil {
+			t.Errorf("up has no --%s", f.Name)
+		}
+	})
+	for _, name := range []string{"ack-wait", "stream-idle-timeout", "stream-max-events", "repair-endpoint"} {
+		if fs.Lookup(name) == nil {
+			t.Errorf("the stage flags have no --%s", name)
+		}
+	}
+	if up.Lookup("http").DefValue != "127.0.0.1:8080" || fs.Lookup("http").DefValue != ":8080" {
+		t.Errorf("--http defaults: up %s, stage %s; want 127.0.0.1:8080 and :8080", up.Lookup("http").DefValue, fs.Lookup("http").DefValue)
+	}
+}
+
+// TestFlags_build_the_config_main_and_up_run: the flags and their
+// TOOLGATE_* variables end up in the stage configuration.
+func TestFlags_build_the_config_main_and_up_run(t *testing.T) {
+	env := map[string]string{"TOOLGATE_ACK_WAIT": "5s", "TOOLGATE_STREAM_MAX_EVENTS": "7"}
+	uf := newUpFlags(func(k string) string { return env[k] })
+	if err := uf.fs.Parse([]string{"--stream-idle-timeout", "3s", "--tolerant-providers", "ollama, gemini"}); err != nil {
+		t.Fatal(err)
+	}
+	f, err := uf.stage()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := f.Config
+	if c.Settings.AckWait.String() != "5s" || c.StreamMaxEvents != 7 || c.StreamIdle.String() != "3s" || len(c.TolerantProviders) != 2 || c.SkipEnsure || c.NATSURL != "" {
+		t.Errorf("config %+v", c)
+	}
+}
