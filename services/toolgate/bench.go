@@ -2,29 +2,23 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
-	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime/pprof"
 	"strconv"
 	"time"
 
-	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go/jetstream"
-	"github.com/redis/go-redis/v9"
 	"github.com/rs/zerolog"
 
 	"github.com/toolgate/toolgate/internal/bench"
 	"github.com/toolgate/toolgate/internal/stage"
 	"github.com/toolgate/toolgate/internal/streams"
+	"github.com/toolgate/toolgate/internal/testenv"
 	"github.com/toolgate/toolgate/pkg/toolserver"
 )
-
-func init() { register("bench", benchCmd) }
 
 // benchCmd measures, in one run on one machine: the ceiling of seven chained
 // JetStream hops, the full pipeline under maximum load, and latency at half
@@ -45,28 +39,24 @@ func benchCmd(args []string) error {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	ns, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: filepath.Join(dir, "js"), MaxPayload: 16 << 20, NoSigs: true})
+	ns, err := testenv.StartNATS(testenv.NATSOptions{StoreDir: filepath.Join(dir, "js")})
 	if err != nil {
-		return err
-	}
-	go ns.Start()
-	if !ns.ReadyForConnections(10 * time.Second) {
-		return errors.New("bench: embedded NATS did not start")
+		return fmt.Errorf("bench: embedded NATS: %w", err)
 	}
 	defer ns.Shutdown()
 	var redisPID int
 	if *redisURL == "" {
-		url, pid, stop, err := startRedis(dir)
+		rs, err := testenv.StartRedis(testenv.RedisOptions{Dir: dir})
 		if err != nil {
-			return err
+			return fmt.Errorf("bench: %w (or set --redis)", err)
 		}
-		defer stop()
-		*redisURL, redisPID = url, pid
+		defer rs.Stop()
+		*redisURL, redisPID = rs.URL(), rs.PID()
 	}
-	if err := applyFile(ns.ClientURL(), *tools, false); err != nil {
+	if err := applyFile(ns.URL(), *tools, false); err != nil {
 		return err
 	}
-	nc, _, err := connect(ns.ClientURL())
+	nc, _, err := connect(ns.URL())
 	if err != nil {
 		return err
 	}
@@ -89,7 +79,7 @@ func benchCmd(args []string) error {
 	ready := make(chan struct{})
 	runErr := make(chan error, 1)
 	go func() {
-		runErr <- stage.Run(ctx, stage.Config{NATSURL: ns.ClientURL(), RedisURL: *redisURL, Stages: streams.Stages, Log: zerolog.Nop()}, ready)
+		runErr <- stage.Run(ctx, stage.Config{NATSURL: ns.URL(), RedisURL: *redisURL, Stages: streams.Stages, Log: zerolog.Nop()}, ready)
 	}()
 	select {
 	case <-ready:
@@ -149,32 +139,4 @@ func benchCmd(args []string) error {
 	cancel()
 	<-runErr
 	return nil
-}
-
-// startRedis runs a private redis-server with no persistence on a free port.
-func startRedis(dir string) (url string, pid int, stop func(), err error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", 0, nil, err
-	}
-	port := l.Addr().(*net.TCPAddr).Port
-	l.Close()
-	cmd := exec.Command("redis-server", "--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", dir)
-	if err := cmd.Start(); err != nil {
-		return "", 0, nil, fmt.Errorf("bench: start redis-server (or set --redis): %w", err)
-	}
-	stop = func() { cmd.Process.Kill(); cmd.Wait() }
-	c := redis.NewClient(&redis.Options{Addr: "127.0.0.1:" + strconv.Itoa(port)})
-	defer c.Close()
-	for i := 0; ; i++ {
-		if c.Ping(context.Background()).Err() == nil {
-			break
-		}
-		if i > 200 {
-			stop()
-			return "", 0, nil, errors.New("bench: redis-server did not answer")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	return "redis://127.0.0.1:" + strconv.Itoa(port), cmd.Process.Pid, stop, nil
 }
