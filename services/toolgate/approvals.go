@@ -14,8 +14,6 @@ import (
 	"github.com/toolgate/toolgate/internal/streams"
 )
 
-func init() { register("approvals", approvals) }
-
 // approvals lists the calls waiting for a decision (ls) or shows one with
 // its arguments and argument hash (show CALL-ID), so an operator approves
 // what was shown: `toolgate approve CALL-ID --by NAME --hash HASH`.

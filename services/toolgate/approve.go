@@ -10,8 +10,6 @@ import (
 	"github.com/toolgate/toolgate/internal/streams"
 )
 
-func init() { register("approve", approve) }
-
 // approve lets a waiting call run: it records who approved it and why, and
 // sends the call back to the policy gate.
 func approve(args []string) error { return decide("approve", approval.Approved, args) }

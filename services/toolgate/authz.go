@@ -7,8 +7,6 @@ import (
 	"github.com/toolgate/toolgate/internal/authz"
 )
 
-func init() { register("authz", authzCmd) }
-
 // authzCmd prints the least-privilege NATS users (internal/authz) as a
 // nats-server configuration block:
 //

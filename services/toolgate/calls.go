@@ -19,8 +19,6 @@ import (
 	"github.com/toolgate/toolgate/internal/streams"
 )
 
-func init() { register("calls", calls) }
-
 // callFilter selects status records; a zero field matches everything.
 type callFilter struct {
 	response, status, tool string

@@ -14,8 +14,6 @@ import (
 	"github.com/toolgate/toolgate/internal/chaos"
 )
 
-func init() { register("chaos", chaosCmd) }
-
 // chaosCmd runs every stage as its own process against one NATS server and
 // one redis-server, pushes calls while it kills stages and restarts NATS and
 // Redis, and checks that no accepted call was lost or executed twice.

@@ -2,8 +2,6 @@ package main
 
 import "github.com/toolgate/toolgate/internal/approval"
 
-func init() { register("deny", deny) }
-
 // deny ends a waiting call as approval_denied, recording who denied it and
 // why; its result tells the model it was not executed.
 func deny(args []string) error { return decide("deny", approval.Denied, args) }

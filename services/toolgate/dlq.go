@@ -18,8 +18,6 @@ import (
 	"github.com/toolgate/toolgate/internal/dlq"
 )
 
-func init() { register("dlq", dlqCmd) }
-
 const dlqUsage = `toolgate dlq ls      [--stage S] [--failure F] [--tool T] [--call ID] [--since 2h] [--until 1h]
 toolgate dlq show    SEQ [--json]
 toolgate dlq replay  [filters] [--seq N,M] [--to-stage S] [--dry-run] [--wait 60s]

@@ -6,64 +6,84 @@ package main
 import (
 	"fmt"
 	"os"
+	"strings"
 )
 
-const usage = `toolgate — tool calls as untrusted proposals
+// command is one subcommand: its name, the usage line of each of its forms
+// (after "toolgate "), and its implementation.
+type command struct {
+	name  string
+	usage []string
+	run   func(args []string) error
+}
 
-Usage:
-  toolgate up [--listen 127.0.0.1:4222] [--data DIR] [--tools FILE] [--http :8080]
-  toolgate tools apply -f tools.yaml [--prune]
-  toolgate tools ls
-  toolgate tools show NAME
-  toolgate publish --provider P [--response-id ID] [--wait 5s] FILE
-  toolgate status CALL-ID
-  toolgate calls ls [--response ID] [--status S] [--tool T] [--since 1h]
-  toolgate dlq ls|show SEQ|replay|purge [--stage S --failure F --tool T --since 2h --until 1h]
-  toolgate approvals ls [--all] | approvals show CALL-ID
-  toolgate approve CALL-ID --by NAME [--reason TEXT] [--hash HASH]
-  toolgate deny CALL-ID --by NAME [--reason TEXT]
-  toolgate streams apply
-  toolgate authz render          (least-privilege NATS users; up --least-privilege runs them)
-  toolgate probe URL
-  toolgate chaos [--n 5000] [--rate 100] [--kill-every 2s] [--keep]
-  toolgate chaos --hostile [--duration 10s] [--rate 50] [--mem-cap 4GiB] [--inputs a,b] [--keep]
+// commands is the one table of subcommands, in the order usage lists them;
+// each implementation lives in its own file.
+func commands() []command {
+	return []command{
+		{"up", []string{"up [--listen 127.0.0.1:4222] [--data DIR] [--tools FILE] [--http :8080]"}, up},
+		{"tools", []string{"tools apply -f tools.yaml [--prune]", "tools ls", "tools show NAME"}, tools},
+		{"publish", []string{"publish --provider P [--response-id ID] [--wait 5s] FILE"}, publish},
+		{"status", []string{"status CALL-ID"}, status},
+		{"calls", []string{"calls ls [--response ID] [--status S] [--tool T] [--since 1h]"}, calls},
+		{"dlq", []string{"dlq ls|show SEQ|replay|purge [--stage S --failure F --tool T --since 2h --until 1h]"}, dlqCmd},
+		{"approvals", []string{"approvals ls [--all] | approvals show CALL-ID"}, approvals},
+		{"approve", []string{"approve CALL-ID --by NAME [--reason TEXT] [--hash HASH]"}, approve},
+		{"deny", []string{"deny CALL-ID --by NAME [--reason TEXT]"}, deny},
+		{"streams", []string{"streams apply"}, streamsCmd},
+		{"authz", []string{"authz render          (least-privilege NATS users; up --least-privilege runs them)"}, authzCmd},
+		{"probe", []string{"probe URL"}, probe},
+		{"chaos", []string{
+			"chaos [--n 5000] [--rate 100] [--kill-every 2s] [--keep]",
+			"chaos --hostile [--duration 10s] [--rate 50] [--mem-cap 4GiB] [--inputs a,b] [--keep]",
+		}, chaosCmd},
+		{"bench", []string{"bench [--n 20000] [--size 1024] [--half 10s] [--rate 0] [--tools FILE] [--redis URL] [--cpuprofile FILE]"}, benchCmd},
+	}
+}
 
+// usage is the help text, its command lines from commands().
+func usage() string {
+	var b strings.Builder
+	b.WriteString("toolgate — tool calls as untrusted proposals\n\nUsage:\n")
+	for _, c := range commands() {
+		for _, u := range c.usage {
+			b.WriteString("  toolgate " + u + "\n")
+		}
+	}
+	b.WriteString(`
 Environment: TOOLGATE_NATS_URL (default nats://127.0.0.1:4222), TOOLGATE_REDIS_URL
 (idempotency keys; empty: a JetStream key-value bucket), TOOLGATE_HTTP_ADDR,
 TOOLGATE_LOG_LEVEL, TOOLGATE_DATA.
-`
+`)
+	return b.String()
+}
 
-// commands maps a command name to its implementation; each command's file
-// registers itself in init, so commands live one per file.
-var commands = map[string]func(args []string) error{}
-
-func register(name string, f func(args []string) error) { commands[name] = f }
-
-func init() {
-	register("up", up)
-	register("tools", tools)
-	register("publish", publish)
-	register("status", status)
-	register("streams", streamsCmd)
-	register("probe", probe)
+// lookup finds the command called name.
+func lookup(name string) (command, bool) {
+	for _, c := range commands() {
+		if c.name == name {
+			return c, true
+		}
+	}
+	return command{}, false
 }
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprint(os.Stderr, usage)
+		fmt.Fprint(os.Stderr, usage())
 		os.Exit(2)
 	}
-	cmd, args := os.Args[1], os.Args[2:]
-	if cmd == "help" || cmd == "-h" || cmd == "--help" {
-		fmt.Print(usage)
+	name, args := os.Args[1], os.Args[2:]
+	if name == "help" || name == "-h" || name == "--help" {
+		fmt.Print(usage())
 		return
 	}
-	f, ok := commands[cmd]
+	c, ok := lookup(name)
 	if !ok {
-		fmt.Fprintf(os.Stderr, "toolgate: unknown command %q\n\n%s", cmd, usage)
+		fmt.Fprintf(os.Stderr, "toolgate: unknown command %q\n\n%s", name, usage())
 		os.Exit(2)
 	}
-	if err := f(args); err != nil {
+	if err := c.run(args); err != nil {
 		fmt.Fprintln(os.Stderr, "toolgate:", err)
 		os.Exit(1)
 	}
