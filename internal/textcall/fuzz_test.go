@@ -64,8 +64,8 @@ func FuzzUnpack(f *testing.F) {
 		if err != nil {
 			return
 		}
-		name, args, ok := Unpack(v)
-		if !ok {
+		name, args, reason := unpack(v)
+		if reason != "" {
 			return
 		}
 		if name == "" || args == nil {

@@ -7,9 +7,15 @@ import (
 	"github.com/toolgate/toolgate/internal/parse"
 )
 
-// markerFences are fence info strings that declare a tool call; a fence
-// with one of them is a marker, whose failures are Discards.
-var markerFences = []string{"tool_call", "tool_calls", "tool_code", "function_call"}
+// markerFence reports whether a fence info string declares a tool call; a
+// fence with one is a marker, whose failures are Discards.
+func markerFence(info string) bool {
+	switch info {
+	case "tool_call", "tool_calls", "tool_code", "function_call":
+		return true
+	}
+	return false
+}
 
 // fences recovers calls in markdown code fences: ```json, ```tool_call and
 // bare ```. A fence without its closing ``` runs to the end of the text.
@@ -30,14 +36,14 @@ func (r *recoverer) fences() {
 			bodyEnd, end = c, c+3
 		}
 		i = end
-		if r.isClaimed(start) || (info != "" && info != "json" && !slices.Contains(markerFences, info)) {
+		if r.isClaimed(start) || (info != "" && info != "json" && !markerFence(info)) {
 			continue
 		}
 		p := skipSpace(r.text, body)
 		if p >= bodyEnd || (r.text[p] != '{' && r.text[p] != '[') {
 			continue
 		}
-		marker := slices.Contains(markerFences, info)
+		marker := markerFence(info)
 		v, next, err := r.decodeIn(p, bodyEnd)
 		if err != nil {
 			if marker {
@@ -107,7 +113,7 @@ func (r *recoverer) prose() {
 			return
 		}
 		if err != nil {
-			if key := firstKey(r.text, p); slices.Contains(nameKeys, key) || slices.Contains(argKeys, key) {
+			if key := firstKey(r.text, p); slices.Contains(nameKeys(), key) || slices.Contains(argKeys(), key) {
 				r.discard("json", p, min(len(r.text), p+err.Offset+1), "call-shaped JSON that does not parse: "+reasonOf(err))
 				if err.Code == parse.CodeTruncated {
 					return

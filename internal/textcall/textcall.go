@@ -31,10 +31,11 @@ const (
 )
 
 // Call is one recovered tool call. Arguments is the canonical JSON of an
-// object. Format names the notation it was written in: hermes, qwen-xml,
-// mistral, llama3 (after <|python_tag|>), pythonic, deepseek, harmony,
-// fence (a markdown code fence) or json (floating in prose). Start and End
-// are the byte span of the call's notation in the text.
+// object. Format names the notation it was written in, one of the dialects
+// (dialects.go): hermes, qwen-xml, mistral, llama3 (after <|python_tag|>),
+// pythonic, deepseek, harmony, fence (a markdown code fence) or json
+// (floating in prose). Start and End are the byte span of the call's
+// notation in the text.
 type Call struct {
 	Name      string
 	Arguments []byte
@@ -74,15 +75,9 @@ func Recover(text string) (calls []Call, discarded []Discard) {
 	r.text = text
 	r.data = []byte(text)
 	r.budget = scanBudgetFactor*len(text) + 64<<10
-	r.deepseek()
-	r.harmony()
-	r.hermes()
-	r.qwenXMLBare()
-	r.mistral()
-	r.pythonTag()
-	r.fences()
-	r.pythonicLists()
-	r.prose()
+	for _, d := range dialects() {
+		d.scan(r)
+	}
 	slices.SortStableFunc(r.calls, func(a, b Call) int { return a.Start - b.Start })
 	slices.SortStableFunc(r.discards, func(a, b Discard) int { return a.Start - b.Start })
 	if len(r.calls) > MaxCalls {

@@ -6,41 +6,37 @@ import (
 	"github.com/toolgate/toolgate/internal/parse"
 )
 
-// nameKeys and argKeys are the spellings models use, in priority order.
-var (
-	nameKeys = []string{"name", "tool", "tool_name", "function"}
-	argKeys  = []string{"arguments", "args", "parameters", "input", "params"}
-)
+// nameKeys are the spellings of a call's tool name models use, in priority
+// order.
+func nameKeys() []string { return []string{"name", "tool", "tool_name", "function"} }
 
-// Unpack maps the many spellings of a call onto one: the name from name,
+// argKeys are the spellings of a call's arguments models use, in priority
+// order.
+func argKeys() []string { return []string{"arguments", "args", "parameters", "input", "params"} }
+
+// unpack maps the many spellings of a call onto one: the name from name,
 // tool, tool_name, function (a string) or function.name; the arguments from
 // arguments, args, parameters, input or params, at the top level or inside a
 // function object. Arguments given as a JSON string are decoded once (they
-// must then hold an object); absent or null arguments are {}. ok is false
-// when v is not an object, has no non-empty name, or its arguments are not
-// an object.
-func Unpack(v any) (name string, args map[string]any, ok bool) {
-	name, args, reason := unpack(v)
-	return name, args, reason == ""
-}
-
-// unpack is Unpack with the reason for a refusal.
-func unpack(v any) (string, map[string]any, string) {
+// must then hold an object); absent or null arguments are {}. reason is
+// non-empty, and says why, when v is not an object, has no non-empty name,
+// or its arguments are not an object.
+func unpack(v any) (name string, args map[string]any, reason string) {
 	m, isObj := v.(map[string]any)
 	if !isObj {
 		return "", nil, "not a JSON object"
 	}
 	fn, _ := m["function"].(map[string]any)
-	name := stringAt(m, nameKeys)
+	name = stringAt(m, nameKeys())
 	if name == "" && fn != nil {
-		name = stringAt(fn, nameKeys[:1])
+		name = stringAt(fn, nameKeys()[:1])
 	}
 	if strings.TrimSpace(name) == "" {
 		return "", nil, "no tool name (expected one of name, tool, tool_name, function, function.name)"
 	}
-	raw, found := firstPresent(m, argKeys)
+	raw, found := firstPresent(m, argKeys())
 	if !found && fn != nil {
-		raw, found = firstPresent(fn, argKeys)
+		raw, found = firstPresent(fn, argKeys())
 	}
 	if !found || raw == nil {
 		return name, map[string]any{}, ""
@@ -83,13 +79,13 @@ func firstPresent(m map[string]any, keys []string) (any, bool) {
 // function object). A bare {"name": "Paris"} in prose is not a call.
 func callShaped(m map[string]any) bool {
 	if fn, ok := m["function"].(map[string]any); ok {
-		_, hasArgs := firstPresent(fn, argKeys)
-		_, hasTopArgs := firstPresent(m, argKeys)
+		_, hasArgs := firstPresent(fn, argKeys())
+		_, hasTopArgs := firstPresent(m, argKeys())
 		return hasArgs || hasTopArgs
 	}
-	if stringAt(m, nameKeys) == "" {
+	if stringAt(m, nameKeys()) == "" {
 		return false
 	}
-	_, hasArgs := firstPresent(m, argKeys)
+	_, hasArgs := firstPresent(m, argKeys())
 	return hasArgs
 }

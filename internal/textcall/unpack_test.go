@@ -41,16 +41,17 @@ func TestUnpack_spellings(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			name, args, ok := Unpack(v)
+			name, args, reason := unpack(v)
+			ok := reason == ""
 			if ok != test.ok {
-				t.Fatalf("Unpack(%s) ok = %v, want %v", test.in, ok, test.ok)
+				t.Fatalf("unpack(%s) ok = %v (%s), want %v", test.in, ok, reason, test.ok)
 			}
 			if !ok {
 				return
 			}
 			c, _ := canon.Value(args)
 			if name != test.wantName || string(c) != test.wantArgs {
-				t.Fatalf("Unpack(%s) = %s %s, want %s %s", test.in, name, c, test.wantName, test.wantArgs)
+				t.Fatalf("unpack(%s) = %s %s, want %s %s", test.in, name, c, test.wantName, test.wantArgs)
 			}
 		})
 	}

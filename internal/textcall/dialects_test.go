@@ -1,0 +1,38 @@
+package textcall
+
+import "testing"
+
+// Every dialect is named once, and each name is a Format that Recover
+// reports for a call written in it.
+func TestDialects_named_once_in_scan_order(t *testing.T) {
+	samples := map[string]string{
+		"deepseek": "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>f\n```json\n{\"a\":1}\n```<｜tool▁call▁end｜><｜tool▁calls▁end｜>",
+		"harmony":  "<|start|>assistant<|channel|>commentary to=functions.f <|constrain|>json<|message|>{\"a\":1}<|call|>",
+		"hermes":   "<tool_call>{\"name\":\"f\",\"arguments\":{\"a\":1}}</tool_call>",
+		"qwen-xml": "<function=f><parameter=a>1</parameter></function>",
+		"mistral":  "[TOOL_CALLS][{\"name\":\"f\",\"arguments\":{\"a\":1}}]",
+		"llama3":   "<|python_tag|>{\"name\":\"f\",\"parameters\":{\"a\":1}}",
+		"fence":    "```json\n{\"name\":\"f\",\"arguments\":{\"a\":1}}\n```",
+		"pythonic": "[f(a=1)]",
+		"json":     "Sure: {\"name\":\"f\",\"arguments\":{\"a\":1}} done",
+	}
+	seen := map[string]bool{}
+	for _, d := range dialects() {
+		if seen[d.name] || d.scan == nil {
+			t.Errorf("dialect %q is listed twice or has no scanner", d.name)
+		}
+		seen[d.name] = true
+		text, ok := samples[d.name]
+		if !ok {
+			t.Errorf("dialect %q has no sample here", d.name)
+			continue
+		}
+		calls, discards := Recover(text)
+		if len(calls) != 1 || calls[0].Format != d.name || calls[0].Name != "f" {
+			t.Errorf("%s: calls %+v, discards %+v", d.name, calls, discards)
+		}
+	}
+	if len(seen) != len(samples) {
+		t.Errorf("%d dialects, %d samples", len(seen), len(samples))
+	}
+}
