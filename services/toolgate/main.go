@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"os"
 	"strings"
+
+	"github.com/toolgate/toolgate/internal/stage"
 )
 
 // command is one subcommand: its name, the usage line of each of its forms
@@ -89,9 +91,5 @@ func main() {
 	}
 }
 
-func env(k, def string) string {
-	if v := os.Getenv(k); v != "" {
-		return v
-	}
-	return def
-}
+// env is the TOOLGATE_* variable k, or def when it is unset or empty.
+func env(k, def string) string { return stage.EnvOr(os.Getenv, k, def) }
