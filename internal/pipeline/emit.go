@@ -6,6 +6,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 
+	"github.com/toolgate/toolgate/internal/batch"
 	"github.com/toolgate/toolgate/internal/call"
 	"github.com/toolgate/toolgate/internal/redact"
 	"github.com/toolgate/toolgate/internal/result"
@@ -81,7 +82,7 @@ func (em *Emitter) Outputs(stage string, e call.Envelope) ([]worker.Output, erro
 		status := em.fitJSON(StatusOf(e), e.CallID, e.ResponseID)
 		outs = append(outs, worker.Output{Subject: streams.CallStatus(e.CallID), Data: status})
 	}
-	outs = append(outs, BatchMarks(e)...)
+	outs = append(outs, batch.Marks(e, CutText)...)
 	if next := streams.Next(e.Status); next != "" {
 		return append(outs, worker.Output{Subject: streams.Gate(next), MsgID: id("next"), Header: hdr(), Data: body}), nil
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/toolgate/toolgate/internal/batch"
 	"github.com/toolgate/toolgate/internal/execute"
 	"github.com/toolgate/toolgate/internal/gates"
 	"github.com/toolgate/toolgate/internal/streams"
@@ -46,7 +47,7 @@ func handler(st string, d Deps, acc *gates.Accumulate) (worker.Handler, error) {
 		x := &gates.Execute{
 			Tools: d.Tools, Store: observeStore(d.Store, d.Malformed), Owner: d.Owner, Now: now, LeaseGrace: d.Settings.AckWait,
 			Executors: execute.Selector{NC: d.NC}.For,
-			Batches:   &gates.BatchKV{KV: batches, Now: now, Malformed: d.Malformed.from(streams.BucketBatches)},
+			Batches:   &batch.KV{KV: batches, Now: now, Malformed: d.Malformed.from(streams.BucketBatches)},
 		}
 		return d.Emit.Handler(st, x.Handle), nil
 	}

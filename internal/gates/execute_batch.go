@@ -5,39 +5,14 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/toolgate/toolgate/internal/batch"
 	"github.com/toolgate/toolgate/internal/call"
 	"github.com/toolgate/toolgate/internal/tool"
 	"github.com/toolgate/toolgate/internal/worker"
 )
 
-// Atomic batches. The calls of one response are atomic when the producer
-// sent Toolgate-Atomic: true (call.Batch.Atomic) or any tool among them is
-// defined with atomic: true. Then none executes unless every call of the
-// response passed every gate:
-//
-//   - every call that reaches execute records "passed" in the batches
-//     bucket and waits; a call that ends with a failure anywhere has
-//     "failed" recorded by pipeline.Outputs (pipeline.BatchMarks);
-//   - the first waiting call that sees every call passed creates the
-//     batch's one decision "run"; the first that sees a failure, or that
-//     the batch's first arrival is older than BatchTimeout, creates
-//     "abort" naming the failed call. The decision is created with
-//     compare-and-set, so every call follows the same one;
-//   - a call waits in the handler up to BatchWait, then is redelivered
-//     (a transient nak) and waits again, until the decision exists.
-//
-// Atomic is about the gates, not a distributed transaction: once the batch
-// decided to run, each call executes on its own and may still fail.
-
-// Decision is an atomic batch's one decision.
-type Decision struct {
-	Run    bool      `json:"run"`
-	Reason string    `json:"reason,omitempty"`
-	At     time.Time `json:"at"`
-}
-
-// Batches coordinates atomic batches (BatchKV is the JetStream key-value
-// implementation).
+// Batches coordinates atomic batches (batch.KV is the JetStream key-value
+// implementation; see package batch).
 type Batches interface {
 	// Tools returns the tool names recorded for the calls of batch b, by
 	// index; calls with no record are absent.
@@ -46,7 +21,7 @@ type Batches interface {
 	// the batch's decision, waiting for it at most wait; decided is false
 	// when there was none by then. It decides abort once timeout has passed
 	// since the batch's first call arrived.
-	Await(ctx context.Context, b call.Batch, callID string, wait, timeout time.Duration) (d Decision, decided bool, err error)
+	Await(ctx context.Context, b call.Batch, callID string, wait, timeout time.Duration) (d batch.Decision, decided bool, err error)
 }
 
 // batch holds back a call of an atomic batch until the batch decided. done

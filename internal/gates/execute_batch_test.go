@@ -10,6 +10,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/toolgate/toolgate/internal/batch"
 	"github.com/toolgate/toolgate/internal/call"
 	"github.com/toolgate/toolgate/internal/pipeline"
 	"github.com/toolgate/toolgate/internal/streams"
@@ -40,7 +41,7 @@ func newBatchRig(t *testing.T) *batchRig {
 		"get_weather": compiled(t, tool.Definition{Name: "get_weather"}),
 	}
 	x := newExecute(t, redisStore(t), ex, tools)
-	x.Batches = &BatchKV{KV: kv, Now: time.Now}
+	x.Batches = &batch.KV{KV: kv, Now: time.Now}
 	x.BatchWait = 100 * time.Millisecond
 	return &batchRig{js: js, x: x, ex: ex}
 }
@@ -54,7 +55,7 @@ func batchCall(rid string, i, size int, toolName string, atomic bool) call.Envel
 // mark publishes what pipeline.Outputs publishes for e.
 func (r *batchRig) mark(t *testing.T, e call.Envelope) {
 	t.Helper()
-	outs := pipeline.BatchMarks(e)
+	outs := batch.Marks(e, pipeline.CutText)
 	if len(outs) == 0 {
 		t.Fatalf("no batch mark for %s in %s", e.CallID, e.Status)
 	}

@@ -1,4 +1,4 @@
-package gates
+package batch
 
 import (
 	"bytes"
@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-
-	"github.com/toolgate/toolgate/internal/pipeline"
 )
 
 // maxBatchReason bounds the reason text a decision record may carry.
@@ -57,8 +55,8 @@ func malformedDecision(key string, err error) Decision {
 }
 
 // DecodePassMark reads a "passed" mark, which must name callID and a time.
-func DecodePassMark(callID string, data []byte) (pipeline.PassMark, error) {
-	var m pipeline.PassMark
+func DecodePassMark(callID string, data []byte) (PassMark, error) {
+	var m PassMark
 	if err := decodeStrict(data, &m); err != nil {
 		return m, fmt.Errorf("gates: passed mark: %w", err)
 	}
@@ -73,8 +71,8 @@ func DecodePassMark(callID string, data []byte) (pipeline.PassMark, error) {
 
 // DecodeFailMark reads a "failed" mark, which must name callID and the
 // status the call ended with.
-func DecodeFailMark(callID string, data []byte) (pipeline.FailMark, error) {
-	var m pipeline.FailMark
+func DecodeFailMark(callID string, data []byte) (FailMark, error) {
+	var m FailMark
 	if err := decodeStrict(data, &m); err != nil {
 		return m, fmt.Errorf("gates: failed mark: %w", err)
 	}

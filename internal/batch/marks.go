@@ -1,4 +1,4 @@
-package pipeline
+package batch
 
 import (
 	"encoding/json"
@@ -27,15 +27,15 @@ type PassMark struct {
 	At     time.Time `json:"at"`
 }
 
-// BatchMarks are the writes into the batches bucket that let the execute gate
+// Marks are the writes into the batches bucket that let the execute gate
 // coordinate atomic batches, for a call of a response with more than one
 // call: its tool name when it (re-)enters the pipeline as received (so
 // execute can tell whether any tool of the batch is atomic), "failed" when it
 // ends with a failure anywhere, "passed" when it ends as a dry run (it passed
 // every gate without reaching execute). Marks are written for every
 // multi-call response, since whether a batch is atomic depends on tools this
-// envelope does not know.
-func BatchMarks(e call.Envelope) []worker.Output {
+// envelope does not know. cut bounds a failed mark's error (pipeline.CutText).
+func Marks(e call.Envelope, cut func(string) string) []worker.Output {
 	if e.Batch.Size < 2 || e.Batch.ID == "" {
 		return nil
 	}
@@ -51,7 +51,7 @@ func BatchMarks(e call.Envelope) []worker.Output {
 		if st == call.Failed && e.Failure != "" {
 			st = e.Failure
 		}
-		data, _ := json.Marshal(FailMark{CallID: e.CallID, Tool: e.ToolName, Status: st, Error: CutText(strings.Join(e.Errors, "; "))})
+		data, _ := json.Marshal(FailMark{CallID: e.CallID, Tool: e.ToolName, Status: st, Error: cut(strings.Join(e.Errors, "; "))})
 		return []worker.Output{{Subject: streams.BatchMark(b.ID, "failed", b.Index), Data: data}}
 	}
 	return nil

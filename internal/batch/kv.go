@@ -1,4 +1,4 @@
-package gates
+package batch
 
 import (
 	"context"
@@ -12,29 +12,29 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/toolgate/toolgate/internal/call"
-	"github.com/toolgate/toolgate/internal/pipeline"
 	"github.com/toolgate/toolgate/internal/streams"
 )
 
-// BatchKV keeps batch marks and decisions in the toolgate_batches bucket.
+// KV keeps batch marks and decisions in the toolgate_batches bucket.
 // Every record it reads is checked (batch_record.go): a malformed mark or
 // decision aborts its batch, never runs it and never stalls it.
-type BatchKV struct {
+type KV struct {
 	KV  jetstream.KeyValue
-	Now Clock
+	Now func() time.Time
 	// Malformed, when set, is told of every malformed record read (log it,
 	// count it).
 	Malformed func(key string, err error)
 }
 
-func (k *BatchKV) malformed(key string, err error) {
+func (k *KV) malformed(key string, err error) {
 	if k.Malformed != nil {
 		k.Malformed(key, err)
 	}
 }
 
-// Tools implements Batches.
-func (k *BatchKV) Tools(ctx context.Context, b call.Batch) (map[int]string, error) {
+// Tools returns the tool names recorded for the calls of batch b, by
+// index; calls with no record are absent.
+func (k *KV) Tools(ctx context.Context, b call.Batch) (map[int]string, error) {
 	out := map[int]string{}
 	for i := range b.Size {
 		e, err := k.KV.Get(ctx, streams.BatchKey(b.ID, "tool", i))
@@ -50,12 +50,15 @@ func (k *BatchKV) Tools(ctx context.Context, b call.Batch) (map[int]string, erro
 	return out, nil
 }
 
-// Await implements Batches.
-func (k *BatchKV) Await(ctx context.Context, b call.Batch, callID string, wait, timeout time.Duration) (Decision, bool, error) {
+// Await records that call b.Index (callID) passed every gate and returns
+// the batch's decision, waiting for it at most wait; decided is false when
+// there was none by then. It decides abort once timeout has passed since the
+// batch's first call arrived.
+func (k *KV) Await(ctx context.Context, b call.Batch, callID string, wait, timeout time.Duration) (Decision, bool, error) {
 	if d, ok, err := k.decision(ctx, b.ID); err != nil || ok {
 		return d, ok, err
 	}
-	mark, _ := json.Marshal(pipeline.PassMark{CallID: callID, At: k.Now().UTC()})
+	mark, _ := json.Marshal(PassMark{CallID: callID, At: k.Now().UTC()})
 	if _, err := k.KV.Create(ctx, streams.BatchKey(b.ID, "passed", b.Index), mark); err != nil && !errors.Is(err, jetstream.ErrKeyExists) {
 		return Decision{}, false, fmt.Errorf("gates: batch %s: %w", b.ID, err)
 	}
@@ -66,7 +69,7 @@ func (k *BatchKV) Await(ctx context.Context, b call.Batch, callID string, wait, 
 		return Decision{}, false, fmt.Errorf("gates: batch %s: watch: %w", b.ID, err)
 	}
 	defer w.Stop()
-	st := batchState{id: b.ID, size: b.Size, passed: map[int]time.Time{}, failed: map[int]pipeline.FailMark{}, malformed: k.malformed}
+	st := state{id: b.ID, size: b.Size, passed: map[int]time.Time{}, failed: map[int]FailMark{}, malformed: k.malformed}
 	live := false
 	for {
 		select {
@@ -95,7 +98,7 @@ func (k *BatchKV) Await(ctx context.Context, b call.Batch, callID string, wait, 
 }
 
 // settle is the end of one wait: decide on a timeout, else undecided.
-func (k *BatchKV) settle(ctx context.Context, id string, st *batchState, timeout time.Duration) (Decision, bool, error) {
+func (k *KV) settle(ctx context.Context, id string, st *state, timeout time.Duration) (Decision, bool, error) {
 	if ctx.Err() != nil {
 		return Decision{}, false, ctx.Err()
 	}
@@ -107,7 +110,7 @@ func (k *BatchKV) settle(ctx context.Context, id string, st *batchState, timeout
 
 // decide creates the batch's decision unless one exists; it returns the one
 // that holds.
-func (k *BatchKV) decide(ctx context.Context, id string, d Decision) (Decision, bool, error) {
+func (k *KV) decide(ctx context.Context, id string, d Decision) (Decision, bool, error) {
 	d.At = k.Now().UTC()
 	data, _ := json.Marshal(d)
 	if _, err := k.KV.Create(ctx, streams.BatchDecisionKey(id), data); err == nil {
@@ -118,7 +121,7 @@ func (k *BatchKV) decide(ctx context.Context, id string, d Decision) (Decision, 
 	return k.decision(ctx, id)
 }
 
-func (k *BatchKV) decision(ctx context.Context, id string) (Decision, bool, error) {
+func (k *KV) decision(ctx context.Context, id string) (Decision, bool, error) {
 	e, err := k.KV.Get(ctx, streams.BatchDecisionKey(id))
 	if errors.Is(err, jetstream.ErrKeyNotFound) {
 		return Decision{}, false, nil
@@ -134,12 +137,12 @@ func (k *BatchKV) decision(ctx context.Context, id string) (Decision, bool, erro
 	return d, true, nil
 }
 
-// batchState is what a waiting call knows of its batch.
-type batchState struct {
+// state is what a waiting call knows of its batch.
+type state struct {
 	id       string
 	size     int
 	passed   map[int]time.Time
-	failed   map[int]pipeline.FailMark
+	failed   map[int]FailMark
 	bad      string // the first malformed record seen: the batch aborts
 	decision *Decision
 
@@ -149,7 +152,7 @@ type batchState struct {
 // add takes in one entry of the batch's watch. A malformed entry, or one
 // that panics, makes the batch abort; a key toolgate never writes (another
 // kind, an index outside the batch) is told and ignored.
-func (s *batchState) add(en jetstream.KeyValueEntry) {
+func (s *state) add(en jetstream.KeyValueEntry) {
 	defer func() {
 		if p := recover(); p != nil {
 			s.bad = fmt.Sprintf("record %s could not be read (%v)", en.Key(), p)
@@ -200,7 +203,7 @@ func (s *batchState) add(en jetstream.KeyValueEntry) {
 
 // decide returns the decision the state calls for, if any: abort on a
 // failure or a timeout, run when every call passed.
-func (s *batchState) decide(now time.Time, timeout time.Duration) (Decision, bool) {
+func (s *state) decide(now time.Time, timeout time.Duration) (Decision, bool) {
 	if s.bad != "" {
 		return Decision{Reason: "the atomic batch's " + s.bad + "; no call of the batch was run. Send the calls again together"}, true
 	}
