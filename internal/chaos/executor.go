@@ -8,8 +8,8 @@ import (
 
 	"github.com/nats-io/nats.go"
 
-	"github.com/toolgate/toolgate/internal/execute"
 	"github.com/toolgate/toolgate/internal/streams"
+	"github.com/toolgate/toolgate/pkg/wire"
 )
 
 // Executor is the harness's tool: it serves every toolgate.exec.<tool>,
@@ -19,8 +19,8 @@ import (
 // idempotency keys it ran, as a tool that stores its keys would.
 type Executor struct {
 	mu      sync.Mutex
-	runs    map[string]int           // call id -> execution requests received
-	byKey   map[string]execute.Reply // idempotency key -> the answer given
+	runs    map[string]int            // call id -> execution requests received
+	byKey   map[string]wire.ExecReply // idempotency key -> the answer given
 	queries int
 	flight  int // execution requests being answered
 	sub     *nats.Subscription
@@ -31,7 +31,7 @@ type Executor struct {
 // delay (in its own goroutine), so a killed execute process is often caught
 // mid-call: the tool ran, toolgate never heard the answer.
 func NewExecutor(nc *nats.Conn, delay time.Duration) (*Executor, error) {
-	x := &Executor{runs: map[string]int{}, byKey: map[string]execute.Reply{}, delay: delay}
+	x := &Executor{runs: map[string]int{}, byKey: map[string]wire.ExecReply{}, delay: delay}
 	sub, err := nc.Subscribe(streams.Exec(">"), func(m *nats.Msg) { go x.serve(m) })
 	if err != nil {
 		return nil, fmt.Errorf("chaos: executor: %w", err)
@@ -45,12 +45,12 @@ func NewExecutor(nc *nats.Conn, delay time.Duration) (*Executor, error) {
 
 func (x *Executor) serve(m *nats.Msg) {
 	key, id := m.Header.Get(streams.HeaderIdemKey), m.Header.Get(streams.HeaderCallID)
-	if q := m.Header.Get(execute.HeaderQuery); q != "" {
+	if q := m.Header.Get(wire.HeaderQuery); q != "" {
 		x.mu.Lock()
 		x.queries++
 		rep, ok := x.byKey[key]
 		x.mu.Unlock()
-		st := execute.StatusReply{Known: ok, OK: rep.OK, Result: rep.Result, Error: rep.Error}
+		st := wire.ExecStatusReply{Known: ok, OK: rep.OK, Result: rep.Result, Error: rep.Error}
 		body, _ := json.Marshal(st)
 		_ = m.Respond(body)
 		return
@@ -58,7 +58,7 @@ func (x *Executor) serve(m *nats.Msg) {
 	x.mu.Lock()
 	x.runs[id]++
 	n := x.runs[id]
-	rep := execute.Reply{OK: true, Result: json.RawMessage(fmt.Sprintf(`{"call":%q,"run":%d}`, id, n))}
+	rep := wire.ExecReply{OK: true, Result: json.RawMessage(fmt.Sprintf(`{"call":%q,"run":%d}`, id, n))}
 	if _, ok := x.byKey[key]; !ok {
 		x.byKey[key] = rep
 	}
