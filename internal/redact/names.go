@@ -91,20 +91,26 @@ func pointerMatches(pointer, path []string) bool {
 	return true
 }
 
-// secretNames are normalised field names (lower case, no "_", "-" or ".")
-// whose values are secrets whatever they look like.
-var secretNames = map[string]bool{
-	"password": true, "passwd": true, "pwd": true, "pass": true, "passphrase": true,
-	"secret": true, "token": true, "apikey": true, "auth": true, "authorization": true,
-	"credential": true, "credentials": true, "cookie": true, "setcookie": true,
-	"sessionid": true, "session": true, "pin": true, "otp": true, "cvv": true,
-	"cvc": true, "cvv2": true, "ssn": true, "privatekey": true, "accesskey": true,
-	"secretkey": true, "signingkey": true, "encryptionkey": true, "xapikey": true,
+// secretName reports whether n, a normalised field name (lower case, no
+// "_", "-" or "."), is one whose value is a secret whatever it looks like.
+func secretName(n string) bool {
+	switch n {
+	case "password", "passwd", "pwd", "pass", "passphrase",
+		"secret", "token", "apikey", "auth", "authorization",
+		"credential", "credentials", "cookie", "setcookie",
+		"sessionid", "session", "pin", "otp", "cvv",
+		"cvc", "cvv2", "ssn", "privatekey", "accesskey",
+		"secretkey", "signingkey", "encryptionkey", "xapikey":
+		return true
+	}
+	return false
 }
 
 // secretSuffixes catch compound names: client_secret, access_token,
 // db_password, stripe_api_key, ...
-var secretSuffixes = []string{"password", "passwd", "secret", "token", "apikey", "privatekey", "secretkey", "accesskey", "credentials", "passphrase"}
+func secretSuffixes() []string {
+	return []string{"password", "passwd", "secret", "token", "apikey", "privatekey", "secretkey", "accesskey", "credentials", "passphrase"}
+}
 
 // isSecretName reports whether a field of this name holds a secret.
 // "max_tokens" and "token_count" are not secret names.
@@ -113,10 +119,10 @@ func isSecretName(name string) bool {
 	if n == "" {
 		return false
 	}
-	if secretNames[n] {
+	if secretName(n) {
 		return true
 	}
-	for _, s := range secretSuffixes {
+	for _, s := range secretSuffixes() {
 		if strings.HasSuffix(n, s) {
 			return true
 		}
