@@ -143,6 +143,12 @@ func jsonErrorAt(raw string) string {
 	if off > 0 && !strings.HasPrefix(se.Error(), "unexpected end") {
 		off--
 	}
+	// Since Go 1.25 encoding/json reports the offset of the byte the
+	// decoder stopped at, which can be inside a multi-byte rune: point at
+	// the rune's start (never more than a rune back: invalid UTF-8).
+	for n := 0; n < utf8.UTFMax-1 && off > 0 && off < len(raw) && !utf8.RuneStart(raw[off]); n++ {
+		off--
+	}
 	line := 1 + strings.Count(raw[:off], "\n")
 	col := off - strings.LastIndex(raw[:off], "\n")
 	return fmt.Sprintf("at line %d, column %d (byte %d): %s, near: %s", line, col, off, se.Error(), excerpt(raw, off))
