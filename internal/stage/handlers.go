@@ -8,18 +8,19 @@ import (
 	"github.com/toolgate/toolgate/internal/batch"
 	"github.com/toolgate/toolgate/internal/execute"
 	"github.com/toolgate/toolgate/internal/gates"
+	"github.com/toolgate/toolgate/internal/ingest"
 	"github.com/toolgate/toolgate/internal/streams"
 	"github.com/toolgate/toolgate/internal/worker"
 )
 
 // accumulate builds the one accumulate gate of a process: the events and
 // their timers share its caches.
-func accumulate(d Deps) *gates.Accumulate {
-	return &gates.Accumulate{Limits: d.Limits, Now: gates.Clock(d.Now), JS: d.JS, IdleTimeout: d.StreamIdle,
+func accumulate(d Deps) *ingest.Accumulate {
+	return &ingest.Accumulate{Limits: d.Limits, Now: d.Now, JS: d.JS, IdleTimeout: d.StreamIdle,
 		MaxStreamEvents: d.StreamMaxEvents, TolerantProviders: d.TolerantProviders, Emit: d.Emit}
 }
 
-func handler(st string, d Deps, acc *gates.Accumulate) (worker.Handler, error) {
+func handler(st string, d Deps, acc *ingest.Accumulate) (worker.Handler, error) {
 	now := gates.Clock(d.Now)
 	switch st {
 	case streams.Accumulate:

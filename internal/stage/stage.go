@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/toolgate/toolgate/internal/approval"
-	"github.com/toolgate/toolgate/internal/gates"
+	"github.com/toolgate/toolgate/internal/ingest"
 	"github.com/toolgate/toolgate/internal/streams"
 	"github.com/toolgate/toolgate/internal/worker"
 )
@@ -54,7 +54,7 @@ func New(stages []string, d Deps) (*Set, error) {
 		}
 		// One accumulate gate serves the events and their timers: they share
 		// its cache of stream assemblies and progress.
-		var acc *gates.Accumulate
+		var acc *ingest.Accumulate
 		if st == streams.Accumulate {
 			acc = accumulate(d)
 		}

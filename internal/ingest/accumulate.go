@@ -1,4 +1,4 @@
-package gates
+package ingest
 
 import (
 	"context"
@@ -32,7 +32,7 @@ import (
 type Accumulate struct {
 	Limits  parse.Limits
 	MaxBody int // bytes, of a whole body or of a stream's events together; default 8 MiB
-	Now     Clock
+	Now     func() time.Time
 	// JS reads stored stream events, the responses bucket, and publishes
 	// progress. Without it streamed input is dead-lettered.
 	JS jetstream.JetStream

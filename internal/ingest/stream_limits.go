@@ -1,4 +1,4 @@
-package gates
+package ingest
 
 // Stream limits. Every number a producer controls (Toolgate-Seq, the count
 // and size of a stream's events) is checked against one of these before it

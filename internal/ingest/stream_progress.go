@@ -1,4 +1,4 @@
-package gates
+package ingest
 
 import (
 	"encoding/json"
