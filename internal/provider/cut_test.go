@@ -2,16 +2,48 @@ package provider
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"reflect"
+	"slices"
 	"testing"
 )
 
+// terminalRules is testdata/terminal/<provider>.json: independently of the
+// codecs, which events are a provider's terminal event. An event is terminal
+// when it is the sentinel, carries "error", or one rule matches: a value at
+// path ("*" walks every element of an array) that is in the list, is
+// present, or is a non-empty string.
+type terminalRules struct {
+	Sentinel string `json:"sentinel"`
+	Rules    []struct {
+		Path     []string `json:"path"`
+		In       []any    `json:"in"`
+		Present  bool     `json:"present"`
+		Nonempty bool     `json:"nonempty"`
+	} `json:"rules"`
+}
+
+// loadTerminal reads a provider's terminal rules.
+func loadTerminal(t *testing.T, provider string) terminalRules {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("testdata", "terminal", provider+".json"))
+	if err != nil {
+		t.Fatalf("oracle: a provider needs its terminal rules: %v", err)
+	}
+	var tr terminalRules
+	if err := json.Unmarshal(data, &tr); err != nil {
+		t.Fatalf("oracle: %s: %v", provider, err)
+	}
+	return tr
+}
+
 // terminalOracle says, independently of the codecs, whether one event is a
 // provider's terminal event.
-func terminalOracle(t *testing.T, provider string, ev []byte) bool {
+func terminalOracle(t *testing.T, tr terminalRules, ev []byte) bool {
 	t.Helper()
 	if string(ev) == "[DONE]" {
-		return provider == OpenAIChat
+		return tr.Sentinel == "[DONE]"
 	}
 	var m map[string]any
 	if err := json.Unmarshal(ev, &m); err != nil {
@@ -20,32 +52,37 @@ func terminalOracle(t *testing.T, provider string, ev []byte) bool {
 	if m["error"] != nil {
 		return true
 	}
-	switch provider {
-	case OpenAIChat:
-		choices, _ := m["choices"].([]any)
-		for _, c := range choices {
-			if fr, _ := c.(map[string]any)["finish_reason"].(string); fr != "" {
+	for _, r := range tr.Rules {
+		for _, v := range valuesAt(m, r.Path) {
+			s, _ := v.(string)
+			if (r.Present && v != nil) || (r.Nonempty && s != "") || slices.ContainsFunc(r.In, func(w any) bool { return reflect.DeepEqual(v, w) }) {
 				return true
 			}
 		}
-	case OpenAIResponses:
-		switch m["type"] {
-		case "response.completed", "response.incomplete", "response.failed", "error":
-			return true
-		}
-	case Anthropic:
-		return m["type"] == "message_stop" || m["type"] == "error"
-	case Gemini:
-		cands, _ := m["candidates"].([]any)
-		for _, c := range cands {
-			if c.(map[string]any)["finishReason"] != nil {
-				return true
-			}
-		}
-	case Ollama:
-		return m["done"] == true
 	}
 	return false
+}
+
+// valuesAt returns the values at path in a decoded JSON value; "*" stands
+// for every element of an array.
+func valuesAt(v any, path []string) []any {
+	if len(path) == 0 {
+		return []any{v}
+	}
+	var out []any
+	switch x := v.(type) {
+	case map[string]any:
+		if next, ok := x[path[0]]; ok {
+			out = valuesAt(next, path[1:])
+		}
+	case []any:
+		if path[0] == "*" {
+			for _, e := range x {
+				out = append(out, valuesAt(e, path[1:])...)
+			}
+		}
+	}
+	return out
 }
 
 // TestStreams_cut_at_every_event_boundary_are_done_only_after_the_terminal_event
@@ -64,6 +101,7 @@ func TestStreams_cut_at_every_event_boundary_are_done_only_after_the_terminal_ev
 			if err != nil {
 				t.Fatal(err)
 			}
+			rules := loadTerminal(t, f.provider)
 			for si, seg := range segments(t, f.provider, events) {
 				var atTerminal []Call
 				for k := 0; k <= len(seg); k++ {
@@ -73,7 +111,7 @@ func TestStreams_cut_at_every_event_boundary_are_done_only_after_the_terminal_ev
 						if err := a.Add(ev); err != nil {
 							t.Fatalf("segment %d event: %v", si, err)
 						}
-						terminal = terminal || terminalOracle(t, f.provider, ev)
+						terminal = terminal || terminalOracle(t, rules, ev)
 					}
 					r := a.Response()
 					if a.Done() != terminal || r.Complete != terminal {

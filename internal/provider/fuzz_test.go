@@ -16,7 +16,7 @@ import (
 	"github.com/toolgate/toolgate/internal/parse"
 )
 
-var allProviders = []string{OpenAIChat, OpenAIResponses, Anthropic, Gemini, Ollama}
+var allProviders = Names()
 
 // seedFixtures adds every fixture event (streams) or body (whole) to f with
 // the index of its provider.
@@ -147,34 +147,34 @@ func quoteExact(b []byte) []byte {
 // FuzzArguments_are_exact: a call's arguments are byte-identical to what the
 // body encoded (a JSON string's content; an object's canonical form), or —
 // for an object that is not exact UTF-8 — its bytes as sent, which the
-// parse gate refuses as invalid_json. Nothing is replaced.
+// parse gate refuses as invalid_json. Nothing is replaced. Each provider's
+// body is testdata/exact/<provider>.json, its arguments @STRING@ (a JSON
+// string) or @OBJECT@ (an object).
 func FuzzArguments_are_exact(f *testing.F) {
 	for _, s := range []string{`{"city":"Paris"}`, "{\"city\":\"Par\xffis\"}", `{"city":"\ud800"}`, `{"a":"\ud83d\ude00","b":[1.50]}`, `{"a":1,"a":2}`, "\xed\xa0\x80", ``} {
 		for p := range allProviders {
 			f.Add(uint8(p), []byte(s))
 		}
 	}
+	exactBodies := map[string]string{}
+	for _, p := range allProviders {
+		if b, err := os.ReadFile(filepath.Join("testdata", "exact", p+".json")); err == nil {
+			exactBodies[p] = strings.TrimSpace(string(b))
+		}
+	}
 	f.Fuzz(func(t *testing.T, p uint8, args []byte) {
 		prov := allProviders[int(p)%len(allProviders)]
-		var body string
-		object := prov == Anthropic || prov == Gemini || prov == Ollama
+		tmpl, ok := exactBodies[prov]
+		if !ok {
+			t.Fatalf("no testdata/exact/%s.json: a provider needs a body with its arguments as @STRING@ or @OBJECT@", prov)
+		}
+		object := strings.Contains(tmpl, "@OBJECT@")
 		if object {
 			if len(args) == 0 || args[0] != '{' || !jsontext.Value(args).IsValid(jsontext.AllowInvalidUTF8(true)) {
 				return
 			}
 		}
-		switch prov {
-		case OpenAIChat:
-			body = `{"choices":[{"index":0,"message":{"tool_calls":[{"id":"a","function":{"name":"f","arguments":` + string(quoteExact(args)) + `}}]},"finish_reason":"tool_calls"}]}`
-		case OpenAIResponses:
-			body = `{"status":"completed","output":[{"type":"function_call","id":"i","call_id":"a","name":"f","arguments":` + string(quoteExact(args)) + `}]}`
-		case Anthropic:
-			body = `{"content":[{"type":"tool_use","id":"a","name":"f","input":` + string(args) + `}],"stop_reason":"tool_use"}`
-		case Gemini:
-			body = `{"candidates":[{"content":{"parts":[{"functionCall":{"name":"f","args":` + string(args) + `}}]},"finishReason":"STOP"}]}`
-		case Ollama:
-			body = `{"message":{"tool_calls":[{"function":{"name":"f","arguments":` + string(args) + `}}]},"done":true}`
-		}
+		body := strings.Replace(strings.Replace(tmpl, "@STRING@", string(quoteExact(args)), 1), "@OBJECT@", string(args), 1)
 		r, err := ParseResponse(prov, []byte(body))
 		if object && !jsontext.Value(args).IsValid(jsontext.AllowInvalidUTF8(true), jsontext.AllowDuplicateNames(false)) {
 			if !errors.Is(err, ErrDuplicateKey) {

@@ -15,8 +15,6 @@ var update = flag.Bool("update", false, "rewrite the golden files under testdata
 
 const fixtureRoot = "../../../shared/testdata/provider-fixtures"
 
-var fixtureDirs = []string{OpenAIChat, OpenAIResponses, Anthropic, Gemini, Ollama}
-
 // fixtureProvider is the provider a fixture is written in: its directory,
 // except Ollama's OpenAI-compatible recording.
 func fixtureProvider(dir, name string) string {
@@ -36,7 +34,7 @@ func (f fixture) streamed() bool { return !strings.HasSuffix(f.name, ".json") }
 func loadFixtures(t testing.TB) []fixture {
 	t.Helper()
 	var out []fixture
-	for _, dir := range fixtureDirs {
+	for _, dir := range Names() { // every provider has its fixtures
 		entries, err := os.ReadDir(filepath.Join(fixtureRoot, dir))
 		if err != nil {
 			t.Fatalf("read fixtures: %v", err)

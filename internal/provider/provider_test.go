@@ -6,7 +6,7 @@ import (
 )
 
 func TestKnown(t *testing.T) {
-	for _, p := range []string{OpenAIChat, OpenAIResponses, Anthropic, Gemini, Ollama} {
+	for _, p := range Names() {
 		if !Known(p) {
 			t.Errorf("%s not known", p)
 		}
@@ -36,7 +36,7 @@ var garbage = []string{
 }
 
 func TestParseResponse_garbage_is_an_error_for_every_provider(t *testing.T) {
-	for _, p := range []string{OpenAIChat, OpenAIResponses, Anthropic, Gemini, Ollama} {
+	for _, p := range Names() {
 		for _, g := range garbage {
 			if r, err := ParseResponse(p, []byte(g)); err == nil {
 				t.Errorf("%s %q: accepted as %+v", p, g, r)

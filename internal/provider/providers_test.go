@@ -3,12 +3,15 @@ package provider
 import (
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 )
 
 func TestProviders_one_row_each_named_once(t *testing.T) {
 	names := Names()
-	if !slices.Equal(names, []string{"openai-chat", "openai-responses", "anthropic", "gemini", "ollama"}) {
+	// The first five, in this order, are the contract before the table;
+	// a new provider is a row after them.
+	if len(names) < 5 || !slices.Equal(names[:5], []string{"openai-chat", "openai-responses", "anthropic", "gemini", "ollama"}) {
 		t.Errorf("Names() = %v", names)
 	}
 	for _, c := range providers() {
@@ -27,7 +30,11 @@ func TestProviders_one_row_each_named_once(t *testing.T) {
 
 func TestUnknownError_lists_the_names_and_is_ErrUnknownProvider(t *testing.T) {
 	_, err := NewAccumulator("vllm")
-	const want = `provider: unknown provider (use openai-chat, openai-responses, anthropic, gemini or ollama): "vllm"`
+	names := Names()
+	want := "provider: unknown provider (use " + strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1] + `): "vllm"`
+	if len(names) == 5 && want != `provider: unknown provider (use openai-chat, openai-responses, anthropic, gemini or ollama): "vllm"` {
+		t.Errorf("the five providers' text changed: %s", want)
+	}
 	if err == nil || err.Error() != want {
 		t.Fatalf("err = %v, want %s", err, want)
 	}

@@ -6,6 +6,8 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/toolgate/toolgate/internal/provider"
 )
 
 var updateGolden = flag.Bool("update", false, "rewrite testdata/messages.golden")
@@ -15,7 +17,7 @@ var updateGolden = flag.Bool("update", false, "rewrite testdata/messages.golden"
 func goldenOutcomes() []Outcome {
 	var out []Outcome
 	cut := Cut(json.RawMessage(`"`+strings.Repeat("x", 300)+`"`), 64, 32)
-	for _, p := range []string{"openai-chat", "openai-responses", "anthropic", "gemini", "ollama", "", "llama.cpp"} {
+	for _, p := range append(provider.Names(), "", "llama.cpp") {
 		out = append(out,
 			Outcome{Provider: p, CallID: "tg-1", ProviderCallID: "prov-1", Tool: "t", Status: "executed", OK: true, Result: json.RawMessage(` {"a": "<b & c>"} `)},
 			Outcome{Provider: p, CallID: "tg-1", Tool: "t", Status: "executed", OK: true, Result: json.RawMessage(`[1, 2]`)},
