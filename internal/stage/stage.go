@@ -52,13 +52,17 @@ func New(stages []string, d Deps) (*Set, error) {
 			sw := &approval.Sweeper{Store: d.Approvals, JS: d.JS, Every: d.ApprovalSweep, Now: d.Now, Log: d.Log, Calls: calls}
 			s.background = append(s.background, sw.Run)
 		}
+		sd, err := withConsumer(context.Background(), d, st)
+		if err != nil {
+			return nil, err
+		}
 		// One accumulate gate serves the events and their timers: they share
 		// its cache of stream assemblies and progress.
 		var acc *ingest.Accumulate
 		if st == streams.Accumulate {
-			acc = accumulate(d)
+			acc = accumulate(sd)
 		}
-		h, err := handler(st, d, acc)
+		h, err := handler(st, sd, acc)
 		if err != nil {
 			return nil, err
 		}

@@ -1,0 +1,27 @@
+package stage
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/toolgate/toolgate/internal/streams"
+)
+
+// withConsumer returns d as stage st's handlers see it: Settings.AckWait is
+// the AckWait of st's consumer on the server, which is what redelivers its
+// inputs, so execute's lease grace and repair's budget follow the consumer
+// even when an admin applied it (--ensure=false) with other settings than
+// this process's. A consumer changed later takes effect at the next start.
+func withConsumer(ctx context.Context, d Deps, st string) (Deps, error) {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	cons, err := d.JS.Consumer(ctx, streams.StreamOf(st), st)
+	if err != nil {
+		return d, fmt.Errorf("stage: %s: consumer: %w", st, err)
+	}
+	if aw := cons.CachedInfo().Config.AckWait; aw > 0 {
+		d.Settings.AckWait = aw
+	}
+	return d, nil
+}
