@@ -1,6 +1,7 @@
 package gates
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -49,7 +50,7 @@ func (v *Validate) Handle(ctx context.Context, e call.Envelope) ([]call.Envelope
 // decode reads canonical arguments with exact numbers.
 func decode(args json.RawMessage) (map[string]any, error) {
 	var m map[string]any
-	dec := json.NewDecoder(bytesReader(args))
+	dec := json.NewDecoder(bytes.NewReader(args))
 	dec.UseNumber()
 	if err := dec.Decode(&m); err != nil {
 		return nil, fmt.Errorf("gates: parsed arguments do not decode: %w", err)

@@ -27,7 +27,7 @@ import (
 //
 // Streamed input (toolgate.in.stream.<response-id>) is assembled from what
 // TOOLGATE_IN holds once the provider's terminal event arrives; see
-// STREAMS.md. It needs JS, and HandleTimer running on the accumulate_timer
+// "Streamed responses" in the README. It needs JS, and HandleTimer running on the accumulate_timer
 // consumer.
 type Accumulate struct {
 	Limits  parse.Limits
@@ -90,7 +90,7 @@ func (a *Accumulate) Handle(ctx context.Context, m worker.Msg) ([]worker.Output,
 	}
 	switch {
 	case !provider.Known(prov):
-		return a.reject(m, rid, prov, "unknown_provider", fmt.Sprintf("header %s is %q; use one of openai-chat, openai-responses, anthropic, gemini, ollama", streams.HeaderProvider, prov))
+		return a.reject(m, rid, prov, "unknown_provider", fmt.Sprintf("header %s is %q; use one of %s", streams.HeaderProvider, prov, strings.Join(provider.Names(), ", ")))
 	case len(m.Data) > maxBody:
 		return a.reject(m, rid, prov, "too_large", fmt.Sprintf("response body is %d bytes, over the %d-byte limit", len(m.Data), maxBody))
 	}

@@ -27,7 +27,7 @@ const (
 // event stays stored in TOOLGATE_IN; handling it only publishes progress,
 // makes sure the stream has an idle timer, and — when the event is the
 // provider's terminal event or a Toolgate-End — assembles the response from
-// everything the stream holds (see STREAMS.md). It returns with the outputs
+// everything the stream holds (see "Streamed responses" in the README). It returns with the outputs
 // of that assembly, and the worker acks the event once they are stored.
 func (a *Accumulate) handleEvent(ctx context.Context, m worker.Msg) ([]worker.Output, error) {
 	if a.JS == nil {
@@ -144,7 +144,7 @@ func (a *Accumulate) judge(rid string, asm *assembly, timed bool, readErr error)
 	case asm.accepted() == 0:
 		// Only refused events so far: the stream may still begin.
 	case !provider.Known(asm.provider):
-		outs, err = a.reject(asm.msg(rid), rid, asm.provider, "unknown_provider", fmt.Sprintf("header %s is %q; use one of openai-chat, openai-responses, anthropic, gemini, ollama", streams.HeaderProvider, asm.provider))
+		outs, err = a.reject(asm.msg(rid), rid, asm.provider, "unknown_provider", fmt.Sprintf("header %s is %q; use one of %s", streams.HeaderProvider, asm.provider, strings.Join(provider.Names(), ", ")))
 		return a.finish(rid, call.Rejected, outs, err)
 	case asm.undecodable != "":
 		outs, err = a.reject(asm.msg(rid), rid, asm.provider, CodeUndecodableEvent, asm.undecodable)
