@@ -6,7 +6,7 @@ BIN      := bin
 FUZZTIME ?= 20s
 RUN_LISTEN ?= 127.0.0.1:4322
 
-.PHONY: build test run bench fuzz vet fmt clean
+.PHONY: build test run bench fuzz vet fmt clean generate
 
 build:
 	$(GO) build -o $(BIN)/ ./services/... ./examples/executor
@@ -42,6 +42,12 @@ fuzz:
 
 fmt:
 	gofmt -w $$(git ls-files '*.go')
+
+# The files derived from the stage table (internal/streams/stages.go): each
+# stage's manifest and main.go, the NATS users of deploy/. A stale one fails
+# internal/gen's test.
+generate:
+	$(GO) run ./internal/gen -w .
 
 clean:
 	rm -rf $(BIN) .toolgate
