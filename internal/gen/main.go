@@ -1,8 +1,9 @@
 // Command gen writes the files derived from the stage table
-// (internal/streams.Table): each stage's Kubernetes manifest, each
-// services/<stage>/main.go, and the NATS users of deploy/. `make generate`
-// runs it with -w; without -w it lists the stale files and fails.
-// TestGenerated_files_are_fresh keeps the committed files current.
+// (internal/streams.Table): each stage's Kubernetes manifest and
+// services/<stage>/main.go, the HPA overlay, docker-compose.yml, the
+// Dockerfile's binaries, and the NATS users and their passwords' Secret in
+// deploy/. `make generate` runs it with -w; without -w it lists the stale
+// files and fails. TestGenerated_files_are_fresh keeps them current.
 package main
 
 import (
@@ -13,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"text/template"
 
 	"github.com/toolgate/toolgate/internal/authz"
@@ -25,18 +27,47 @@ var templates embed.FS
 // stageData is what a per-stage template sees.
 type stageData struct {
 	Name, Stream, PasswordVar string
+	// Store: the stage keeps idempotency keys (execute), so it needs Redis.
+	Store bool
+}
+
+// userData is one NATS user of deploy/.
+type userData struct{ Name, PasswordVar string }
+
+// data is what the whole-file templates see.
+type data struct {
+	Names  []string
+	Stages []stageData
+	Users  []userData
+}
+
+// wholeFiles are the generated files that list every stage or user.
+func wholeFiles() map[string]string {
+	return map[string]string{
+		"deploy/overlays/hpa/hpa.yaml":           "hpa.yaml.tmpl",
+		"deploy/overlays/hpa/kustomization.yaml": "hpa-kustomization.yaml.tmpl",
+		"deploy/base/nats-users.yaml":            "nats-users.yaml.tmpl",
+		"docker-compose.yml":                     "docker-compose.yml.tmpl",
+		"Dockerfile":                             "Dockerfile.tmpl",
+	}
 }
 
 // Files renders every generated file, keyed by its path from the module
 // root.
 func Files() (map[string][]byte, error) {
-	t, err := template.ParseFS(templates, "templates/*.tmpl")
+	t, err := template.New("gen").Funcs(template.FuncMap{"join": strings.Join}).ParseFS(templates, "templates/*.tmpl")
 	if err != nil {
 		return nil, fmt.Errorf("gen: %w", err)
 	}
 	files := map[string][]byte{}
+	all := data{Names: streams.Names()}
+	for _, u := range authz.Names() {
+		all.Users = append(all.Users, userData{Name: u, PasswordVar: authz.PasswordVar(u)})
+	}
 	for _, st := range streams.Table() {
 		d := stageData{Name: st.Name, Stream: st.Stream, PasswordVar: authz.PasswordVar(st.Name)}
+		d.Store = slices.ContainsFunc(st.Buckets, func(b streams.Bucket) bool { return b.Name == streams.BucketIdempotency })
+		all.Stages = append(all.Stages, d)
 		for path, tmpl := range map[string]string{
 			"deploy/base/stages/" + st.Name + ".yaml": "stage.yaml.tmpl",
 			"services/" + st.Name + "/main.go":        "main.go.tmpl",
@@ -47,6 +78,13 @@ func Files() (map[string][]byte, error) {
 			}
 			files[path] = b.Bytes()
 		}
+	}
+	for path, tmpl := range wholeFiles() {
+		var b bytes.Buffer
+		if err := t.ExecuteTemplate(&b, tmpl, all); err != nil {
+			return nil, fmt.Errorf("gen: %s: %w", path, err)
+		}
+		files[path] = b.Bytes()
 	}
 	accounts, err := authz.Render()
 	if err != nil {
