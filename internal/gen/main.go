@@ -1,6 +1,6 @@
 // Command gen writes the files derived from the stage table
 // (internal/streams.Table): each stage's Kubernetes manifest and
-// services/<stage>/main.go, the HPA overlay, docker-compose.yml, the
+// services/<stage>/main.go, the base kustomization's list, the HPA overlay, docker-compose.yml, the
 // Dockerfile's binaries, and the NATS users and their passwords' Secret in
 // deploy/. `make generate` runs it with -w; without -w it lists the stale
 // files and fails. TestGenerated_files_are_fresh keeps them current.
@@ -47,6 +47,7 @@ func wholeFiles() map[string]string {
 		"deploy/overlays/hpa/hpa.yaml":           "hpa.yaml.tmpl",
 		"deploy/overlays/hpa/kustomization.yaml": "hpa-kustomization.yaml.tmpl",
 		"deploy/base/nats-users.yaml":            "nats-users.yaml.tmpl",
+		"deploy/base/kustomization.yaml":         "base-kustomization.yaml.tmpl",
 		"docker-compose.yml":                     "docker-compose.yml.tmpl",
 		"Dockerfile":                             "Dockerfile.tmpl",
 	}
