@@ -31,18 +31,6 @@ func pending() map[string]bool {
 	return map[string]bool{
 		// WP-A: the stage list becomes the stage table's Names().
 		"internal/streams/subjects.go:Stages": true,
-		// WP-C: provider rows, decode options and sentinel bytes.
-		"internal/provider/state.go:codecs":             true,
-		"internal/provider/reason.go:geminiEnum":        true,
-		"internal/provider/openai_chat.go:doneSentinel": true,
-		"internal/provider/decode.go:wireOptions":       true,
-		// WP-C: redaction and text-dialect tables.
-		"internal/redact/names.go:secretNames":    true,
-		"internal/redact/names.go:secretSuffixes": true,
-		"internal/redact/text.go:keyPrefixes":     true,
-		"internal/textcall/prose.go:markerFences": true,
-		"internal/textcall/unpack.go:nameKeys":    true,
-		"internal/textcall/unpack.go:argKeys":     true,
 	}
 }
 
