@@ -4,12 +4,15 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/toolgate/toolgate/pkg/wire"
 )
 
-// Failure codes. They are also the failure codes the parse gate records.
+// Failure codes. They are also the failure codes the parse gate records;
+// the two that are call statuses are wire's.
 const (
-	CodeInvalidJSON  = "invalid_json"
-	CodeTruncated    = "truncated"
+	CodeInvalidJSON  = string(wire.InvalidJSON)
+	CodeTruncated    = string(wire.Truncated)
 	CodeTooLarge     = "too_large"
 	CodeTooDeep      = "too_deep"
 	CodeTooManyCalls = "too_many_calls"
