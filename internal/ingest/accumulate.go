@@ -18,6 +18,7 @@ import (
 	"github.com/toolgate/toolgate/internal/provider"
 	"github.com/toolgate/toolgate/internal/streams"
 	"github.com/toolgate/toolgate/internal/worker"
+	"github.com/toolgate/toolgate/pkg/wire"
 )
 
 // Accumulate is the accumulate gate: it turns what a producer published into
@@ -60,17 +61,6 @@ type Accumulate struct {
 	js   jsHandles
 	prog progressCache
 	asm  assemblyCache
-}
-
-// ResponseResult is the result of a response as a whole, published when it
-// yields no call at all: no tool calls, or input that could not be read.
-type ResponseResult struct {
-	ResponseID string      `json:"response_id"`
-	Provider   string      `json:"provider"`
-	Status     call.Status `json:"status"`
-	OK         bool        `json:"ok"`
-	Errors     []string    `json:"errors,omitempty"`
-	Text       string      `json:"text,omitempty"`
 }
 
 // Handle implements worker.Handler for toolgate.in.> : whole responses on
@@ -179,7 +169,7 @@ func (a *Accumulate) reject(m worker.Msg, rid, prov, code, why string) ([]worker
 // to fit (an 8 MB provider error is quoted by its beginning, size and sha256).
 func (a *Accumulate) responseOutcome(rid, prov string, st call.Status, why string) ([]worker.Output, error) {
 	why = pipeline.CutText(why)
-	r := ResponseResult{ResponseID: rid, Provider: pipeline.CutHeaderValue(prov), Status: st, OK: st.OK(), Text: why}
+	r := wire.ResponseResult{ResponseID: rid, Provider: pipeline.CutHeaderValue(prov), Status: st, OK: st.OK(), Text: why}
 	if !st.OK() {
 		r.Errors = []string{why}
 	}

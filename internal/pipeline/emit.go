@@ -12,28 +12,13 @@ import (
 	"github.com/toolgate/toolgate/internal/result"
 	"github.com/toolgate/toolgate/internal/streams"
 	"github.com/toolgate/toolgate/internal/worker"
+	"github.com/toolgate/toolgate/pkg/wire"
 )
 
-// Result is the message published on toolgate.results.<response-id>: the
-// call's terminal outcome, and Message, the tool-result item in the
-// provider's own format, ready to append to the conversation.
-type Result struct {
-	CallID         string          `json:"call_id"`
-	ResponseID     string          `json:"response_id"`
-	ProviderCallID string          `json:"provider_call_id,omitempty"`
-	Provider       string          `json:"provider"`
-	Tool           string          `json:"tool"`
-	Status         call.Status     `json:"status"`
-	Failure        call.Status     `json:"failure,omitempty"`
-	OK             bool            `json:"ok"`
-	Errors         []string        `json:"errors,omitempty"`
-	Result         json.RawMessage `json:"result,omitempty"`
-	RepairAttempts int             `json:"repair_attempts"`
-	Source         string          `json:"source"`
-	Text           string          `json:"text"`
-	Message        json.RawMessage `json:"message"`
-	History        []call.Step     `json:"history"`
-}
+// Result is the message published on toolgate.results.<response-id>
+// (wire.Result, the public contract). The alias keeps its callers (dlq,
+// the CLI) until WP-Z points them at wire.
+type Result = wire.Result
 
 // StatusRecord is what the calls bucket holds per call id: everything but
 // the raw arguments, which live only in the dead-letter stream.
