@@ -1,9 +1,10 @@
 // Command gen writes the files derived from the stage table
 // (internal/streams.Table): each stage's Kubernetes manifest and
-// services/<stage>/main.go, the base kustomization's list, the HPA overlay, docker-compose.yml, the
-// Dockerfile's binaries, and the NATS users and their passwords' Secret in
-// deploy/. `make generate` runs it with -w; without -w it lists the stale
-// files and fails. TestGenerated_files_are_fresh keeps them current.
+// services/<stage>/main.go, the base kustomization's list, the HPA overlay,
+// docker-compose.yml, the Dockerfile's binaries, and the NATS users and
+// their passwords' Secret in deploy/. `make generate` runs it with -w;
+// without -w it lists the stale files and fails.
+// TestGenerated_files_are_fresh keeps them current.
 package main
 
 import (

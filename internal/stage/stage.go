@@ -7,11 +7,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
-	"github.com/toolgate/toolgate/internal/approval"
-	"github.com/toolgate/toolgate/internal/ingest"
 	"github.com/toolgate/toolgate/internal/streams"
 	"github.com/toolgate/toolgate/internal/worker"
 )
@@ -22,7 +21,9 @@ type Set struct {
 	background []func(context.Context) // e.g. the approval sweeper, stopped with ctx
 }
 
-// New builds the workers of stages.
+// New builds the workers of stages: for each, the binding of its row in
+// streams.Table (table.go), a worker on its main consumer and one on each of
+// its Extra consumers.
 func New(stages []string, d Deps) (*Set, error) {
 	if d.Now == nil {
 		d.Now = time.Now
@@ -31,64 +32,46 @@ func New(stages []string, d Deps) (*Set, error) {
 		d.Malformed = logMalformed(d.Log)
 	}
 	s := &Set{workers: map[string]*worker.Worker{}}
+	binds := bindings()
 	for _, st := range stages {
-		if st == streams.Policy && d.Approvals == nil {
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-			kv, err := d.JS.KeyValue(ctx, streams.BucketApprovals)
-			cancel()
-			if err != nil {
-				return nil, fmt.Errorf("stage: approvals bucket: %w", err)
-			}
-			d.Approvals = approval.NewStore(kv)
-		}
-		if st == streams.Policy {
-			if d.Approvals.OnMalformed == nil {
-				d.Approvals.OnMalformed = d.Malformed.from(streams.BucketApprovals)
-			}
-			calls, err := d.JS.KeyValue(context.Background(), streams.BucketCalls)
-			if err != nil {
-				return nil, fmt.Errorf("stage: calls bucket: %w", err)
-			}
-			sw := &approval.Sweeper{Store: d.Approvals, JS: d.JS, Every: d.ApprovalSweep, Now: d.Now, Log: d.Log, Calls: calls}
-			s.background = append(s.background, sw.Run)
+		row, ok := streams.Lookup(st)
+		b, bound := binds[st]
+		if !ok || !bound {
+			return nil, fmt.Errorf("stage: unknown stage %q (stages: %s)", st, strings.Join(streams.Names(), ", "))
 		}
 		sd, err := withConsumer(context.Background(), d, st)
 		if err != nil {
 			return nil, err
 		}
-		// One accumulate gate serves the events and their timers: they share
-		// its cache of stream assemblies and progress.
-		var acc *ingest.Accumulate
-		if st == streams.Accumulate {
-			acc = accumulate(sd)
-		}
-		h, err := handler(st, sd, acc)
+		built, err := b.build(sd)
 		if err != nil {
 			return nil, err
 		}
+		s.background = append(s.background, built.Background...)
 		conc := d.Concurrency[st]
-		if conc == 0 && st == streams.Execute {
-			conc = 16
+		if conc == 0 {
+			conc = b.concurrency
 		}
 		w, err := worker.New(d.JS, worker.Config{
-			Stage: st, Stream: streams.StreamOf(st), Concurrency: conc,
+			Stage: st, Stream: row.Stream, Concurrency: conc,
 			DeadLetter: d.Emit.DeadLetter(st, d.Now), Log: d.Log, Observe: d.Observe,
-		}, h)
+		}, built.Handler)
 		if err != nil {
 			return nil, err
 		}
 		s.workers[st] = w
-		if st == streams.Accumulate {
-			// Streamed responses that stop without a terminal event are
-			// settled by the accumulate timer consumer.
-			tw, err := worker.New(d.JS, worker.Config{
-				Stage: streams.AccumulateTimer, Stream: streams.StreamGates,
-				DeadLetter: d.Emit.DeadLetter(streams.Accumulate, d.Now), Log: d.Log,
-			}, acc.HandleTimer)
+		for _, c := range row.Extra {
+			h, ok := built.Extra[c.Name]
+			if !ok {
+				return nil, fmt.Errorf("stage: %s: no handler for its consumer %s", st, c.Name)
+			}
+			xw, err := worker.New(d.JS, worker.Config{
+				Stage: c.Name, Stream: c.Stream, DeadLetter: d.Emit.DeadLetter(st, d.Now), Log: d.Log,
+			}, h)
 			if err != nil {
 				return nil, err
 			}
-			s.workers[streams.AccumulateTimer] = tw
+			s.workers[c.Name] = xw
 		}
 	}
 	return s, nil
