@@ -76,7 +76,7 @@ func TestCluster_stream_leader_lost_under_load_every_accepted_call_has_one_outco
 	defer cancel()
 	testenv.Eventually(t, 30*time.Second, 200*time.Millisecond, func() error { return streams.Ensure(ctx, js, settings) })
 	r := newRig(t, admin, conn())
-	runStages(t, url, streams.Stages, true, settings, func(string) []nats.Option {
+	runStages(t, url, streams.Names(), true, settings, func(string) []nats.Option {
 		return []nats.Option{nats.MaxReconnects(-1), nats.ReconnectWait(50 * time.Millisecond)}
 	})
 

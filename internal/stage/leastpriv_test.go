@@ -77,7 +77,7 @@ func startLeastPrivilegePipeline(t *testing.T) (*pipe, *deniedLog) {
 	})
 	denied := &deniedLog{}
 	rds := testenv.RunRedis(t)
-	for _, st := range streams.Stages {
+	for _, st := range streams.Names() {
 		runStages(t, Config{
 			NATSURL: srv.ClientURL(), NATSOpts: append(authz.ClientOptions(st, pw[st]), nats.ErrorHandler(denied.handler)),
 			RedisURL: rds.URL(), Stages: []string{st}, SkipEnsure: true,

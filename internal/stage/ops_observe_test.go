@@ -107,7 +107,7 @@ func TestOps_metrics_move_for_each_failure_class(t *testing.T) {
 			t.Errorf("no handler latency recorded for %s", st)
 		}
 	}
-	for _, st := range streams.Stages {
+	for _, st := range streams.Names() {
 		if !strings.Contains(after, fmt.Sprintf(`toolgate_consumer_pending{stage=%q}`, st)) {
 			t.Errorf("no consumer pending for %s", st)
 		}

@@ -71,7 +71,7 @@ func (c *coreResults) once(t *testing.T, ids ...string) {
 // allSettled waits until no stage has anything pending or unacked.
 func (p *pipe) allSettled() {
 	p.t.Helper()
-	for _, st := range streams.Stages {
+	for _, st := range streams.Names() {
 		p.settled(st)
 	}
 }

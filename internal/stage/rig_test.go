@@ -60,7 +60,7 @@ func startRig(t *testing.T, r rig) *pipe {
 		return map[string]any{"done": name, "call": c.ID}, nil
 	})
 	cfg := Config{
-		NATSURL: srv.ClientURL(), RedisURL: rds.URL(), Stages: streams.Stages,
+		NATSURL: srv.ClientURL(), RedisURL: rds.URL(), Stages: streams.Names(),
 		Log: zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.WarnLevel),
 	}
 	if r.configure != nil {

@@ -24,8 +24,8 @@ const (
 const AccumulateTimer = "accumulate_timer"
 
 // Stages lists every stage (Names). It is kept for the callers that still
-// range over it (internal/chaos, services/toolgate/bench.go, tests); new code
-// calls Names or Table.
+// range over it (internal/chaos settle.go, procs.go, chaos.go and
+// services/toolgate/bench.go); new code calls Names or Table.
 var Stages = Names()
 
 // Public subjects (README.md, "Public contract").
