@@ -7,31 +7,20 @@ import (
 	"go/token"
 	"io/fs"
 	"path/filepath"
-	"sort"
 	"strings"
 	"testing"
 )
 
 // immutable lists the constructors whose results may sit in a package-level
 // var: they are built once and never changed (sentinel errors, compiled
-// regular expressions, Lua scripts, metric descriptors).
+// regular expressions, Lua scripts, metric descriptors, and a value computed
+// once on first use by sync.OnceValue — the stage table, read on every hop).
 func immutable(pkg, fn string) bool {
 	switch pkg + "." + fn {
-	case "errors.New", "regexp.MustCompile", "redis.NewScript", "prometheus.NewDesc":
+	case "errors.New", "regexp.MustCompile", "redis.NewScript", "prometheus.NewDesc", "sync.OnceValue":
 		return true
 	}
 	return false
-}
-
-// pending names the package-level vars (file:name, from the module root)
-// still to go in files other work packages of issue 14 own; WP-Z trims it to
-// nothing and deletes it. An entry already gone is only logged, so a
-// package that drops its state does not break this test.
-func pending() map[string]bool {
-	return map[string]bool{
-		// WP-A: the stage list becomes the stage table's Names().
-		"internal/streams/subjects.go:Stages": true,
-	}
 }
 
 // TestNo_package_level_mutable_state parses every non-test Go file under
@@ -40,7 +29,6 @@ func pending() map[string]bool {
 // one of the immutable constructors, naming it by file:line.
 func TestNo_package_level_mutable_state(t *testing.T) {
 	root := filepath.Join("..", "..")
-	left := pending()
 	var bad []string
 	for _, dir := range []string{"internal", "pkg"} {
 		err := filepath.WalkDir(filepath.Join(root, dir), func(path string, d fs.DirEntry, err error) error {
@@ -56,11 +44,6 @@ func TestNo_package_level_mutable_state(t *testing.T) {
 			rel, _ := filepath.Rel(root, path)
 			rel = filepath.ToSlash(rel)
 			for _, v := range mutableVars(t, path, nil) {
-				key := rel + ":" + v.name
-				if left[key] {
-					delete(left, key)
-					continue
-				}
 				bad = append(bad, fmt.Sprintf("%s:%d: var %s", rel, v.line, v.name))
 			}
 			return nil
@@ -71,14 +54,6 @@ func TestNo_package_level_mutable_state(t *testing.T) {
 	}
 	for _, b := range bad {
 		t.Errorf("package-level mutable state: %s (make it a func, a switch, a field or a const)", b)
-	}
-	var gone []string
-	for k := range left {
-		gone = append(gone, k)
-	}
-	sort.Strings(gone)
-	for _, k := range gone {
-		t.Logf("pending() lists %s, which is gone: WP-Z deletes the entry", k)
 	}
 }
 

@@ -235,7 +235,7 @@ func setup(ctx context.Context, js jetstream.JetStream, settings streams.Setting
 // startStages starts one process per stage and waits until each consumes.
 func startStages(cfg Config, natsURL, redisURL string) ([]*proc, error) {
 	var procs []*proc
-	for _, st := range streams.Stages {
+	for _, st := range streams.Names() {
 		port, err := testenv.Port()
 		if err != nil {
 			return procs, err

@@ -20,7 +20,7 @@ import (
 // repository or any directory below it).
 func Build(dir string) (map[string]string, error) {
 	args := []string{"build", "-o", dir + string(filepath.Separator)}
-	for _, st := range streams.Stages {
+	for _, st := range streams.Names() {
 		args = append(args, "github.com/toolgate/toolgate/services/"+st)
 	}
 	cmd := exec.Command(goTool(), args...)
@@ -30,7 +30,7 @@ func Build(dir string) (map[string]string, error) {
 		return nil, fmt.Errorf("chaos: go build the stage binaries: %v\n%s", err, out.String())
 	}
 	bins := map[string]string{}
-	for _, st := range streams.Stages {
+	for _, st := range streams.Names() {
 		p := filepath.Join(dir, st)
 		if _, err := os.Stat(p); err != nil {
 			return nil, fmt.Errorf("chaos: %w", err)

@@ -49,7 +49,7 @@ func settle(ctx context.Context, js jetstream.JetStream, accepted map[string]str
 // idle returns nil when every stage consumer (and the accumulate timer
 // consumer) has no pending and no unacknowledged message.
 func idle(ctx context.Context, js jetstream.JetStream) error {
-	for _, st := range append(append([]string{}, streams.Stages...), streams.AccumulateTimer) {
+	for _, st := range append(streams.Names(), streams.AccumulateTimer) {
 		stream := streams.StreamOf(st)
 		if st == streams.AccumulateTimer {
 			stream = streams.StreamGates

@@ -23,7 +23,7 @@ func TestRoute_pins_next_and_entry(t *testing.T) {
 	entry := map[string]call.Status{
 		Parse: call.Received, Validate: call.Parsed, Business: call.Validated, Policy: call.BusinessValid, Execute: call.Approved,
 	}
-	for _, st := range append(append([]string(nil), Stages...), AccumulateTimer, "nope") {
+	for _, st := range append(Names(), AccumulateTimer, "nope") {
 		if got := Entry(st); got != entry[st] {
 			t.Errorf("Entry(%s) = %q, want %q", st, got, entry[st])
 		}

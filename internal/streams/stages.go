@@ -2,6 +2,7 @@ package streams
 
 import (
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/toolgate/toolgate/internal/call"
@@ -60,8 +61,25 @@ type Stage struct {
 	Reads []string
 }
 
-// Table returns the stages in pipeline order, a fresh slice each call.
+// Table returns the stages in pipeline order, a fresh copy each call.
 func Table() []Stage {
+	out := slices.Clone(table())
+	for i, st := range out {
+		out[i].Inputs = slices.Clone(st.Inputs)
+		out[i].Extra = slices.Clone(st.Extra)
+		out[i].Publishes = slices.Clone(st.Publishes)
+		out[i].Buckets = slices.Clone(st.Buckets)
+		out[i].Reads = slices.Clone(st.Reads)
+	}
+	return out
+}
+
+// table is the stage table, built once: the lookups below run on every
+// hop of every call (Next twice per output) and read it without copying.
+// Nothing writes to it after it is built.
+var table = sync.OnceValue(buildTable)
+
+func buildTable() []Stage {
 	gate := func(name string, inputs []call.Status, entry call.Status) Stage {
 		return Stage{Name: name, Stream: StreamGates, Inputs: inputs, Entry: entry, Consumer: Consumer{
 			Name: name, Stream: StreamGates, Subject: Gate(name), Description: "toolgate " + name + " gate",
@@ -105,7 +123,7 @@ func batchMark(kind string) string { return "$KV." + BucketBatches + ".*." + kin
 // Names lists the stage names in pipeline order.
 func Names() []string {
 	var names []string
-	for _, st := range Table() {
+	for _, st := range table() {
 		names = append(names, st.Name)
 	}
 	return names
@@ -125,15 +143,12 @@ func Lookup(name string) (Stage, bool) {
 func (st Stage) Consumers() []Consumer { return append([]Consumer{st.Consumer}, st.Extra...) }
 
 // IsStage reports whether s names a stage.
-func IsStage(s string) bool {
-	_, ok := Lookup(s)
-	return ok
-}
+func IsStage(s string) bool { return row(s) != nil }
 
 // Next names the stage that handles a call in status s, or "" when no stage
 // does (terminal, or waiting for a human).
 func Next(s call.Status) string {
-	for _, st := range Table() {
+	for _, st := range table() {
 		if slices.Contains(st.Inputs, s) {
 			return st.Name
 		}
@@ -143,13 +158,15 @@ func Next(s call.Status) string {
 
 // Entry is the status a call is put in to enter stage, for a replay.
 func Entry(stage string) call.Status {
-	st, _ := Lookup(stage)
-	return st.Entry
+	if st := row(stage); st != nil {
+		return st.Entry
+	}
+	return ""
 }
 
 // StreamOf names the stream a stage consumes from.
 func StreamOf(stage string) string {
-	if st, ok := Lookup(stage); ok {
+	if st := row(stage); st != nil {
 		return st.Stream
 	}
 	return StreamGates
@@ -157,8 +174,19 @@ func StreamOf(stage string) string {
 
 // Input is the subject a stage consumes.
 func Input(stage string) string {
-	if st, ok := Lookup(stage); ok {
+	if st := row(stage); st != nil {
 		return st.Consumer.Subject
 	}
 	return Gate(stage)
+}
+
+// row is stage's row of the table, read only; nil for no stage.
+func row(stage string) *Stage {
+	t := table()
+	for i := range t {
+		if t[i].Name == stage {
+			return &t[i]
+		}
+	}
+	return nil
 }

@@ -23,11 +23,6 @@ const (
 // accumulate stage, not a stage of its own.
 const AccumulateTimer = "accumulate_timer"
 
-// Stages lists every stage (Names). It is kept for the callers that still
-// range over it (internal/chaos settle.go, procs.go, chaos.go and
-// services/toolgate/bench.go); new code calls Names or Table.
-var Stages = Names()
-
 // Public subjects (README.md, "Public contract").
 const (
 	SubjectInResponse = "toolgate.in.response"

@@ -79,7 +79,7 @@ func benchCmd(args []string) error {
 	ready := make(chan struct{})
 	runErr := make(chan error, 1)
 	go func() {
-		runErr <- stage.Run(ctx, stage.Config{NATSURL: ns.URL(), RedisURL: *redisURL, Stages: streams.Stages, Log: zerolog.Nop()}, ready)
+		runErr <- stage.Run(ctx, stage.Config{NATSURL: ns.URL(), RedisURL: *redisURL, Stages: streams.Names(), Log: zerolog.Nop()}, ready)
 	}()
 	select {
 	case <-ready:
