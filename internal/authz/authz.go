@@ -108,7 +108,7 @@ func Stage(stage string) (Permissions, error) {
 	for _, next := range Routes(stage) {
 		pub = append(pub, streams.Gate(next))
 	}
-	// Batch marks (pipeline.BatchMarks): any stage may record a failure; a
+	// Batch marks (batch.Marks): any stage may record a failure; a
 	// stage that hands calls to parse records their tool; a dry run, which
 	// passes every gate without executing, is recorded as passed (policy's
 	// row publishes it).

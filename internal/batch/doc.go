@@ -9,7 +9,7 @@
 //
 //   - every call that reaches execute records "passed" in the batches
 //     bucket and waits; a call that ends with a failure anywhere has
-//     "failed" recorded by pipeline.Outputs (Marks);
+//     "failed" recorded by pipeline.Emitter.Outputs (Marks);
 //   - the first waiting call that sees every call passed creates the
 //     batch's one decision "run"; the first that sees a failure, or that
 //     the batch's first arrival is older than the execute gate's BatchTimeout, creates

@@ -52,7 +52,7 @@ func batchCall(rid string, i, size int, toolName string, atomic bool) call.Envel
 	return e
 }
 
-// mark publishes what pipeline.Outputs publishes for e.
+// mark publishes what pipeline.Emitter.Outputs publishes for e.
 func (r *batchRig) mark(t *testing.T, e call.Envelope) {
 	t.Helper()
 	outs := batch.Marks(e, pipeline.CutText)

@@ -79,7 +79,7 @@ func Outcome(e call.Envelope) string {
 }
 
 // Transition counts one transition that stage emitted for e. It is called
-// once per envelope a gate returned (pipeline.Outputs), so a call counts once
+// once per envelope a gate returned (pipeline.Emitter.Outputs), so a call counts once
 // per entry into a status: a replay that passes validation after a schema
 // fix does not count schema_invalid again. An input redelivered after its
 // outputs were built but not stored may count twice; counters are rates, the

@@ -31,7 +31,7 @@ type Deps struct {
 	// before its calls are transport_incomplete (default 60s).
 	StreamIdle time.Duration
 	// StreamMaxEvents bounds Toolgate-Seq and the events of one streamed
-	// response (default gates.DefaultMaxStreamEvents).
+	// response (default ingest.DefaultMaxStreamEvents).
 	StreamMaxEvents int
 	// TolerantProviders always get text recovery (as Toolgate-Tolerant: true).
 	TolerantProviders []string

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/toolgate/toolgate/internal/batch"
 	"github.com/toolgate/toolgate/internal/execute"
@@ -52,5 +53,5 @@ func handler(st string, d Deps, acc *ingest.Accumulate) (worker.Handler, error) 
 		}
 		return d.Emit.Handler(st, x.Handle), nil
 	}
-	return nil, fmt.Errorf("stage: unknown stage %q (stages: accumulate, parse, validate, business, policy, repair, execute)", st)
+	return nil, fmt.Errorf("stage: unknown stage %q (stages: %s)", st, strings.Join(streams.Names(), ", "))
 }
