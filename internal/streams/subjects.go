@@ -3,7 +3,11 @@
 // Subjects are built here and nowhere else.
 package streams
 
-import "strconv"
+import (
+	"strconv"
+
+	"github.com/toolgate/toolgate/pkg/wire"
+)
 
 // The stages, in pipeline order. Each is a durable consumer name too, and a
 // durable's name never changes: renaming one makes JetStream redeliver
@@ -25,41 +29,41 @@ const AccumulateTimer = "accumulate_timer"
 
 // Public subjects (README.md, "Public contract").
 const (
-	SubjectInResponse = "toolgate.in.response"
-	subjectInStream   = "toolgate.in.stream."
+	SubjectInResponse = wire.SubjectInResponse
+	subjectInStream   = wire.InStreamPrefix
 	subjectInAll      = "toolgate.in.>"
-	subjectResults    = "toolgate.results."
+	subjectResults    = wire.ResultsPrefix
 	subjectDLQ        = "toolgate.dlq."
-	subjectExec       = "toolgate.exec."
+	subjectExec       = wire.ExecPrefix
 	subjectProgress   = "toolgate.progress."
 	subjectAudit      = "toolgate.audit."
 	subjectGate       = "toolgate.gate."
 )
 
-// Headers on ingest and internal messages.
+// Headers on ingest and internal messages: pkg/wire's, the one list.
 const (
-	HeaderProvider     = "Toolgate-Provider"
-	HeaderResponseID   = "Toolgate-Response-Id"
-	HeaderTenant       = "Toolgate-Tenant"
-	HeaderPrincipal    = "Toolgate-Principal"
-	HeaderRoles        = "Toolgate-Roles"
-	HeaderConversation = "Toolgate-Conversation"
-	HeaderModel        = "Toolgate-Model"
-	HeaderTolerant     = "Toolgate-Tolerant"
-	HeaderDryRun       = "Toolgate-Dry-Run"
-	HeaderAtomic       = "Toolgate-Atomic"
-	HeaderMaxTokens    = "Toolgate-Max-Tokens" // the request's output token cap, to spot silent truncation
-	HeaderSeq          = "Toolgate-Seq"
-	HeaderEnd          = "Toolgate-End"
-	HeaderCallID       = "Toolgate-Call-Id"
-	HeaderIdemKey      = "Toolgate-Idempotency-Key"
-	HeaderStage        = "Toolgate-Stage"
-	HeaderFailure      = "Toolgate-Failure"
-	HeaderError        = "Toolgate-Error"
-	HeaderStatus       = "Toolgate-Status"
-	HeaderTool         = "Toolgate-Tool"
-	HeaderOrigSubject  = "Toolgate-Original-Subject"
-	HeaderReplay       = "Toolgate-Replay"
+	HeaderProvider     = wire.HeaderProvider
+	HeaderResponseID   = wire.HeaderResponseID
+	HeaderTenant       = wire.HeaderTenant
+	HeaderPrincipal    = wire.HeaderPrincipal
+	HeaderRoles        = wire.HeaderRoles
+	HeaderConversation = wire.HeaderConversation
+	HeaderModel        = wire.HeaderModel
+	HeaderTolerant     = wire.HeaderTolerant
+	HeaderDryRun       = wire.HeaderDryRun
+	HeaderAtomic       = wire.HeaderAtomic
+	HeaderMaxTokens    = wire.HeaderMaxTokens
+	HeaderSeq          = wire.HeaderSeq
+	HeaderEnd          = wire.HeaderEnd
+	HeaderCallID       = wire.HeaderCallID
+	HeaderIdemKey      = wire.HeaderIdemKey
+	HeaderStage        = wire.HeaderStage
+	HeaderFailure      = wire.HeaderFailure
+	HeaderError        = wire.HeaderError
+	HeaderStatus       = wire.HeaderStatus
+	HeaderTool         = wire.HeaderTool
+	HeaderOrigSubject  = wire.HeaderOrigSubject
+	HeaderReplay       = wire.HeaderReplay
 )
 
 // InStreamPrefix starts every stream event subject; the response id follows.
