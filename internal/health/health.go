@@ -78,8 +78,10 @@ func ServeListener(ctx context.Context, l net.Listener, h http.Handler) error {
 		defer cancel()
 		_ = srv.Shutdown(sctx)
 	}()
-	if err := srv.Serve(l); err != nil && !errors.Is(err, http.ErrServerClosed) {
-		return err
+	err := srv.Serve(l)
+	// Stopping: Shutdown, or the owner closing l first, is no error.
+	if err == nil || errors.Is(err, http.ErrServerClosed) || (ctx.Err() != nil && errors.Is(err, net.ErrClosed)) {
+		return nil
 	}
-	return nil
+	return err
 }
