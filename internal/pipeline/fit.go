@@ -93,6 +93,13 @@ func fitHeaders(h nats.Header, msgID string, limit int, own ...string) {
 	if worker.HeaderBytes(h, msgID) <= worker.MaxHeaderBytes {
 		return
 	}
+	foldHeaders(h, own...)
+}
+
+// foldHeaders replaces every header of h but own by one
+// HeaderInputHeaders line with their count, size and sha256: the last resort
+// when even folded headers leave no room.
+func foldHeaders(h nats.Header, own ...string) {
 	keys := slices.Sorted(maps.Keys(h))
 	sum := sha256.New()
 	n, size := 0, 0
@@ -152,6 +159,11 @@ func (em *Emitter) fitJSON(v any, callID, responseID string) []byte {
 // cutForm stands for a record that cannot fit even with its parts cut:
 // which call it was, its size and sha256, and an excerpt.
 func (em *Emitter) cutForm(data []byte, err error, callID, responseID string) []byte {
+	return em.cutFormWith(data, err, callID, responseID, ExcerptMax)
+}
+
+// cutFormWith is cutForm with an excerpt of at most excerpt bytes.
+func (em *Emitter) cutFormWith(data []byte, err error, callID, responseID string, excerpt int) []byte {
 	sum := sha256.Sum256(data)
 	note := fmt.Sprintf("cut by toolgate: this record is %d bytes, over the %d bytes a message may hold", len(data), em.bodyBudget())
 	if err != nil {
@@ -160,7 +172,7 @@ func (em *Emitter) cutForm(data []byte, err error, callID, responseID string) []
 	out, _ := json.Marshal(map[string]any{
 		"call_id": callID, "response_id": responseID, result.CutKey: true,
 		"bytes": len(data), "sha256": hex.EncodeToString(sum[:]),
-		"excerpt": result.CutText(string(data), ExcerptMax), "note": note,
+		"excerpt": result.CutText(string(data), excerpt), "note": note,
 	})
 	return out
 }

@@ -82,9 +82,16 @@ func (em *Emitter) Raw(stage, code string, m worker.Msg, err error) worker.Outpu
 		Header:  h,
 		Data:    m.Data,
 	}
-	fitHeaders(h, o.MsgID, InputHeaderMax, streams.HeaderStage, streams.HeaderFailure, streams.HeaderError, streams.HeaderOrigSubject, streams.HeaderResponseID)
-	if int64(worker.HeaderBytes(h, o.MsgID)+len(o.Data)) > em.maxPayload() {
+	own := []string{streams.HeaderStage, streams.HeaderFailure, streams.HeaderError, streams.HeaderOrigSubject, streams.HeaderResponseID}
+	fitHeaders(h, o.MsgID, InputHeaderMax, own...)
+	fits := func() bool { return int64(worker.HeaderBytes(h, o.MsgID)+len(o.Data)) <= em.maxPayload() }
+	if !fits() {
 		o.Data = em.cutForm(m.Data, nil, "", h.Get(streams.HeaderResponseID))
+	}
+	if !fits() { // a small max payload: headers and the cut form share it
+		foldHeaders(h, own...)
+		// An excerpt escapes to at most 6 bytes a byte in JSON.
+		o.Data = em.cutFormWith(m.Data, nil, "", h.Get(streams.HeaderResponseID), max(em.bodyBudget()/8, 0))
 	}
 	return o
 }
