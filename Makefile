@@ -45,7 +45,7 @@ fuzz:
 fmt:
 	gofmt -w $$(git ls-files '*.go')
 
-# The files derived from the stage table (internal/streams/stages.go): each
+# The files derived from the stage table (streams/stages.go): each
 # stage's manifest and main.go, the NATS users of deploy/. A stale one fails
 # internal/gen's test.
 generate:

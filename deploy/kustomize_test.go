@@ -21,7 +21,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/toolgate/toolgate/internal/authz"
-	"github.com/toolgate/toolgate/internal/streams"
+	"github.com/toolgate/toolgate/streams"
 )
 
 // rendered is one kustomization's output, every object decoded strictly.

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/toolgate/toolgate/internal/call"
-	"github.com/toolgate/toolgate/internal/streams"
+	"github.com/toolgate/toolgate/streams"
 )
 
 // told collects what a store tells OnMalformed.

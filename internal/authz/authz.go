@@ -15,7 +15,7 @@ import (
 	"slices"
 
 	"github.com/toolgate/toolgate/internal/call"
-	"github.com/toolgate/toolgate/internal/streams"
+	"github.com/toolgate/toolgate/streams"
 )
 
 // Users besides the stages.

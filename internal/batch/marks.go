@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"github.com/toolgate/toolgate/internal/call"
-	"github.com/toolgate/toolgate/internal/streams"
 	"github.com/toolgate/toolgate/internal/worker"
+	"github.com/toolgate/toolgate/streams"
 )
 
 // FailMark is the value of a "failed" batch mark: which call of a batch

@@ -8,8 +8,8 @@ import (
 
 	"github.com/nats-io/nats.go"
 
-	"github.com/toolgate/toolgate/internal/streams"
 	"github.com/toolgate/toolgate/pkg/wire"
+	"github.com/toolgate/toolgate/streams"
 )
 
 // Executor is the harness's tool: it serves every toolgate.exec.<tool>,

@@ -13,9 +13,9 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/toolgate/toolgate/internal/registry"
-	"github.com/toolgate/toolgate/internal/streams"
 	"github.com/toolgate/toolgate/internal/tool"
 	"github.com/toolgate/toolgate/pkg/toolserver"
+	"github.com/toolgate/toolgate/streams"
 )
 
 // BigAnswerTool is the soak's HTTP tool: it answers BigAnswerSize bytes.

@@ -11,8 +11,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/toolgate/toolgate/internal/streams"
 	"github.com/toolgate/toolgate/internal/testenv"
+	"github.com/toolgate/toolgate/streams"
 )
 
 // Build compiles every services/<stage> binary into dir with `go build`

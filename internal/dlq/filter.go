@@ -3,7 +3,7 @@ package dlq
 import (
 	"time"
 
-	"github.com/toolgate/toolgate/internal/streams"
+	"github.com/toolgate/toolgate/streams"
 )
 
 // Filter selects dead letters; a zero field matches everything.

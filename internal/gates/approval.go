@@ -7,9 +7,9 @@ import (
 
 	"github.com/toolgate/toolgate/internal/approval"
 	"github.com/toolgate/toolgate/internal/call"
-	"github.com/toolgate/toolgate/internal/streams"
 	"github.com/toolgate/toolgate/internal/tool"
 	"github.com/toolgate/toolgate/internal/worker"
+	"github.com/toolgate/toolgate/streams"
 )
 
 // Approvals is what the policy gate needs of the approvals bucket

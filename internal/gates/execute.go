@@ -10,9 +10,9 @@ import (
 	"github.com/toolgate/toolgate/internal/call"
 	"github.com/toolgate/toolgate/internal/execute"
 	"github.com/toolgate/toolgate/internal/idem"
-	"github.com/toolgate/toolgate/internal/streams"
 	"github.com/toolgate/toolgate/internal/tool"
 	"github.com/toolgate/toolgate/internal/worker"
+	"github.com/toolgate/toolgate/streams"
 )
 
 // Execute is the one gate with side effects. A call runs at most once: the

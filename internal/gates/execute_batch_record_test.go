@@ -7,7 +7,7 @@ import (
 
 	"github.com/toolgate/toolgate/internal/batch"
 	"github.com/toolgate/toolgate/internal/call"
-	"github.com/toolgate/toolgate/internal/streams"
+	"github.com/toolgate/toolgate/streams"
 )
 
 // putBatch writes data under a batches key as an outsider would.

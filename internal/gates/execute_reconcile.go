@@ -9,8 +9,8 @@ import (
 	"github.com/toolgate/toolgate/internal/call"
 	"github.com/toolgate/toolgate/internal/execute"
 	"github.com/toolgate/toolgate/internal/idem"
-	"github.com/toolgate/toolgate/internal/streams"
 	"github.com/toolgate/toolgate/internal/tool"
+	"github.com/toolgate/toolgate/streams"
 )
 
 // reconcile decides a call whose claim's lease ran out without an answer.

@@ -5,8 +5,8 @@ import (
 	"fmt"
 
 	"github.com/toolgate/toolgate/internal/call"
-	"github.com/toolgate/toolgate/internal/streams"
 	"github.com/toolgate/toolgate/internal/textcall"
+	"github.com/toolgate/toolgate/streams"
 )
 
 // recover turns a carrier (the assistant's own text of a response that had

@@ -8,7 +8,7 @@ import (
 	"github.com/toolgate/toolgate/internal/call"
 	"github.com/toolgate/toolgate/internal/model"
 	"github.com/toolgate/toolgate/internal/repair"
-	"github.com/toolgate/toolgate/internal/streams"
+	"github.com/toolgate/toolgate/streams"
 )
 
 // Repair is the repair gate. It receives calls that failed as invalid_json,

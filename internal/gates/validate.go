@@ -7,7 +7,7 @@ import (
 	"fmt"
 
 	"github.com/toolgate/toolgate/internal/call"
-	"github.com/toolgate/toolgate/internal/streams"
+	"github.com/toolgate/toolgate/streams"
 )
 
 // Validate is the validate gate: the call must name a registered tool and

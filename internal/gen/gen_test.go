@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/toolgate/toolgate/internal/streams"
+	"github.com/toolgate/toolgate/streams"
 )
 
 // TestGenerated_files_are_fresh: every file derived from the stage table is

@@ -1,5 +1,5 @@
 // Command gen writes the files derived from the stage table
-// (internal/streams.Table): each stage's Kubernetes manifest and
+// (streams.Table): each stage's Kubernetes manifest and
 // services/<stage>/main.go, the base kustomization's list, the HPA overlay,
 // docker-compose.yml, the Dockerfile's binaries, and the NATS users and
 // their passwords' Secret in deploy/. `make generate` runs it with -w;
@@ -19,7 +19,7 @@ import (
 	"text/template"
 
 	"github.com/toolgate/toolgate/internal/authz"
-	"github.com/toolgate/toolgate/internal/streams"
+	"github.com/toolgate/toolgate/streams"
 )
 
 //go:embed templates/*.tmpl

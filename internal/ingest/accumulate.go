@@ -16,9 +16,9 @@ import (
 	"github.com/toolgate/toolgate/internal/parse"
 	"github.com/toolgate/toolgate/internal/pipeline"
 	"github.com/toolgate/toolgate/internal/provider"
-	"github.com/toolgate/toolgate/internal/streams"
 	"github.com/toolgate/toolgate/internal/worker"
 	"github.com/toolgate/toolgate/pkg/wire"
+	"github.com/toolgate/toolgate/streams"
 )
 
 // Accumulate is the accumulate gate: it turns what a producer published into

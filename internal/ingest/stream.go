@@ -13,8 +13,8 @@ import (
 	"github.com/toolgate/toolgate/internal/call"
 	"github.com/toolgate/toolgate/internal/pipeline"
 	"github.com/toolgate/toolgate/internal/provider"
-	"github.com/toolgate/toolgate/internal/streams"
 	"github.com/toolgate/toolgate/internal/worker"
+	"github.com/toolgate/toolgate/streams"
 )
 
 // Stream defaults.

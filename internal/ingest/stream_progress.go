@@ -6,7 +6,7 @@ import (
 
 	"github.com/toolgate/toolgate/internal/parse"
 	"github.com/toolgate/toolgate/internal/provider"
-	"github.com/toolgate/toolgate/internal/streams"
+	"github.com/toolgate/toolgate/streams"
 )
 
 // ProgressEvent is what toolgate.progress.<response-id> carries while a

@@ -10,9 +10,9 @@ import (
 	"github.com/toolgate/toolgate/internal/call"
 	"github.com/toolgate/toolgate/internal/redact"
 	"github.com/toolgate/toolgate/internal/result"
-	"github.com/toolgate/toolgate/internal/streams"
 	"github.com/toolgate/toolgate/internal/worker"
 	"github.com/toolgate/toolgate/pkg/wire"
+	"github.com/toolgate/toolgate/streams"
 )
 
 // Result is the message published on toolgate.results.<response-id>

@@ -10,8 +10,8 @@ import (
 
 	"github.com/toolgate/toolgate/internal/call"
 	"github.com/toolgate/toolgate/internal/result"
-	"github.com/toolgate/toolgate/internal/streams"
 	"github.com/toolgate/toolgate/internal/worker"
+	"github.com/toolgate/toolgate/streams"
 )
 
 // Gate is the pure core of a stage after accumulate: one envelope in, the

@@ -12,9 +12,9 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/toolgate/toolgate/internal/registry"
-	"github.com/toolgate/toolgate/internal/streams"
 	"github.com/toolgate/toolgate/internal/testenv"
 	"github.com/toolgate/toolgate/internal/tool"
+	"github.com/toolgate/toolgate/streams"
 )
 
 func TestRegistry_garbage_put_into_the_bucket_is_told_and_the_others_are_served(t *testing.T) {

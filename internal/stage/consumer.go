@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/toolgate/toolgate/internal/streams"
+	"github.com/toolgate/toolgate/streams"
 )
 
 // withConsumer returns d as stage st's handlers see it: Settings.AckWait is

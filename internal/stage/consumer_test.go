@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/toolgate/toolgate/internal/streams"
 	"github.com/toolgate/toolgate/internal/testenv"
+	"github.com/toolgate/toolgate/streams"
 )
 
 // TestStage_ack_wait_comes_from_the_consumer_on_the_server: an admin applied

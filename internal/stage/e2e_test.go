@@ -15,9 +15,9 @@ import (
 
 	"github.com/toolgate/toolgate/internal/call"
 	"github.com/toolgate/toolgate/internal/pipeline"
-	"github.com/toolgate/toolgate/internal/streams"
 	"github.com/toolgate/toolgate/internal/testenv"
 	"github.com/toolgate/toolgate/internal/tool"
+	"github.com/toolgate/toolgate/streams"
 )
 
 // pipe is the whole pipeline in one process over an embedded NATS server and

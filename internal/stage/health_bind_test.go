@@ -9,8 +9,8 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"github.com/toolgate/toolgate/internal/streams"
 	"github.com/toolgate/toolgate/internal/testenv"
+	"github.com/toolgate/toolgate/streams"
 )
 
 // takenPort is an address another listener holds until the test ends.

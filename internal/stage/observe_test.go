@@ -13,9 +13,9 @@ import (
 	"github.com/toolgate/toolgate/internal/call"
 	"github.com/toolgate/toolgate/internal/metrics"
 	"github.com/toolgate/toolgate/internal/registry"
-	"github.com/toolgate/toolgate/internal/streams"
 	"github.com/toolgate/toolgate/internal/testenv"
 	"github.com/toolgate/toolgate/internal/tool"
+	"github.com/toolgate/toolgate/streams"
 )
 
 // TestTransitionHook_unknown_tool_names_neither_grow_the_label_set_nor_reach_the_log:

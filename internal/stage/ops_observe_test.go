@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/toolgate/toolgate/internal/streams"
 	"github.com/toolgate/toolgate/internal/testenv"
+	"github.com/toolgate/toolgate/streams"
 )
 
 func TestOps_audit_of_a_call_carrying_an_api_key_and_a_card_contains_neither(t *testing.T) {

@@ -14,9 +14,9 @@ import (
 
 	"github.com/toolgate/toolgate/internal/metrics"
 	"github.com/toolgate/toolgate/internal/registry"
-	"github.com/toolgate/toolgate/internal/streams"
 	"github.com/toolgate/toolgate/internal/tool"
 	"github.com/toolgate/toolgate/pkg/toolserver"
+	"github.com/toolgate/toolgate/streams"
 )
 
 // ops is startPipeline with what an operator looks at: the process's

@@ -8,7 +8,7 @@ import (
 
 	"github.com/toolgate/toolgate/internal/idem"
 	"github.com/toolgate/toolgate/internal/metrics"
-	"github.com/toolgate/toolgate/internal/streams"
+	"github.com/toolgate/toolgate/streams"
 )
 
 // MalformedFunc is told of one malformed stored record: where it was read

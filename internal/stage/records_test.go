@@ -16,8 +16,8 @@ import (
 	"github.com/toolgate/toolgate/internal/idem"
 	"github.com/toolgate/toolgate/internal/metrics"
 	"github.com/toolgate/toolgate/internal/registry"
-	"github.com/toolgate/toolgate/internal/streams"
 	"github.com/toolgate/toolgate/internal/testenv"
+	"github.com/toolgate/toolgate/streams"
 )
 
 // The record: on the previous main the sweeper panicked on

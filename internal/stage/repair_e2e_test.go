@@ -9,8 +9,8 @@ import (
 	"github.com/toolgate/toolgate/internal/call"
 	"github.com/toolgate/toolgate/internal/model"
 	"github.com/toolgate/toolgate/internal/model/modeltest"
-	"github.com/toolgate/toolgate/internal/streams"
 	"github.com/toolgate/toolgate/internal/testenv"
+	"github.com/toolgate/toolgate/streams"
 )
 
 // startRepairPipeline is startPipeline with the repair endpoint pointing at

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/toolgate/toolgate/internal/model"
-	"github.com/toolgate/toolgate/internal/streams"
+	"github.com/toolgate/toolgate/streams"
 )
 
 func repairFlagsFrom(t *testing.T, env map[string]string, args ...string) (model.Config, error) {

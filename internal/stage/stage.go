@@ -11,8 +11,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/toolgate/toolgate/internal/streams"
 	"github.com/toolgate/toolgate/internal/worker"
+	"github.com/toolgate/toolgate/streams"
 )
 
 // Set runs a set of stage workers in one process.

@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"github.com/toolgate/toolgate/internal/approval"
-	"github.com/toolgate/toolgate/internal/streams"
 	"github.com/toolgate/toolgate/internal/worker"
+	"github.com/toolgate/toolgate/streams"
 )
 
 // Built is what a stage's binding builds from Deps: the handler of its main

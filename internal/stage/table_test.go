@@ -3,7 +3,7 @@ package stage
 import (
 	"testing"
 
-	"github.com/toolgate/toolgate/internal/streams"
+	"github.com/toolgate/toolgate/streams"
 )
 
 // TestTable_every_stage_has_a_binding_and_back: a row of streams.Table

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/toolgate/toolgate/internal/approval"
-	"github.com/toolgate/toolgate/internal/streams"
+	"github.com/toolgate/toolgate/streams"
 )
 
 // approve lets a waiting call run: it records who approved it and why, and

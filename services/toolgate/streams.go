@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/toolgate/toolgate/internal/streams"
+	"github.com/toolgate/toolgate/streams"
 )
 
 // streamsCmd applies the declared streams, buckets and consumers.

@@ -19,7 +19,7 @@ import (
 	"github.com/toolgate/toolgate/internal/health"
 	"github.com/toolgate/toolgate/internal/natsusers"
 	"github.com/toolgate/toolgate/internal/stage"
-	"github.com/toolgate/toolgate/internal/streams"
+	"github.com/toolgate/toolgate/streams"
 )
 
 // leastPrivilege is `toolgate up --least-privilege`: the embedded server
