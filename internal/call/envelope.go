@@ -40,7 +40,17 @@ type Request struct {
 	Conversation string   `json:"conversation,omitempty"`
 	Tolerant     bool     `json:"tolerant,omitempty"`
 	DryRun       bool     `json:"dry_run,omitempty"`
+	// Identity says where Tenant, Principal and Roles came from:
+	// IdentityVerified (a token the deployment's issuer signed) or
+	// IdentityUnverified (headers taken on trust, dev mode).
+	Identity string `json:"identity,omitempty"`
 }
+
+// Identity values of Request.Identity.
+const (
+	IdentityVerified   = "verified"
+	IdentityUnverified = "unverified"
+)
 
 // Step is one entry of a call's history (wire.Step, as results carry it).
 type Step = wire.Step
@@ -94,6 +104,12 @@ type Envelope struct {
 	Request        Request         `json:"request"`
 	CreatedAt      time.Time       `json:"created_at"`
 	History        []Step          `json:"history"`
+	// Approval is the human decision policy passed the call on, when one
+	// was needed; the policy seal covers it.
+	Approval *Decision `json:"approval,omitempty"`
+	// Seals are the gates' signed statements that they passed this call,
+	// oldest first (internal/seal makes and checks them).
+	Seals []Seal `json:"seals,omitempty"`
 }
 
 // New starts an envelope in Received, with its first history step.

@@ -40,6 +40,9 @@ const (
 	DryRun              = wire.DryRun
 	NoToolCalls         = wire.NoToolCalls
 	OutputTooLarge      = wire.OutputTooLarge
+	SealInvalid         = wire.SealInvalid
+	StreamConflict      = wire.StreamConflict
+	ResponseIDConflict  = wire.ResponseIDConflict
 )
 
 // Successors lists the statuses a call may move to from s (none when s is

@@ -42,6 +42,17 @@ const (
 	// fit what NATS can store, even cut; the call ends here as Failed with
 	// this failure (call.Envelope.Abort), its evidence dead-lettered cut to fit.
 	OutputTooLarge Status = "output_too_large"
+	// SealInvalid: the execute gate found the call's gate seals missing,
+	// forged or made for other arguments (a forged, edited or replayed
+	// envelope, a gate skipped); nothing ran.
+	SealInvalid Status = "seal_invalid"
+	// StreamConflict: a streamed response's events disagree (a second,
+	// different payload for a stored seq, or an event of another identity):
+	// the whole response ends here and nothing executes.
+	StreamConflict Status = "stream_conflict"
+	// ResponseIDConflict: a response id seen before arrived with different
+	// content: nothing is replaced and nothing executes.
+	ResponseIDConflict Status = "response_id_conflict"
 )
 
 // Terminal reports whether s is an end state: exactly one terminal outcome
@@ -68,7 +79,7 @@ func (s Status) Repairable() bool {
 func successors(s Status) []Status {
 	switch s {
 	case Received:
-		return []Status{Parsed, InvalidJSON, Truncated, TransportIncomplete, Rejected, Discarded, BatchAborted, NoToolCalls}
+		return []Status{Parsed, InvalidJSON, Truncated, TransportIncomplete, Rejected, Discarded, BatchAborted, NoToolCalls, StreamConflict, ResponseIDConflict}
 	case Parsed:
 		return []Status{Validated, SchemaInvalid, NoSuchTool, Discarded, BatchAborted}
 	case InvalidJSON, Truncated, SchemaInvalid, NoSuchTool:
@@ -82,7 +93,7 @@ func successors(s Status) []Status {
 	case ApprovalRequired:
 		return []Status{Approved, ApprovalDenied, ApprovalExpired, BatchAborted}
 	case Approved:
-		return []Status{Executed, ExecutionFailed, OutcomeUnknown, IdempotencyConflict, BatchAborted, DryRun}
+		return []Status{Executed, ExecutionFailed, OutcomeUnknown, IdempotencyConflict, BatchAborted, DryRun, SealInvalid}
 	}
 	return nil
 }

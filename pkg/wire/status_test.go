@@ -48,8 +48,8 @@ func TestStatus_transitions_are_unchanged(t *testing.T) {
 			}
 		}
 	}
-	if len(all) != 27 { // every constant but OutputTooLarge, which ends a call through Abort
-		t.Errorf("Statuses has %d entries, want 27", len(all))
+	if len(all) != 30 { // every constant but OutputTooLarge, which ends a call through Abort
+		t.Errorf("Statuses has %d entries, want 30", len(all))
 	}
 	if Legal(Executed, Received) || !OutputTooLarge.Terminal() {
 		t.Error("an end status has successors")
