@@ -9,7 +9,7 @@ import (
 // status with its successors, in order.
 func TestStatus_transitions_are_unchanged(t *testing.T) {
 	want := map[Status][]Status{
-		Received:         {Parsed, InvalidJSON, Truncated, TransportIncomplete, Rejected, Discarded, BatchAborted, NoToolCalls},
+		Received:         {Parsed, InvalidJSON, Truncated, TransportIncomplete, Rejected, Discarded, BatchAborted, NoToolCalls, StreamConflict, ResponseIDConflict},
 		Parsed:           {Validated, SchemaInvalid, NoSuchTool, Discarded, BatchAborted},
 		InvalidJSON:      {Repairing, Failed, BatchAborted},
 		Truncated:        {Repairing, Failed, BatchAborted},
@@ -19,7 +19,7 @@ func TestStatus_transitions_are_unchanged(t *testing.T) {
 		Validated:        {BusinessValid, BusinessInvalid, BatchAborted},
 		BusinessValid:    {Approved, ApprovalRequired, PolicyRejected, DryRun, BatchAborted},
 		ApprovalRequired: {Approved, ApprovalDenied, ApprovalExpired, BatchAborted},
-		Approved:         {Executed, ExecutionFailed, OutcomeUnknown, IdempotencyConflict, BatchAborted, DryRun},
+		Approved:         {Executed, ExecutionFailed, OutcomeUnknown, IdempotencyConflict, BatchAborted, DryRun, SealInvalid},
 	}
 	all := Statuses()
 	seen := map[Status]bool{}
