@@ -125,6 +125,8 @@ func (p *Policy) settle(e call.Envelope, rec approval.Record) ([]call.Envelope, 
 	switch rec.State {
 	case approval.Approved:
 		err = e.Move(streams.Policy, call.Approved, p.Now())
+		// The policy seal covers the decision: who approved which hash.
+		e.Approval = &call.Decision{By: rec.By, Hash: rec.ArgsHash, At: rec.DecidedAt.UTC()}
 	case approval.Denied:
 		msg := "denied by " + rec.By
 		if rec.Reason != "" {

@@ -41,6 +41,7 @@ type AuditEvent struct {
 	ToolRevision         uint64      `json:"tool_revision,omitempty"`
 	Tenant               string      `json:"tenant,omitempty"`
 	Principal            string      `json:"principal,omitempty"`
+	Identity             string      `json:"identity"` // verified or unverified (IdentityOf)
 	OccurredAt           time.Time   `json:"occurred_at"`
 }
 
@@ -53,7 +54,8 @@ func AuditOf(stage string, e call.Envelope, sensitive []string) AuditEvent {
 		CallID: e.CallID, ResponseID: e.ResponseID, ToolName: e.ToolName, FinishReason: e.FinishReason,
 		RawArgumentsHash: redact.Hash([]byte(e.RawArguments)), Status: e.Status, Stage: stage,
 		RepairAttempts: e.RepairAttempts, Replays: e.Replays, ToolRevision: e.ToolRevision,
-		Tenant: e.Request.Tenant, Principal: e.Request.Principal, OccurredAt: time.Now().UTC(),
+		Tenant: e.Request.Tenant, Principal: e.Request.Principal, Identity: IdentityOf(e),
+		OccurredAt: time.Now().UTC(),
 	}
 	if e.RawArguments != "" {
 		ev.RawArgumentsRedacted = redact.Arguments([]byte(e.RawArguments), redact.Options{SensitiveFields: sensitive})

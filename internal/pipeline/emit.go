@@ -37,7 +37,10 @@ type StatusRecord struct {
 	ToolRevision   uint64      `json:"tool_revision,omitempty"`
 	ArgumentsHash  string      `json:"arguments_hash"`
 	IdempotencyKey string      `json:"idempotency_key,omitempty"`
-	History        []call.Step `json:"history"`
+	// Identity: verified (tenant, principal and roles from a token the
+	// deployment's issuer signed) or unverified (taken from headers).
+	Identity string      `json:"identity"`
+	History  []call.Step `json:"history"`
 }
 
 // Outputs turns one envelope a gate returned into what the worker publishes.
@@ -154,6 +157,15 @@ func StatusOf(e call.Envelope) StatusRecord {
 		CallID: e.CallID, ResponseID: e.ResponseID, Tool: e.ToolName, Provider: e.Provider, Model: e.Model,
 		Source: e.Source, Status: e.Status, Failure: e.Failure, Errors: FitErrors(e.Errors), RepairAttempts: e.RepairAttempts,
 		Replays: e.Replays, ToolRevision: e.ToolRevision, ArgumentsHash: redact.Hash([]byte(e.RawArguments)),
-		IdempotencyKey: e.IdempotencyKey, History: e.History,
+		IdempotencyKey: e.IdempotencyKey, Identity: IdentityOf(e), History: e.History,
 	}
+}
+
+// IdentityOf is how the call's identity was established; a call that does
+// not say is unverified.
+func IdentityOf(e call.Envelope) string {
+	if e.Request.Identity == call.IdentityVerified {
+		return call.IdentityVerified
+	}
+	return call.IdentityUnverified
 }
