@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -110,7 +111,7 @@ func (r *rig) resultCounts() (map[string]uint64, error) {
 	}
 	out := map[string]uint64{}
 	for subj, n := range info.State.Subjects {
-		out[subj[len(streams.Results("")):]] = n
+		out[subj[strings.LastIndex(subj, ".")+1:]] = n
 	}
 	return out, nil
 }
@@ -163,7 +164,7 @@ func (r *rig) status(rid string) string {
 	if err != nil {
 		r.t.Fatal(err)
 	}
-	m, err := st.GetLastMsgForSubject(ctx, streams.Results(rid))
+	m, err := st.GetLastMsgForSubject(ctx, streams.ResultsOf(rid))
 	if err != nil {
 		r.t.Fatal(err)
 	}

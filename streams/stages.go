@@ -110,7 +110,7 @@ func buildTable() []Stage {
 			Name: AccumulateTimer, Stream: StreamGates, Subject: TimerSubject(),
 			Description: "toolgate accumulate gate: idle timers of open streams", MaxDeliver: -1,
 		}},
-		Publishes: []string{TimerSubject(), ResponseDone("*"), Progress("*")},
+		Publishes: []string{TimerSubject(), ResponseDone("*"), ProgressAll()},
 		Buckets:   []Bucket{{Name: BucketResponses}},
 		Reads:     []string{InStream(">")},
 	}

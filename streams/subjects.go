@@ -35,7 +35,7 @@ const (
 	subjectResults    = wire.ResultsPrefix
 	subjectDLQ        = "toolgate.dlq."
 	subjectExec       = wire.ExecPrefix
-	subjectProgress   = "toolgate.progress."
+	subjectProgress   = wire.ProgressPrefix
 	subjectAudit      = "toolgate.audit."
 	subjectGate       = "toolgate.gate."
 )
@@ -75,8 +75,13 @@ func InStream(responseID string) string { return subjectInStream + responseID }
 // Gate is the internal input subject of a stage after accumulate.
 func Gate(stage string) string { return subjectGate + stage }
 
-// Results is where every terminal outcome of a response's calls goes.
-func Results(responseID string) string { return subjectResults + responseID }
+// Results is where every terminal outcome of a response's calls goes
+// (wire.Results: toolgate.results.<tenant>.<response-id>).
+func Results(tenant, responseID string) string { return wire.Results(tenant, responseID) }
+
+// ResultsOf matches the results of one response whatever its tenant, for
+// operators' tools that know only the response id.
+func ResultsOf(responseID string) string { return subjectResults + "*." + responseID }
 
 // ResultsAll matches every result.
 func ResultsAll() string { return subjectResults + ">" }
@@ -88,7 +93,11 @@ func DLQ(stage, failure string) string { return subjectDLQ + stage + "." + failu
 func Exec(tool string) string { return subjectExec + tool }
 
 // Progress carries stream progress events for a UI; nothing executes from it.
-func Progress(responseID string) string { return subjectProgress + responseID }
+// Progress carries stream progress events for a UI; nothing executes from it.
+func Progress(tenant, responseID string) string { return wire.Progress(tenant, responseID) }
+
+// ProgressAll matches every progress event.
+func ProgressAll() string { return subjectProgress + ">" }
 
 // Audit carries one audit event per terminal outcome.
 func Audit(status string) string { return subjectAudit + status }

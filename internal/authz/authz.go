@@ -190,7 +190,7 @@ func Role(user string) (*Permissions, error) {
 	case Producer:
 		return &Permissions{
 			Publish:   []string{streams.SubjectInResponse, streams.InStream("*")},
-			Subscribe: []string{streams.ResultsAll(), streams.Progress(">"), "_INBOX.>"},
+			Subscribe: []string{streams.ResultsAll(), streams.ProgressAll(), "_INBOX.>"},
 		}, nil
 	case Executor:
 		// $SRV.> is the discovery of NATS micro services (pkg/toolserver).

@@ -69,7 +69,7 @@ func LoadWithBreakdown(ctx context.Context, nc *nats.Conn, js jetstream.JetStrea
 func load(ctx context.Context, nc *nats.Conn, js jetstream.JetStream, prefix string, n int, rate float64, bd *Breakdown) (Stats, error) {
 	rec := newRecorder(n)
 	sub, err := nc.Subscribe(streams.ResultsAll(), func(m *nats.Msg) {
-		rid := strings.TrimPrefix(m.Subject, "toolgate.results.")
+		rid := m.Subject[strings.LastIndex(m.Subject, ".")+1:] // toolgate.results.<tenant>.<rid>
 		rec.arrived(rid, time.Now())
 		bd.add(m.Data)
 	})

@@ -125,7 +125,7 @@ func (a *Accumulate) emit(m worker.Msg, rid string, resp provider.Response) ([]w
 		if resp.Error != nil {
 			return a.reject(m, rid, resp.Provider, "provider_error", fmt.Sprintf("provider error %s: %s", resp.Error.Type, resp.Error.Message))
 		}
-		return a.responseOutcome(rid, resp.Provider, call.NoToolCalls, "the response proposed no tool call (finish reason "+string(resp.Finish)+")")
+		return a.responseOutcome(rid, req.Tenant, resp.Provider, call.NoToolCalls, "the response proposed no tool call (finish reason "+string(resp.Finish)+")")
 	}
 	var outs []worker.Output
 	for _, e := range envs {
@@ -158,7 +158,7 @@ func (a *Accumulate) envelope(h nats.Header, rid string, resp provider.Response,
 // reject records bad input: a response-level result saying why, and the
 // input itself in the dead-letter stream.
 func (a *Accumulate) reject(m worker.Msg, rid, prov, code, why string) ([]worker.Output, error) {
-	outs, err := a.responseOutcome(rid, prov, call.Rejected, code+": "+why)
+	outs, err := a.responseOutcome(rid, request(m.Header).Tenant, prov, call.Rejected, code+": "+why)
 	if err != nil {
 		return nil, err
 	}
@@ -167,7 +167,7 @@ func (a *Accumulate) reject(m worker.Msg, rid, prov, code, why string) ([]worker
 
 // responseOutcome is the response-level result, its provider and reason cut
 // to fit (an 8 MB provider error is quoted by its beginning, size and sha256).
-func (a *Accumulate) responseOutcome(rid, prov string, st call.Status, why string) ([]worker.Output, error) {
+func (a *Accumulate) responseOutcome(rid, tenant, prov string, st call.Status, why string) ([]worker.Output, error) {
 	why = pipeline.CutText(why)
 	r := wire.ResponseResult{ResponseID: rid, Provider: pipeline.CutHeaderValue(prov), Status: st, OK: st.OK(), Text: why}
 	if !st.OK() {
@@ -180,7 +180,7 @@ func (a *Accumulate) responseOutcome(rid, prov string, st call.Status, why strin
 	h := nats.Header{}
 	h.Set(streams.HeaderResponseID, rid)
 	h.Set(streams.HeaderStatus, string(st))
-	return []worker.Output{{Subject: streams.Results(rid), MsgID: rid + ":response", Header: h, Data: data}}, nil
+	return []worker.Output{{Subject: streams.Results(tenant, rid), MsgID: rid + ":response", Header: h, Data: data}}, nil
 }
 
 // CodeHeaderTooLarge rejects a whole response whose Toolgate-* header is over

@@ -186,7 +186,7 @@ func (a *Accumulate) finish(rid string, st call.Status, outs []worker.Output, er
 func (a *Accumulate) incomplete(m worker.Msg, rid string, asm *assembly, why string) ([]worker.Output, error) {
 	resp := asm.evidence()
 	if len(resp.Calls) == 0 {
-		outs, err := a.responseOutcome(rid, asm.provider, call.TransportIncomplete, why)
+		outs, err := a.responseOutcome(rid, request(asm.header).Tenant, asm.provider, call.TransportIncomplete, why)
 		if err != nil {
 			return nil, err
 		}

@@ -215,7 +215,7 @@ func TestStream_progress_names_the_tool_and_counts_argument_bytes(t *testing.T) 
 	f := loadStreamFixture(t, provider.OpenAIChat, "openai-gpt-4o-single-tool-call.stream.sse")[0]
 	rid := ridOf("prog", f.name)
 	ch := make(chan *nats.Msg, 256)
-	sub, err := r.nc.ChanSubscribe(streams.Progress(rid), ch)
+	sub, err := r.nc.ChanSubscribe(streams.Progress("", rid), ch)
 	if err != nil {
 		t.Fatal(err)
 	}

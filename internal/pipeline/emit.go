@@ -78,7 +78,7 @@ func (em *Emitter) Outputs(stage string, e call.Envelope) ([]worker.Output, erro
 		return outs, nil // waiting, e.g. for a human decision
 	}
 	res := em.fitJSON(em.ResultOf(e), e.CallID, e.ResponseID)
-	outs = append(outs, worker.Output{Subject: streams.Results(e.ResponseID), MsgID: id("result"), Header: hdr(), Data: res})
+	outs = append(outs, worker.Output{Subject: streams.Results(e.Request.Tenant, e.ResponseID), MsgID: id("result"), Header: hdr(), Data: res})
 	audit := em.fitJSON(em.fitAudit(AuditOf(stage, e, em.sensitive(e.ToolName))), e.CallID, e.ResponseID)
 	outs = append(outs, worker.Output{Subject: streams.Audit(string(e.Status)), MsgID: id("audit"), Header: hdr(), Data: audit})
 	if !e.Status.OK() {

@@ -57,7 +57,7 @@ func (p *pipe) results(rid string) []map[string]any {
 	if err != nil {
 		p.t.Fatal(err)
 	}
-	c, err := st.OrderedConsumer(p.ctx, jetstream.OrderedConsumerConfig{FilterSubjects: []string{streams.Results(rid)}})
+	c, err := st.OrderedConsumer(p.ctx, jetstream.OrderedConsumerConfig{FilterSubjects: []string{streams.ResultsOf(rid)}})
 	if err != nil {
 		p.t.Fatal(err)
 	}

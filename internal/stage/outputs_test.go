@@ -34,7 +34,7 @@ type coreResults struct {
 func (p *pipe) subscribeResults(rid string) *coreResults {
 	p.t.Helper()
 	c := &coreResults{n: map[string]int{}}
-	sub, err := p.nc.Subscribe(streams.Results(rid), func(m *nats.Msg) {
+	sub, err := p.nc.Subscribe(streams.ResultsOf(rid), func(m *nats.Msg) {
 		var r struct {
 			CallID string `json:"call_id"`
 		}

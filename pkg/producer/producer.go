@@ -19,13 +19,25 @@ import (
 // Producer publishes on toolgate's ingest subjects through JetStream and
 // subscribes to results over the same connection.
 type Producer struct {
-	js jetstream.JetStream
-	nc *nats.Conn
+	js     jetstream.JetStream
+	nc     *nats.Conn
+	tenant string
 }
 
 // New returns a Producer on js. The NATS user needs to publish on
-// toolgate.in.> and subscribe to toolgate.results.> and _INBOX.> (the
-// authz "producer" role); it creates no consumer.
+// toolgate.in.> and subscribe to its tenant's results,
+// toolgate.results.<tenant>.> (the authz "producer" role); it creates no
+// consumer.
 func New(js jetstream.JetStream) *Producer {
 	return &Producer{js: js, nc: js.Conn()}
+}
+
+// ForTenant returns a Producer that watches the results of tenant: the
+// tenant its calls are made under (its token's, where the deployment
+// verifies identity; else its Meta.Tenant). Results are published on
+// toolgate.results.<tenant>.<response-id>.
+func (p *Producer) ForTenant(tenant string) *Producer {
+	q := *p
+	q.tenant = tenant
+	return &q
 }

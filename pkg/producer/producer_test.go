@@ -138,7 +138,7 @@ func TestAwait_collects_each_call_once_in_call_order(t *testing.T) {
 		return b
 	}
 	for _, b := range [][]byte{result("r9-10", `{"n":10}`), result("r9-2", `{"n":2}`), result("r9-10", `{"n":"again"}`)} {
-		if err := nc.Publish(wire.Results("r9"), b); err != nil {
+		if err := nc.Publish(wire.Results("", "r9"), b); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -154,7 +154,7 @@ func TestAwait_collects_each_call_once_in_call_order(t *testing.T) {
 	}
 	// The duplicate is still queued; a response-level outcome ends an Await.
 	rr, _ := json.Marshal(wire.ResponseResult{ResponseID: "r9", Provider: "ollama", Status: wire.NoToolCalls, OK: true})
-	if err := nc.Publish(wire.Results("r9"), rr); err != nil {
+	if err := nc.Publish(wire.Results("", "r9"), rr); err != nil {
 		t.Fatal(err)
 	}
 	calls, resp, err = w.Await(ctx, 5)

@@ -26,10 +26,11 @@ type Outcome struct {
 // producer's user may not create consumers), so a Watch sees only what is
 // published after it subscribed: watch a response before publishing it.
 type Watch struct {
-	nc  *nats.Conn
-	ch  chan *nats.Msg
-	mu  sync.Mutex
-	sub []*nats.Subscription
+	nc     *nats.Conn
+	tenant string
+	ch     chan *nats.Msg
+	mu     sync.Mutex
+	sub    []*nats.Subscription
 }
 
 // buffered bounds the outcomes a Watch holds before the caller reads them;
@@ -38,7 +39,7 @@ const buffered = 1024
 
 // Watch subscribes to the results of each response id.
 func (p *Producer) Watch(responseIDs ...string) (*Watch, error) {
-	w := &Watch{nc: p.nc, ch: make(chan *nats.Msg, buffered)}
+	w := &Watch{nc: p.nc, tenant: p.tenant, ch: make(chan *nats.Msg, buffered)}
 	for _, rid := range responseIDs {
 		if err := w.Add(rid); err != nil {
 			w.Stop()
@@ -54,7 +55,7 @@ func (w *Watch) Add(responseID string) error {
 	if !ValidResponseID(responseID) {
 		return fmt.Errorf("producer: watch %q: not a valid response id", responseID)
 	}
-	sub, err := w.nc.ChanSubscribe(wire.Results(responseID), w.ch)
+	sub, err := w.nc.ChanSubscribe(wire.Results(w.tenant, responseID), w.ch)
 	if err != nil {
 		return fmt.Errorf("producer: watch %s: %w", responseID, err)
 	}

@@ -1,13 +1,22 @@
 package wire
 
+import (
+	"crypto/sha256"
+	"encoding/hex"
+)
+
 // Public subjects: a producer publishes on SubjectInResponse or InStream,
 // reads Results; an executor answers on Exec.
 const (
 	SubjectInResponse = "toolgate.in.response"
 	// InStreamPrefix starts every stream event subject; the response id follows.
 	InStreamPrefix = "toolgate.in.stream."
-	// ResultsPrefix starts every result subject; the response id follows.
+	// ResultsPrefix starts every result subject; the tenant token
+	// (TenantToken) and the response id follow.
 	ResultsPrefix = "toolgate.results."
+	// ProgressPrefix starts every stream progress subject; the tenant
+	// token and the response id follow.
+	ProgressPrefix = "toolgate.progress."
 	// ExecPrefix starts every executor subject; the tool name follows.
 	ExecPrefix = "toolgate.exec."
 )
@@ -15,8 +24,51 @@ const (
 // InStream is the subject of one provider stream's events.
 func InStream(responseID string) string { return InStreamPrefix + responseID }
 
-// Results is where every terminal outcome of a response's calls goes.
-func Results(responseID string) string { return ResultsPrefix + responseID }
+// Results is where every terminal outcome of a response's calls goes:
+// toolgate.results.<tenant>.<response-id>, so a producer's NATS user can be
+// allowed its own tenant's results and nobody else's.
+func Results(tenant, responseID string) string {
+	return ResultsPrefix + TenantToken(tenant) + "." + responseID
+}
+
+// TenantResults matches every result of one tenant.
+func TenantResults(tenant string) string { return ResultsPrefix + TenantToken(tenant) + ".>" }
+
+// Progress carries a streamed response's progress events (display only).
+func Progress(tenant, responseID string) string {
+	return ProgressPrefix + TenantToken(tenant) + "." + responseID
+}
+
+// TenantProgress matches every progress event of one tenant.
+func TenantProgress(tenant string) string { return ProgressPrefix + TenantToken(tenant) + ".>" }
+
+// NoTenant is the tenant token of a call that names no tenant.
+const NoTenant = "_"
+
+// TenantToken is the one subject token that stands for tenant: the tenant
+// itself when it is 1-64 letters, digits, '-' or '_' (but not "_"),
+// NoTenant for none, and otherwise "~" followed by 32 hex digits of its
+// sha256 — so no tenant name can reach into another's subjects.
+func TenantToken(tenant string) string {
+	if tenant == "" {
+		return NoTenant
+	}
+	if tenant != NoTenant && len(tenant) <= 64 && plainToken(tenant) {
+		return tenant
+	}
+	sum := sha256.Sum256([]byte(tenant))
+	return "~" + hex.EncodeToString(sum[:16])
+}
+
+func plainToken(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
+			return false
+		}
+	}
+	return true
+}
 
 // Exec is the default NATS request/reply subject of a tool's executor.
 func Exec(tool string) string { return ExecPrefix + tool }

@@ -46,8 +46,8 @@ func TestWire_json_is_the_published_contract(t *testing.T) {
 }
 
 func TestSubjects_and_headers_keep_their_names(t *testing.T) {
-	got := []string{SubjectInResponse, InStream("r1"), Results("r1"), Exec("tool"), HeaderProvider, HeaderResponseID, HeaderQuery + ": " + QueryStatus}
-	want := []string{"toolgate.in.response", "toolgate.in.stream.r1", "toolgate.results.r1", "toolgate.exec.tool", "Toolgate-Provider", "Toolgate-Response-Id", "Toolgate-Query: status"}
+	got := []string{SubjectInResponse, InStream("r1"), Results("acme", "r1"), Results("", "r1"), Results("a.b", "r1"), Exec("tool"), HeaderProvider, HeaderResponseID, HeaderQuery + ": " + QueryStatus}
+	want := []string{"toolgate.in.response", "toolgate.in.stream.r1", "toolgate.results.acme.r1", "toolgate.results._.r1", "toolgate.results.~2e7336dc8eba87ef472df568c35482ab.r1", "toolgate.exec.tool", "Toolgate-Provider", "Toolgate-Response-Id", "Toolgate-Query: status"}
 	for i := range want {
 		if got[i] != want[i] {
 			t.Errorf("%d: %q, want %q", i, got[i], want[i])
