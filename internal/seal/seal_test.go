@@ -1,0 +1,278 @@
+package seal_test
+
+import (
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/toolgate/toolgate/internal/approval"
+	"github.com/toolgate/toolgate/internal/call"
+	"github.com/toolgate/toolgate/internal/seal"
+	"github.com/toolgate/toolgate/internal/seal/sealtest"
+	"github.com/toolgate/toolgate/streams"
+)
+
+func approvedCall() call.Envelope {
+	e := call.New("resp-1", 0, time.Unix(1700000000, 0))
+	e.Provider, e.ToolName = "openai-chat", "create_invoice"
+	e.RawArguments = `{ "customer_id": "cus_1", "amount": 5 }`
+	e.Arguments = json.RawMessage(`{"amount":5,"customer_id":"cus_1"}`)
+	e.ToolRevision = 3
+	e.Request = call.Request{Tenant: "acme", Principal: "alice", Roles: []string{"billing"}, Identity: call.IdentityUnverified}
+	e.Batch = call.Batch{ID: "resp-1", Index: 0, Size: 1}
+	return e
+}
+
+func sealedCall(t testing.TB, kr *seal.Keyring) call.Envelope {
+	e := approvedCall()
+	sealtest.Through(t, kr, &e)
+	return e
+}
+
+func TestSeal_stage_names_are_the_streams_names(t *testing.T) {
+	for _, st := range append(seal.Sealing(), seal.Execute) {
+		if !streams.IsStage(st) {
+			t.Errorf("seal stage %q is not a stage of streams", st)
+		}
+	}
+}
+
+func TestSeal_args_hash_is_the_approval_hash(t *testing.T) {
+	for _, args := range []string{`{"b":1,"a":[1,2]}`, `{ "a" : "x" }`, `not json`} {
+		if got, want := seal.ArgsHash(json.RawMessage(args)), approval.ArgsHash(json.RawMessage(args)); got != want {
+			t.Errorf("%s: seal %s, approval %s", args, got, want)
+		}
+	}
+}
+
+func TestSeal_a_call_sealed_by_every_gate_verifies(t *testing.T) {
+	kr := sealtest.Keys(t)
+	e := sealedCall(t, kr)
+	checked, err := kr.Verify(&e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(checked, ", "); !strings.HasPrefix(got, "accumulate k") || !strings.Contains(got, ", policy k") {
+		t.Fatalf("checked %q", got)
+	}
+}
+
+func TestSeal_what_does_not_verify(t *testing.T) {
+	kr := sealtest.Keys(t)
+	for _, c := range []struct {
+		name  string
+		stage string // the stage the error names
+		edit  func(e *call.Envelope)
+	}{
+		{"arguments edited", seal.Parse, func(e *call.Envelope) { e.Arguments = json.RawMessage(`{"amount":500,"customer_id":"cus_1"}`) }},
+		{"raw arguments edited", seal.Parse, func(e *call.Envelope) { e.RawArguments = `{"amount":500}` }},
+		{"tool swapped", seal.Accumulate, func(e *call.Envelope) { e.ToolName = "delete_customer_account" }},
+		{"call id changed", seal.Accumulate, func(e *call.Envelope) { e.CallID = "resp-1-1" }},
+		{"response id changed", seal.Accumulate, func(e *call.Envelope) { e.ResponseID = "resp-2" }},
+		{"roles raised", seal.Accumulate, func(e *call.Envelope) { e.Request.Roles = []string{"admin"} }},
+		{"tenant changed", seal.Accumulate, func(e *call.Envelope) { e.Request.Tenant = "victim" }},
+		{"identity claimed verified", seal.Accumulate, func(e *call.Envelope) { e.Request.Identity = call.IdentityVerified }},
+		{"dry run dropped", seal.Accumulate, func(e *call.Envelope) { e.Request.DryRun = true }},
+		{"batch resized", seal.Accumulate, func(e *call.Envelope) { e.Batch.Size = 2 }},
+		{"revision changed", seal.Validate, func(e *call.Envelope) { e.ToolRevision = 4 }},
+		{"policy seal dropped", seal.Policy, func(e *call.Envelope) { e.Seals = e.Seals[:4] }},
+		{"business seal dropped (the chain breaks at policy)", seal.Policy, func(e *call.Envelope) { e.Seals = append(e.Seals[:3:3], e.Seals[4]) }},
+		{"no seals", seal.Accumulate, func(e *call.Envelope) { e.Seals = nil }},
+		{"not approved", seal.Policy, func(e *call.Envelope) { e.Status = call.OutcomeUnknown }},
+		{"approval added", seal.Policy, func(e *call.Envelope) {
+			e.Approval = &call.Decision{By: "mallory", Hash: seal.ArgsHash(e.Arguments)}
+		}},
+		{"MAC changed", seal.Validate, func(e *call.Envelope) { e.Seals[2].MAC = e.Seals[1].MAC }},
+		{"seal field changed", seal.Business, func(e *call.Envelope) { e.Seals[3].Rev = 9 }},
+		{"unknown key", seal.Policy, func(e *call.Envelope) { e.Seals[4].Key = "k-forged" }},
+		{"seals reordered", seal.Business, func(e *call.Envelope) { e.Seals[2], e.Seals[3] = e.Seals[3], e.Seals[2] }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			e := sealedCall(t, kr)
+			c.edit(&e)
+			_, err := kr.Verify(&e)
+			var se *seal.Error
+			if !errors.As(err, &se) {
+				t.Fatalf("verified (%v)", err)
+			}
+			if se.Stage != c.stage {
+				t.Errorf("error names %s, want %s: %v", se.Stage, c.stage, err)
+			}
+		})
+	}
+}
+
+func TestSeal_a_stage_key_forges_only_its_own_seal(t *testing.T) {
+	kr := sealtest.Keys(t)
+	parseOnly := kr.Only([]string{seal.Parse})
+	if parseOnly.Has(seal.Policy) || !parseOnly.Has(seal.Parse) {
+		t.Fatalf("a parse process holds %v", parseOnly.Stages())
+	}
+	// A stolen parse key re-seals parse after editing the arguments: the
+	// later gates' seals still name the old arguments.
+	e := sealedCall(t, kr)
+	e.Arguments = json.RawMessage(`{"amount":500,"customer_id":"cus_1"}`)
+	e.Status = call.Parsed
+	if err := parseOnly.Seal(seal.Parse, &e); err != nil {
+		t.Fatal(err)
+	}
+	e.Status = call.Approved
+	if _, err := kr.Verify(&e); err == nil {
+		t.Fatal("a parse seal made after policy's verified")
+	}
+	if err := parseOnly.Seal(seal.Policy, &call.Envelope{Status: call.Approved}); err == nil {
+		t.Fatal("a parse process sealed as policy")
+	}
+}
+
+func TestSeal_a_later_pass_of_a_stage_supersedes_the_earlier(t *testing.T) {
+	kr := sealtest.Keys(t)
+	e := sealedCall(t, kr)
+	// A replay re-entered validate: validate, business and policy seal again.
+	for _, st := range []string{seal.Validate, seal.Business, seal.Policy} {
+		e.Status = seal.Verdict(st)
+		if err := kr.Seal(st, &e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := kr.Verify(&e); err != nil {
+		t.Fatal(err)
+	}
+	// Parse again without the later gates: the call must pass them again.
+	e.Status = call.Parsed
+	if err := kr.Seal(seal.Parse, &e); err != nil {
+		t.Fatal(err)
+	}
+	e.Status = call.Approved
+	if _, err := kr.Verify(&e); err == nil {
+		t.Fatal("a call parsed again after policy verified without passing the later gates again")
+	}
+}
+
+func TestSeal_an_approved_decision_is_bound(t *testing.T) {
+	kr := sealtest.Keys(t)
+	e := approvedCall()
+	e.Approval = &call.Decision{By: "alice", Hash: seal.ArgsHash(e.Arguments), At: time.Now()}
+	sealtest.Through(t, kr, &e)
+	if _, err := kr.Verify(&e); err != nil {
+		t.Fatal(err)
+	}
+	e.Approval = &call.Decision{By: "bob", Hash: e.Approval.Hash}
+	if _, err := kr.Verify(&e); err == nil {
+		t.Fatal("another approver verified")
+	}
+}
+
+func TestSeal_a_call_recovered_from_text_verifies_through_its_carrier(t *testing.T) {
+	kr := sealtest.Keys(t)
+	carrier := call.New("resp-t", 0, time.Now())
+	carrier.CallID, carrier.Carrier, carrier.Text, carrier.Source = "resp-t-text", true, `I will call get_weather {"city":"Paris"}`, call.SourceTextJSON
+	if err := kr.Seal(seal.Accumulate, &carrier); err != nil {
+		t.Fatal(err)
+	}
+	child := call.New("resp-t", 0, time.Now())
+	child.Source, child.ToolName, child.RawArguments = call.SourceTextJSON, "get_weather", `{"city":"Paris"}`
+	child.Batch = call.Batch{ID: "resp-t", Index: 0, Size: 1}
+	child.Seals = carrier.Seals
+	child.Arguments = json.RawMessage(child.RawArguments)
+	for _, st := range seal.Gates() {
+		child.Status = seal.Verdict(st)
+		if err := kr.Seal(st, &child); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := kr.Verify(&child); err != nil {
+		t.Fatal(err)
+	}
+	// A native call may not borrow another call's seal.
+	child.Source = call.SourceNative
+	if _, err := kr.Verify(&child); err == nil {
+		t.Fatal("a native call verified with a carrier's seal")
+	}
+}
+
+func TestSeal_no_keys_runs_nothing(t *testing.T) {
+	e := sealedCall(t, sealtest.Keys(t))
+	var none *seal.Keyring
+	if _, err := none.Verify(&e); err == nil || !strings.Contains(err.Error(), "no seal keys") {
+		t.Fatalf("nil keyring: %v", err)
+	}
+	if _, err := sealtest.Keys(t).Verify(&e); err == nil {
+		t.Fatal("verified under other keys")
+	}
+}
+
+func TestSeal_rotation_first_key_seals_every_key_verifies(t *testing.T) {
+	dir := t.TempDir()
+	old, err := seal.Ensure(dir, seal.Sealing())
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := sealedCall(t, old)
+	// Rotate policy: a new first line; the old key still verifies.
+	path := filepath.Join(dir, seal.FileName(seal.Policy))
+	b, _ := os.ReadFile(path)
+	line, _ := seal.NewKeyLine()
+	if err := os.WriteFile(path, append(line, b...), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	rotated, err := seal.Load(dir, []string{seal.Execute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := rotated.Verify(&e); err != nil {
+		t.Fatalf("a call sealed before the rotation: %v", err)
+	}
+	f := sealedCall(t, rotated)
+	if kid := f.Seals[4].Key; !strings.HasPrefix(string(line), kid+" ") {
+		t.Fatalf("policy sealed with %s, want the new first key", kid)
+	}
+	// Ensure keeps existing files across restarts.
+	again, err := seal.Ensure(dir, seal.Sealing())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := again.Verify(&f); err != nil {
+		t.Fatalf("after a restart: %v", err)
+	}
+}
+
+func TestSeal_key_files_that_are_refused(t *testing.T) {
+	for name, content := range map[string]string{
+		"empty":      "",
+		"short key":  "k1 abcd\n",
+		"no id":      strings.Repeat("ab", 32) + "\n",
+		"duplicates": "k1 " + strings.Repeat("ab", 32) + "\nk1 " + strings.Repeat("cd", 32) + "\n",
+		"bad id":     "k/1 " + strings.Repeat("ab", 32) + "\n",
+	} {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			if err := os.WriteFile(filepath.Join(dir, seal.FileName(seal.Parse)), []byte(content), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := seal.Load(dir, []string{seal.Parse}); err == nil {
+				t.Fatal("loaded")
+			}
+		})
+	}
+	if _, err := seal.Load(t.TempDir(), []string{seal.Parse}); err == nil || !strings.Contains(err.Error(), "TOOLGATE_SEAL_KEYS") {
+		t.Fatalf("missing file: %v", err)
+	}
+}
+
+func TestSeal_failures_and_waits_are_never_sealed(t *testing.T) {
+	for _, st := range seal.Sealing() {
+		for _, s := range call.Statuses() {
+			if seal.Passes(st, s) != (s == seal.Verdict(st)) {
+				t.Errorf("%s %s", st, s)
+			}
+		}
+	}
+	if seal.Passes(seal.Policy, call.ApprovalRequired) || seal.Passes(seal.Execute, call.Executed) {
+		t.Fatal("a wait or execute's outcome is sealed")
+	}
+}
