@@ -10,6 +10,7 @@ import (
 	"github.com/toolgate/toolgate/internal/call"
 	"github.com/toolgate/toolgate/internal/execute"
 	"github.com/toolgate/toolgate/internal/idem"
+	"github.com/toolgate/toolgate/internal/seal"
 	"github.com/toolgate/toolgate/internal/tool"
 	"github.com/toolgate/toolgate/internal/worker"
 	"github.com/toolgate/toolgate/streams"
@@ -40,6 +41,10 @@ type Execute struct {
 	// (default 30s), after which the batch is aborted.
 	BatchWait, BatchTimeout time.Duration
 	Now                     Clock
+	// Seals holds every sealing stage's keys: a call runs only when its
+	// seals verify (execute_seal.go). nil: nothing runs, every call ends
+	// seal_invalid.
+	Seals *seal.Keyring
 
 	notRun sync.Map // keys this process claimed but never ran (the claim's answer was lost)
 	mem    memory   // keys this process claimed, and their answers
@@ -47,6 +52,9 @@ type Execute struct {
 
 // Handle implements pipeline.Gate.
 func (x *Execute) Handle(ctx context.Context, e call.Envelope) ([]call.Envelope, error) {
+	if outs, ok := x.checkSeals(&e); !ok {
+		return outs, nil
+	}
 	t, ok := x.Tools.Lookup(e.ToolName)
 	if !ok {
 		return x.end(e, call.ExecutionFailed, "tool "+e.ToolName+" is no longer registered; nothing was run")

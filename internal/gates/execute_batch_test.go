@@ -47,9 +47,9 @@ func newBatchRig(t *testing.T) *batchRig {
 }
 
 func batchCall(rid string, i, size int, toolName string, atomic bool) call.Envelope {
-	e := approved(rid, i, toolName, `{"n":`+string(rune('0'+i))+`}`)
+	e := unsealed(rid, i, toolName, `{"n":`+string(rune('0'+i))+`}`)
 	e.Batch = call.Batch{ID: rid, Index: i, Size: size, Atomic: atomic}
-	return e
+	return sealed(e)
 }
 
 // mark publishes what pipeline.Emitter.Outputs publishes for e.

@@ -16,7 +16,7 @@ import (
 func BenchmarkExecute_claim_run_complete(b *testing.B) {
 	store := redisStore(b)
 	x := &Execute{
-		Tools: execTools{"charge": compiled(b, tool.Definition{Name: "charge"})}, Store: store, Owner: "bench", Now: time.Now,
+		Tools: execTools{"charge": compiled(b, tool.Definition{Name: "charge"})}, Store: store, Owner: "bench", Now: time.Now, Seals: testSeals,
 		Executors: func(*tool.Compiled) execute.Executor { return &plainExec{} },
 	}
 	b.ReportAllocs()

@@ -18,6 +18,8 @@ import (
 	"github.com/toolgate/toolgate/internal/call"
 	"github.com/toolgate/toolgate/internal/execute"
 	"github.com/toolgate/toolgate/internal/idem"
+	"github.com/toolgate/toolgate/internal/seal"
+	"github.com/toolgate/toolgate/internal/seal/sealtest"
 	"github.com/toolgate/toolgate/internal/testenv"
 	"github.com/toolgate/toolgate/internal/tool"
 	"github.com/toolgate/toolgate/internal/worker"
@@ -99,16 +101,39 @@ func redisStore(t testing.TB) *idem.Redis {
 	return idem.NewRedis(c)
 }
 
+// approved is a call as policy hands it to execute, with every gate's seal.
 func approved(rid string, index int, toolName, args string) call.Envelope {
+	return sealed(unsealed(rid, index, toolName, args))
+}
+
+// unsealed is approved without its seals.
+func unsealed(rid string, index int, toolName, args string) call.Envelope {
 	e := call.New(rid, index, time.Now())
 	e.ToolName, e.Provider, e.Arguments, e.RawArguments = toolName, "openai-chat", json.RawMessage(args), args
 	e.Status = call.Approved
 	return e
 }
 
+// testSeals are the seal keys of the gates in these tests.
+var testSeals = func() *seal.Keyring {
+	kr, err := seal.Ephemeral(seal.Sealing())
+	if err != nil {
+		panic(err)
+	}
+	return kr
+}()
+
+// sealed gives e every gate's seal, as if each had passed it.
+func sealed(e call.Envelope) call.Envelope {
+	if err := sealtest.Apply(testSeals, &e); err != nil {
+		panic(err)
+	}
+	return e
+}
+
 func newExecute(t *testing.T, store idem.Store, ex execute.Executor, tools execTools) *Execute {
 	return &Execute{
-		Tools: tools, Store: store, Owner: "test-owner", Now: time.Now,
+		Tools: tools, Store: store, Owner: "test-owner", Now: time.Now, Seals: testSeals,
 		Executors: func(*tool.Compiled) execute.Executor { return ex },
 	}
 }
@@ -239,7 +264,7 @@ func TestExecute_http_executor_outcomes(t *testing.T) {
 		t.Run(c.path, func(t *testing.T) {
 			store := redisStore(t)
 			tl := compiled(t, tool.Definition{Name: "charge", Executor: tool.Executor{Type: "http", URL: c.path}})
-			x := &Execute{Tools: execTools{"charge": tl}, Store: store, Owner: "o", Now: time.Now, Executors: execute.Selector{}.For}
+			x := &Execute{Tools: execTools{"charge": tl}, Store: store, Owner: "o", Now: time.Now, Executors: execute.Selector{}.For, Seals: testSeals}
 			before := hits.Load()
 			e := approved("resp-http", 0, "charge", `{"amount":5}`)
 			out, err := x.Handle(context.Background(), e)
@@ -272,7 +297,7 @@ func TestExecute_http_executor_outcomes(t *testing.T) {
 				}
 				// Another process waits on the claim until its lease runs
 				// out, then reconciles; it does not send it either.
-				other := &Execute{Tools: x.Tools, Store: store, Owner: "o2", Now: time.Now, Executors: execute.Selector{}.For}
+				other := &Execute{Tools: x.Tools, Store: store, Owner: "o2", Now: time.Now, Executors: execute.Selector{}.For, Seals: testSeals}
 				_, err = other.Handle(context.Background(), approved("resp-http", 0, "charge", `{"amount":5}`))
 				var we *worker.Error
 				if !errors.As(err, &we) || we.Code != "claimed_elsewhere" || hits.Load() != before+1 {

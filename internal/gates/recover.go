@@ -75,5 +75,8 @@ func (p *Parse) child(carrier call.Envelope, i, size int, name, raw string) call
 	e.ToolName, e.RawArguments = name, raw
 	e.Batch = call.Batch{ID: carrier.ResponseID, Index: i, Size: size, Atomic: carrier.Batch.Atomic}
 	e.Replays = carrier.Replays
+	// The carrier's accumulate seal: the child's parse seal chains to it,
+	// so execute can tell the call came from this response's own text.
+	e.Seals = carrier.Seals
 	return e
 }

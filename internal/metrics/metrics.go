@@ -28,6 +28,8 @@ type Metrics struct {
 	execFailed     *prometheus.CounterVec
 	stageSeconds   *prometheus.HistogramVec
 	malformed      *prometheus.CounterVec // records.go
+	// sealInvalidTotal: seal.go
+	sealInvalidTotal *prometheus.CounterVec
 }
 
 // labels of every tool-call counter. outcome is the status the transition
@@ -58,6 +60,7 @@ func New() *Metrics {
 	m.reg.MustRegister(m.calls, m.invalidJSON, m.schemaInvalid, m.truncated, m.repairAttempts, m.execFailed, m.stageSeconds,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	m.malformed = newMalformedRecords(m.reg)
+	m.sealInvalidTotal = newSealInvalid(m.reg)
 	return m
 }
 
@@ -98,6 +101,8 @@ func (m *Metrics) Transition(stage string, e call.Envelope) {
 		m.truncated.WithLabelValues(tool, prov, out).Inc()
 	case call.ExecutionFailed:
 		m.execFailed.WithLabelValues(tool, prov, out).Inc()
+	case call.SealInvalid:
+		m.sealInvalid(e)
 	}
 	if stage == streams.Repair && attemptedNow(e) {
 		m.repairAttempts.WithLabelValues(tool, prov, out).Inc()

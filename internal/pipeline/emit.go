@@ -46,8 +46,12 @@ type StatusRecord struct {
 // Outputs turns one envelope a gate returned into what the worker publishes.
 // A terminal envelope also gets an audit event on toolgate.audit.<status>
 // (redacted: the raw arguments stay in the dead-letter stream only). The
-// emitter's Transition is told of it.
+// emitter's Transition is told of it. A pass verdict of a gate that seals
+// (seal.Passes) is sealed first with the emitter's Seals.
 func (em *Emitter) Outputs(stage string, e call.Envelope) ([]worker.Output, error) {
+	if err := em.seal(stage, &e); err != nil {
+		return nil, fmt.Errorf("pipeline: %w", err)
+	}
 	body, err := e.Marshal()
 	if err != nil {
 		return nil, fmt.Errorf("pipeline: %w", err)

@@ -1,6 +1,9 @@
 package pipeline
 
-import "github.com/toolgate/toolgate/internal/call"
+import (
+	"github.com/toolgate/toolgate/internal/call"
+	"github.com/toolgate/toolgate/internal/seal"
+)
 
 // Emitter turns what the gates of one pipeline return into the messages the
 // worker publishes (Outputs, Handler, DeadLetter, Raw), and tells its process
@@ -20,6 +23,18 @@ type Emitter struct {
 	// (nc.MaxPayload()): results, dead letters, status records and audit
 	// events are cut to fit it. 0: DefaultMaxPayload.
 	MaxPayload int64
+	// Seals seals the pass verdicts of the gates (internal/seal): this
+	// process's stages' keys. nil: nothing is sealed (tests of other
+	// concerns), and no execute stage will run such a call.
+	Seals *seal.Keyring
+}
+
+// seal appends stage's seal to e when stage passed it and em seals.
+func (em *Emitter) seal(stage string, e *call.Envelope) error {
+	if em == nil || em.Seals == nil || !seal.Passes(stage, e.Status) {
+		return nil
+	}
+	return em.Seals.Seal(stage, e)
 }
 
 func (em *Emitter) transition(stage string, e call.Envelope) {
