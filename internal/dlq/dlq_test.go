@@ -13,6 +13,8 @@ import (
 
 	"github.com/toolgate/toolgate/internal/call"
 	"github.com/toolgate/toolgate/internal/pipeline"
+	"github.com/toolgate/toolgate/internal/seal"
+	"github.com/toolgate/toolgate/internal/seal/sealtest"
 	"github.com/toolgate/toolgate/internal/testenv"
 	"github.com/toolgate/toolgate/internal/worker"
 	"github.com/toolgate/toolgate/streams"
@@ -41,13 +43,24 @@ func failed(t *testing.T, rid, tool string) call.Envelope {
 	t.Helper()
 	now := time.Now()
 	e := call.New(rid, 0, now)
-	e.Provider, e.ToolName, e.RawArguments, e.Arguments = "openai-chat", tool, `{"city":7}`, []byte(`{"city":7}`)
+	e.Provider, e.ToolName, e.RawArguments = "openai-chat", tool, `{"city":7}`
+	// Sealed as accumulate and parse would have: a replay may enter validate.
+	kr := sealtest.Keys(t)
+	if err := kr.Seal(seal.Accumulate, &e); err != nil {
+		t.Fatal(err)
+	}
+	e.Arguments = []byte(`{"city":7}`)
 	for _, m := range []struct {
 		stage string
 		to    call.Status
 	}{{"parse", call.Parsed}, {"validate", call.SchemaInvalid}, {"repair", call.Failed}} {
 		if err := e.Move(m.stage, m.to, now, "/city: got number, want string"); err != nil {
 			t.Fatal(err)
+		}
+		if seal.Passes(m.stage, m.to) {
+			if err := kr.Seal(m.stage, &e); err != nil {
+				t.Fatal(err)
+			}
 		}
 	}
 	e.Failure = call.SchemaInvalid

@@ -57,7 +57,8 @@ type Summary struct {
 
 // Replay republishes dead letters, each with a new message id and the same
 // call id. A call envelope is Reset into the entry status of its stage
-// (Options.ToStage, or the stage that dead-lettered it), its Replays raised
+// (the stage its own history says failed it, or an earlier Options.ToStage;
+// never a stage past a gate that has not sealed it: replay_stage.go), its Replays raised
 // past any earlier replay (so every output of the replay gets new message
 // ids), its status record updated, and it is published to
 // toolgate.gate.<stage>: a call that already executed meets its stored
@@ -183,13 +184,7 @@ func planReplay(letters []Letter, toStage string) []*planned {
 		case isTransportIncomplete(l.Envelope):
 			p.skip = "the stream never finalized: it is never executed; the producer must send the response again"
 		default:
-			p.stage = l.Stage
-			if toStage != "" {
-				p.stage = toStage
-			}
-			if streams.Entry(p.stage) == "" {
-				p.skip = fmt.Sprintf("stage %s takes no replay: use --to-stage parse, validate, business, policy or execute", p.stage)
-			}
+			p.stage, p.skip = replayStage(l, toStage)
 		}
 		if seen[p.key] && p.skip == "" {
 			p.skip = "a newer dead letter of the same call is replayed"
