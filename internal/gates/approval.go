@@ -25,20 +25,26 @@ type Approvals interface {
 
 // await puts a call that needs a human in approval_required and makes sure
 // the approvals bucket holds a pending record for exactly this tool and
-// these arguments. A record for the same call id made for other arguments
-// (a repair, a re-sent call) is replaced: its approval does not carry over.
-// A record already decided for these very arguments (the same call arriving
-// again) decides this delivery too.
+// these arguments. A pending record for the same call id made for other
+// arguments is never replaced: a human may be reading it, and approving it
+// must run what was shown, so the arriving call ends policy_rejected and the
+// record stays as it is (kept). A decided record for other arguments (a
+// repair after a decision, a call sent again) is replaced: its decision
+// does not carry over. A record already decided for these very arguments
+// (the same call arriving again) decides this delivery too.
 func (p *Policy) await(ctx context.Context, e call.Envelope, why string) ([]call.Envelope, error) {
 	if p.Approvals == nil {
 		return nil, worker.Permanent("no_approvals_store", errors.New("gates: the policy gate has no approvals store, so a call needing approval cannot wait"))
 	}
 	now := p.Now()
+	rec, rev, err := p.Approvals.Get(ctx, e.CallID)
+	if err == nil && rec.State == approval.Pending && !rec.Matches(e.ToolName, e.Arguments) {
+		return p.keepPending(e, rec)
+	}
 	if err := e.Move(streams.Policy, call.ApprovalRequired, now); err != nil {
 		return nil, err
 	}
 	e.Note("waiting for a human decision: " + why)
-	rec, rev, err := p.Approvals.Get(ctx, e.CallID)
 	switch {
 	case errors.Is(err, approval.ErrNotFound):
 		rev = 0
@@ -70,6 +76,19 @@ func (p *Policy) await(ctx context.Context, e call.Envelope, why string) ([]call
 	}
 	if err != nil {
 		return nil, worker.Transient("approvals_store", 0, err)
+	}
+	return []call.Envelope{e}, nil
+}
+
+// keepPending ends a call that arrived while a pending approval of the same
+// call id waits for other arguments (or another tool): the record is not
+// touched, so the decision a human makes is about what was shown.
+func (p *Policy) keepPending(e call.Envelope, rec approval.Record) ([]call.Envelope, error) {
+	msg := fmt.Sprintf("a pending approval of call %s for other arguments (hash %s, requested %s) exists and was kept: "+
+		"this call was not run and not put up for approval; send it under a new call id, or have the pending one denied first (toolgate deny %s)",
+		e.CallID, approval.ShortHash(rec.ArgsHash), rec.RequestedAt.Format("2006-01-02T15:04:05Z07:00"), e.CallID)
+	if err := e.Move(streams.Policy, call.PolicyRejected, p.Now(), msg); err != nil {
+		return nil, err
 	}
 	return []call.Envelope{e}, nil
 }
