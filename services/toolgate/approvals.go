@@ -1,22 +1,24 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"os"
+	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/toolgate/toolgate/internal/approval"
 	"github.com/toolgate/toolgate/internal/call"
+	"github.com/toolgate/toolgate/internal/pipeline"
 	"github.com/toolgate/toolgate/streams"
 )
 
 // approvals lists the calls waiting for a decision (ls) or shows one with
 // its arguments and argument hash (show CALL-ID), so an operator approves
-// what was shown: `toolgate approve CALL-ID --by NAME --hash HASH`.
+// what was shown: `toolgate approve CALL-ID --by NAME --hash HASH` (or
+// `toolgate approve CALL-ID --by NAME` on a terminal, which shows and asks).
 func approvals(args []string) error {
 	if len(args) == 0 {
 		return errors.New("approvals: want ls or show CALL-ID")
@@ -71,16 +73,16 @@ func approvals(args []string) error {
 		if err != nil {
 			return err
 		}
-		fmt.Printf("call       %s\ntool       %s\nstate      %s\nwhy        %s\nargs hash  %s\nrequested  %s\nexpires    %s\ncaller     %s (roles %v, tenant %s)\n",
+		// What the call carries is hostile: shown with control characters escaped.
+		var b strings.Builder
+		fmt.Fprintf(&b, "call       %s\ntool       %s\nstate      %s\nwhy        %s\nargs hash  %s\nrequested  %s\nexpires    %s\ncaller     %s (roles %v, tenant %s, identity %s)\n",
 			r.CallID, r.Tool, r.State, r.Why, r.ArgsHash, r.RequestedAt.Local().Format(time.DateTime), r.ExpiresAt.Local().Format(time.DateTime),
-			e.Request.Principal, e.Request.Roles, e.Request.Tenant)
+			e.Request.Principal, e.Request.Roles, e.Request.Tenant, pipeline.IdentityOf(e))
 		if r.By != "" {
-			fmt.Printf("decided    by %s at %s: %s\n", r.By, r.DecidedAt.Local().Format(time.DateTime), r.Reason)
+			fmt.Fprintf(&b, "decided    by %s at %s: %s\n", r.By, r.DecidedAt.Local().Format(time.DateTime), r.Reason)
 		}
-		var pretty json.RawMessage = e.Arguments
-		if b, err := json.MarshalIndent(pretty, "", "  "); err == nil {
-			fmt.Printf("arguments\n%s\n", b)
-		}
+		fmt.Fprintf(&b, "arguments\n%s\n", prettyArgs(e.Arguments))
+		fmt.Print(printable(b.String()))
 		return nil
 	}
 	return fmt.Errorf("approvals: unknown subcommand %q (ls, show)", args[0])

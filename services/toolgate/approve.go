@@ -4,26 +4,37 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
+	"os"
 	"time"
 
 	"github.com/toolgate/toolgate/internal/approval"
 	"github.com/toolgate/toolgate/streams"
 )
 
-// approve lets a waiting call run: it records who approved it and why, and
-// sends the call back to the policy gate.
-func approve(args []string) error { return decide("approve", approval.Approved, args) }
+// approve lets a waiting call run: it records who approved it, why, and the
+// argument hash approved, and sends the call back to the policy gate.
+// Without --hash it shows the call and asks on the terminal (confirm.go);
+// without a terminal it refuses.
+func approve(args []string) error {
+	return decide("approve", approval.Approved, args, stdConsole())
+}
+
+// minHash is the shortest --hash accepted: the 16 digits `toolgate approvals
+// ls` prints. A shorter prefix would match almost any arguments.
+const minHash = 16
 
 // decide is approve and deny: a compare-and-set on the call's approval
 // record, then the waiting envelope goes back to the policy gate, which
 // checks the record again (tool name and argument hash) before anything
-// runs.
-func decide(cmd string, state approval.State, args []string) error {
+// runs. An approval is always bound to a hash the operator saw: the one
+// given with --hash, or the one shown and confirmed on con.
+func decide(cmd string, state approval.State, args []string, con console) error {
 	fs := flag.NewFlagSet(cmd, flag.ExitOnError)
 	url := natsFlag(fs)
 	by := fs.String("by", "", "who decides (required; kept in the call's history)")
 	reason := fs.String("reason", "", "why (kept in the call's history)")
-	hash := fs.String("hash", "", "the argument hash you reviewed (or a prefix of it, as `toolgate approvals show` prints it); refused if the call's arguments have changed since")
+	hash := fs.String("hash", "", "the argument hash you reviewed (at least its first 16 digits, as `toolgate approvals ls` prints it); refused if the call's arguments differ")
 	// Flags may follow the call id: toolgate approve CALL-ID --by NAME.
 	var pos []string
 	for rest := args; ; {
@@ -37,8 +48,16 @@ func decide(cmd string, state approval.State, args []string) error {
 	if len(pos) != 1 {
 		return fmt.Errorf("%s: want one call id: toolgate %s CALL-ID --by NAME [--reason TEXT]", cmd, cmd)
 	}
+	id := pos[0]
 	if *by == "" {
 		return fmt.Errorf("%s: --by NAME is required: the decision is recorded with who made it", cmd)
+	}
+	if *hash != "" && len(*hash) < minHash {
+		return fmt.Errorf("%s: --hash %s is too short: give at least the %d digits `toolgate approvals show %s` prints", cmd, *hash, minHash, id)
+	}
+	asks := state == approval.Approved && *hash == ""
+	if asks && !con.terminal {
+		return fmt.Errorf("%s: no terminal to confirm on, and no --hash: review the call with `toolgate approvals show %s`, then run `toolgate approve %s --by %s --hash HASH` with the args hash it shows", cmd, id, id, *by)
 	}
 	nc, js, err := connect(*url)
 	if err != nil {
@@ -52,9 +71,34 @@ func decide(cmd string, state approval.State, args []string) error {
 		return fmt.Errorf("%s: %w", cmd, err)
 	}
 	store := approval.NewStore(kv)
-	rec, rev, err := store.Decide(ctx, pos[0], state, *by, *reason, *hash, time.Now())
+	notWaiting := fmt.Errorf("%s: call %s is not waiting for approval (see `toolgate status %s`)", cmd, id, id)
+	if asks {
+		shown, _, err := store.Get(ctx, id)
+		if errors.Is(err, approval.ErrNotFound) {
+			return notWaiting
+		}
+		if err != nil {
+			return fmt.Errorf("%s: %w", cmd, err)
+		}
+		if shown.State != approval.Pending {
+			return fmt.Errorf("%s: call %s is already %s (by %s)", cmd, id, shown.State, shown.By)
+		}
+		// The prompt waits on a human: the store's deadline starts after it.
+		cancel()
+		ok, err := con.confirm(shown)
+		if err != nil {
+			return fmt.Errorf("%s: %w", cmd, err)
+		}
+		if !ok {
+			return fmt.Errorf("%s: not approved; call %s still waits for a decision", cmd, id)
+		}
+		*hash = shown.ArgsHash // approve exactly what was shown, or nothing
+		ctx, cancel = timeout()
+		defer cancel()
+	}
+	rec, rev, err := store.Decide(ctx, id, state, *by, *reason, *hash, time.Now())
 	if errors.Is(err, approval.ErrNotFound) {
-		return fmt.Errorf("%s: call %s is not waiting for approval (see `toolgate status %s`)", cmd, pos[0], pos[0])
+		return notWaiting
 	}
 	if err != nil {
 		return fmt.Errorf("%s: %w", cmd, err)
@@ -63,6 +107,29 @@ func decide(cmd string, state approval.State, args []string) error {
 		// The decision is recorded; the policy stage's sweeper resends it.
 		return fmt.Errorf("%s: %s recorded, but the call could not be sent on (%w); the policy stage will resend it", cmd, rec.State, err)
 	}
-	fmt.Printf("%s %s: %s (arguments %s) by %s\n", rec.CallID, rec.State, rec.Tool, approval.ShortHash(rec.ArgsHash), rec.By)
+	fmt.Fprintf(con.out, "%s %s: %s (arguments %s) by %s\n", rec.CallID, rec.State, rec.Tool, approval.ShortHash(rec.ArgsHash), rec.By)
 	return nil
+}
+
+// console is where decide shows a call and reads the operator's answer.
+type console struct {
+	in       io.Reader
+	out      io.Writer
+	terminal bool // in is a terminal a human types on
+}
+
+// stdConsole is the process's standard input and output.
+func stdConsole() console {
+	return console{in: os.Stdin, out: os.Stdout, terminal: isTerminal(os.Stdin)}
+}
+
+// isTerminal reports whether f is a terminal: a character device other
+// than /dev/null (a pipe, a file or /dev/null is not one).
+func isTerminal(f *os.File) bool {
+	st, err := f.Stat()
+	if err != nil || st.Mode()&os.ModeCharDevice == 0 {
+		return false
+	}
+	null, err := os.Stat(os.DevNull)
+	return err != nil || !os.SameFile(st, null)
 }
