@@ -1,9 +1,13 @@
 // Package authz derives least-privilege NATS permissions for toolgate: one
 // user per stage that may consume only its own durable consumer and publish
 // only its own outputs, so a compromised or buggy gate cannot skip the gates
-// after it; only the execute stage may publish to toolgate.exec.>. The same
-// users serve the embedded server of `toolgate up --least-privilege`
-// (internal/natsusers) and the nats-server configuration in deploy/ (Render).
+// after it; only the execute stage may publish to toolgate.exec.>. Executors
+// are per group (executor-<group>: exactly its tools' subjects, answering
+// only through allow_responses), producers per tenant (producer-<tenant>:
+// ingest, and only that tenant's results and progress), and every user reads
+// replies only under its own inbox prefix (InboxPrefix). The same users
+// serve the embedded server of `toolgate up` (internal/natsusers) and the
+// nats-server configuration in deploy/ (Render).
 //
 // Stages never create streams, buckets or consumers under these permissions:
 // the admin user applies the topology once (`toolgate streams apply`), and a
@@ -13,8 +17,10 @@ package authz
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/toolgate/toolgate/internal/call"
+	"github.com/toolgate/toolgate/pkg/wire"
 	"github.com/toolgate/toolgate/streams"
 )
 
@@ -22,13 +28,16 @@ import (
 const (
 	// Admin may do everything: apply streams and tools, replay, inspect.
 	Admin = "admin"
-	// Producer publishes provider responses and reads results.
+	// Producer publishes provider responses of no tenant and reads their
+	// results (wire.NoTenant); a tenant's producer is ProducerUser(tenant).
 	Producer = "producer"
-	// Executor serves toolgate.exec.<tool> requests from the execute stage.
-	Executor = "executor"
-	// Client is producer and executor in one: the user an unauthenticated
-	// local connection gets under `toolgate up --least-privilege`. It is not
-	// part of Names, so deployments do not have it.
+	// Executor is the user of the example executor group (ExampleGroup):
+	// it serves the example tools and nothing else.
+	Executor = "executor-" + ExampleGroup
+	// Client is the user an unauthenticated local connection gets from
+	// `toolgate up`: it may publish provider responses and nothing else —
+	// no results, no executor subjects, no inbox. It is not part of Names,
+	// so deployments do not have it.
 	Client = "client"
 )
 
@@ -182,34 +191,69 @@ func api(op string, tokens ...string) string {
 	return s
 }
 
-// Role returns the permissions of a non-stage user; nil for the admin.
-func Role(user string) (*Permissions, error) {
-	switch user {
-	case Admin:
+// Role returns the permissions of user in DefaultConfig; nil for the admin.
+func Role(user string) (*Permissions, error) { return DefaultConfig().Role(user) }
+
+// Names lists the users of DefaultConfig.
+func Names() []string { return DefaultConfig().Names() }
+
+// Role returns the permissions of user; nil for the admin.
+func (c Config) Role(user string) (*Permissions, error) {
+	switch {
+	case user == Admin:
 		return nil, nil
-	case Producer:
-		return &Permissions{
-			Publish:   []string{streams.SubjectInResponse, streams.InStream("*")},
-			Subscribe: []string{streams.ResultsAll(), streams.ProgressAll(), "_INBOX.>"},
-		}, nil
-	case Executor:
-		// $SRV.> is the discovery of NATS micro services (pkg/toolserver).
-		return &Permissions{Subscribe: []string{streams.Exec(">"), "$SRV.>", "_INBOX.>"}, Responses: true}, nil
-	case Client:
-		p, _ := Role(Producer)
-		p.Subscribe = append(p.Subscribe, streams.Exec(">"), "$SRV.>")
-		p.Responses = true
-		return p, nil
-	}
-	if streams.IsStage(user) {
+	case user == Client:
+		return &Permissions{Publish: ingest()}, nil
+	case streams.IsStage(user):
 		p, err := Stage(user)
 		return &p, err
 	}
-	return nil, fmt.Errorf("authz: unknown user %q (users: %s, %s, %s and the stages)", user, Admin, Producer, Executor)
+	for _, t := range append([]string{""}, c.Tenants...) {
+		if u := ProducerUser(t); u == user {
+			return &Permissions{
+				Publish: ingest(),
+				// Results and progress are published per tenant
+				// (wire.Results), so a producer sees only its own.
+				Subscribe: []string{wire.TenantResults(t), wire.TenantProgress(t), InboxPrefix(u) + ".>"},
+			}, nil
+		}
+	}
+	for _, g := range c.Groups {
+		if ExecutorUser(g.Name) == user {
+			return executor(g), nil
+		}
+	}
+	return nil, fmt.Errorf("authz: unknown user %q (users: %s)", user, strings.Join(c.Names(), ", "))
 }
 
-// Names lists every user: the admin, each stage, the producer and the
-// executor.
-func Names() []string {
-	return append(append([]string{Admin}, streams.Names()...), Producer, Executor)
+// ingest is what a producer publishes: responses and stream events.
+func ingest() []string { return []string{streams.SubjectInResponse, streams.InStream("*")} }
+
+// executor grants an executor group its tools' subjects and the discovery
+// subjects of the NATS micro service named after the group (pkg/toolserver:
+// toolserver.New(nc, group, version)), and nothing to publish: it answers
+// through allow_responses only, so it cannot forge anyone's replies.
+func executor(g Group) *Permissions {
+	var sub []string
+	for _, t := range g.Tools {
+		sub = append(sub, streams.Exec(t))
+	}
+	for _, verb := range []string{"PING", "INFO", "STATS"} {
+		sub = append(sub, "$SRV."+verb)
+	}
+	sub = append(sub, "$SRV.*."+g.Name, "$SRV.*."+g.Name+".*")
+	return &Permissions{Subscribe: sub, Responses: true}
+}
+
+// Names lists every user: the admin, each stage, the tenant-less producer
+// and each tenant's, and each executor group's.
+func (c Config) Names() []string {
+	names := append(append([]string{Admin}, streams.Names()...), Producer)
+	for _, t := range c.Tenants {
+		names = append(names, ProducerUser(t))
+	}
+	for _, g := range c.Groups {
+		names = append(names, ExecutorUser(g.Name))
+	}
+	return names
 }

@@ -1,10 +1,12 @@
 package authz
 
 import (
+	"os"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/toolgate/toolgate/internal/tool"
 	"github.com/toolgate/toolgate/streams"
 )
 
@@ -66,5 +68,100 @@ func TestRole_unknown_user_is_an_error(t *testing.T) {
 	}
 	if p, err := Role(Admin); err != nil || p != nil {
 		t.Fatalf("admin = %v, %v; want unrestricted", p, err)
+	}
+}
+
+func TestRole_client_may_only_publish_ingest(t *testing.T) {
+	p, err := Role(Client)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Subscribe) != 0 || p.Responses {
+		t.Errorf("the unauthenticated client subscribes to %v (responses %v), want nothing", p.Subscribe, p.Responses)
+	}
+	if !slices.Equal(p.Publish, []string{streams.SubjectInResponse, streams.InStream("*")}) {
+		t.Errorf("the unauthenticated client publishes %v, want ingest only", p.Publish)
+	}
+}
+
+func TestConfig_every_user_reads_only_its_own_inbox_and_no_one_reads_all_executors(t *testing.T) {
+	c := Config{Groups: []Group{{Name: "payments", Tools: []string{"create_invoice", "refund"}}}, Tenants: []string{"acme"}}
+	for _, u := range c.Names() {
+		p, err := c.Role(u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p == nil {
+			continue // the admin
+		}
+		for _, s := range p.Subscribe {
+			if s == "_INBOX.>" || s == ">" || s == "$SRV.>" || s == "toolgate.>" || strings.HasPrefix(s, "toolgate.exec.>") || s == "toolgate.exec.*" || s == streams.ResultsAll() {
+				t.Errorf("%s subscribes to %s", u, s)
+			}
+			if strings.HasPrefix(s, "_INBOX") && s != InboxPrefix(u)+".>" {
+				t.Errorf("%s subscribes to another inbox: %s", u, s)
+			}
+		}
+	}
+	p, _ := c.Role(ExecutorUser("payments"))
+	if !slices.Contains(p.Subscribe, "toolgate.exec.refund") || slices.Contains(p.Subscribe, "toolgate.exec.get_weather") || len(p.Publish) != 0 || !p.Responses {
+		t.Errorf("executor-payments: %+v", p)
+	}
+	p, _ = c.Role(ProducerUser("acme"))
+	if !slices.Contains(p.Subscribe, "toolgate.results.acme.>") || !slices.Contains(p.Subscribe, "toolgate.progress.acme.>") {
+		t.Errorf("producer-acme: %+v", p)
+	}
+	if _, err := c.Role(ExecutorUser("example")); err == nil {
+		t.Error("a group the configuration does not have has a role")
+	}
+}
+
+func TestConfig_Validate_refuses_ambiguous_users_and_grants(t *testing.T) {
+	for _, bad := range []Config{
+		{Groups: []Group{{Name: "Pay", Tools: []string{"a"}}}},
+		{Groups: []Group{{Name: "a_b", Tools: []string{"a"}}}},
+		{Groups: []Group{{Name: "p", Tools: []string{">"}}}},
+		{Groups: []Group{{Name: "p", Tools: []string{"a.b"}}}},
+		{Groups: []Group{{Name: "p"}}},
+		{Groups: []Group{{Name: "p", Tools: []string{"a"}}, {Name: "q", Tools: []string{"a"}}}},
+		{Groups: []Group{{Name: "p", Tools: []string{"a"}}, {Name: "p", Tools: []string{"b"}}}},
+		{Tenants: []string{"acme", "acme"}},
+		{Tenants: []string{"ac.me"}},
+		{Tenants: []string{"_"}},
+	} {
+		if err := bad.Validate(); err == nil {
+			t.Errorf("%+v: no error", bad)
+		}
+	}
+	g, err := ParseGroups(" payments=create_invoice, refund ;accounts=delete_customer_account;")
+	if err != nil || len(g) != 2 || !slices.Equal(g[0].Tools, []string{"create_invoice", "refund"}) || g[1].Name != "accounts" {
+		t.Fatalf("ParseGroups = %+v, %v", g, err)
+	}
+	if _, err := ParseGroups("payments"); err == nil {
+		t.Error("a group without tools parsed")
+	}
+	if err := DefaultConfig().Validate(); err != nil {
+		t.Fatal(err)
+	}
+	if PasswordVar(ExecutorUser("a-b")) != "TOOLGATE_NATS_PASSWORD_EXECUTOR_A_B" {
+		t.Errorf("PasswordVar = %s", PasswordVar(ExecutorUser("a-b")))
+	}
+}
+
+func TestExampleTools_are_the_tools_of_examples(t *testing.T) {
+	b, err := os.ReadFile("../../examples/tools.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defs, err := tool.Load("tools.yaml", b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, d := range defs {
+		names = append(names, d.Name)
+	}
+	if !slices.Equal(names, ExampleTools()) {
+		t.Errorf("examples/tools.yaml has %v, ExampleTools %v", names, ExampleTools())
 	}
 }

@@ -12,17 +12,25 @@ import (
 	"github.com/toolgate/toolgate/internal/authz"
 )
 
-// Users returns the users of an embedded nats-server, each with its
-// permissions and the password from passwords (authz.Names and
-// authz.Client); a user without a password is left out.
+// Users is ConfigUsers of authz.DefaultConfig.
 func Users(passwords map[string]string) ([]*server.User, error) {
+	return ConfigUsers(authz.DefaultConfig(), passwords)
+}
+
+// ConfigUsers returns the users of an embedded nats-server, each with its
+// permissions and the password from passwords (c.Names and authz.Client);
+// a user without a password is left out.
+func ConfigUsers(c authz.Config, passwords map[string]string) ([]*server.User, error) {
+	if err := c.Validate(); err != nil {
+		return nil, err
+	}
 	var users []*server.User
-	for _, name := range append(authz.Names(), authz.Client) {
+	for _, name := range append(c.Names(), authz.Client) {
 		pw, ok := passwords[name]
 		if !ok {
 			continue
 		}
-		p, err := authz.Role(name)
+		p, err := c.Role(name)
 		if err != nil {
 			return nil, err
 		}
