@@ -66,6 +66,9 @@ const (
 	// DefaultExecTolerance is how far a signature's t may be from the
 	// verifier's clock.
 	DefaultExecTolerance = 5 * time.Minute
+	// ExecPublicKeyFile is the public key's file in toolgate's secrets
+	// directory (TOOLGATE_SECRETS, default .toolgate/secrets).
+	ExecPublicKeyFile = "exec-signing.pub"
 )
 
 // Reasons in HeaderSignatureRefused.
