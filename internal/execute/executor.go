@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 
 	"github.com/toolgate/toolgate/pkg/wire"
 )
@@ -36,4 +37,25 @@ var (
 	// ErrUnknown: the request may have reached the tool (a timeout after
 	// sending, a broken connection mid-request).
 	ErrUnknown = errors.New("execute: the outcome is unknown")
+	// ErrRefused: the tool refused the request's signature
+	// (wire.HeaderSignatureRefused) and did not run it. It comes wrapped in
+	// ErrNotRun: retrying is safe, and a call that keeps being refused ends
+	// in the dead letters once its deliveries run out, for a replay after
+	// the keys are fixed.
+	ErrRefused = errors.New("execute: the tool refused the request's signature")
 )
+
+// DefaultMaxResult is the most bytes of an executor's answer kept whole in
+// the results (the rest is cut to its size, sha256 and an excerpt): 256 KiB,
+// well below NATS' default 1 MiB max payload. The execute stage's
+// --exec-max-result changes it; it never exceeds what the connection's max
+// payload can carry (result.Limit).
+const DefaultMaxResult = 256 << 10
+
+// refused is the ErrNotRun of a tool that refused the signature.
+func refused(where, reason, answer string) error {
+	return fmt.Errorf("%w: %w (%s): %s: %s; it did not run. Give the tool the execute stage's public key "+
+		"(exec-signing.pub in toolgate up's secrets directory, TOOLGATE_EXEC_PUBLIC_KEY for pkg/toolserver) "+
+		"or give the execute stage the key the tool trusts (--exec-signing-key), and check both clocks",
+		ErrNotRun, ErrRefused, reason, where, answer)
+}

@@ -6,8 +6,10 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptrace"
 	"net/url"
@@ -23,8 +25,11 @@ import (
 // HTTP executes by POSTing the validated arguments to URL.
 //
 // Request: Content-Type application/json, headers Idempotency-Key and
-// Toolgate-Idempotency-Key (the call's key), Toolgate-Call-Id. The deadline
-// is the context's (the gate sets the tool's executor.timeout).
+// Toolgate-Idempotency-Key (the call's key), Toolgate-Call-Id, and
+// Toolgate-Signature (wire.SignExec) when Signer is set. The deadline is the
+// context's (the gate sets the tool's executor.timeout). The connection is
+// dialled only where Allow permits (Destinations); a refused destination is
+// ErrNotRun wrapping ErrDestination, and nothing is sent.
 //
 // Answer, by what is known about the effect:
 //   - 2xx: the call happened. A JSON object with an "ok" field is a Reply;
@@ -32,6 +37,8 @@ import (
 //     kept as a JSON string; an empty body is ok with no result.
 //   - 408, 425, 429, and 503 with Retry-After: the server says it did not
 //     process the request: ErrNotRun (retry, after Retry-After if given).
+//   - 401 with header Toolgate-Signature-Refused: the tool refused the
+//     request's signature and did not run it: ErrNotRun wrapping ErrRefused.
 //   - any other 3xx or 4xx: a failed call (Reply{OK: false}) with the
 //     status and an excerpt of the body. Redirects are not followed: a POST
 //     must not turn into a GET somewhere else.
@@ -45,9 +52,11 @@ import (
 // result message can store.
 type HTTP struct {
 	URL       string
-	StatusURL string       // optional: GET StatusURL?idempotency_key=K answers StatusReply
-	Client    *http.Client // nil: one that does not follow redirects
-	MaxResult int          // bytes of an answer kept whole; 0: result.Limit of NATS' default 1 MiB max payload
+	StatusURL string        // optional: GET StatusURL?idempotency_key=K answers StatusReply
+	Signer    *Signer       // signs every request; nil: unsigned
+	Allow     *Destinations // where it may connect; nil: nowhere
+	Client    *http.Client  // nil: Allow.Client(); a Client given bypasses Allow
+	MaxResult int           // bytes of an answer kept whole; 0: DefaultMaxResult
 }
 
 // HeaderIdempotencyKey is the conventional HTTP idempotency header.
@@ -56,20 +65,48 @@ const HeaderIdempotencyKey = "Idempotency-Key"
 // excerptMax bounds the body excerpt in a failed call's error.
 const excerptMax = 512
 
-// defaultHTTPClient does not follow redirects; deadlines come from contexts.
-// It shares http.DefaultTransport, so its connections are pooled across
-// executors as before.
-func defaultHTTPClient() *http.Client {
-	return &http.Client{
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
-	}
-}
-
 func (h *HTTP) client() *http.Client {
 	if h.Client != nil {
 		return h.Client
 	}
-	return defaultHTTPClient()
+	return h.Allow.Client()
+}
+
+// sent classifies a failed Do: a refused destination or a failure before
+// the request was written is ErrNotRun, anything later ErrUnknown.
+func sent(method, u string, wrote bool, err error) error {
+	switch {
+	case errors.Is(err, ErrDestination):
+		return fmt.Errorf("%w: %s %s: %w", ErrNotRun, method, u, unwrapURL(err))
+	case !wrote:
+		return fmt.Errorf("%w: %s %s: %v", ErrNotRun, method, u, err)
+	}
+	return fmt.Errorf("%w: %s %s: sent, then %v", ErrUnknown, method, u, err)
+}
+
+// unwrapURL drops url.Error's and net.OpError's wording around a refusal.
+func unwrapURL(err error) error {
+	for e := err; e != nil; e = errors.Unwrap(e) {
+		if errors.Is(e, ErrDestination) && !isWrapper(e) {
+			return e
+		}
+	}
+	return err
+}
+
+func isWrapper(e error) bool {
+	switch e.(type) {
+	case *url.Error, *net.OpError:
+		return true
+	}
+	return false
+}
+
+// refusedBySignature reports a tool's answer that it refused the request's
+// signature (wire.HeaderSignatureRefused on a 401).
+func refusedBySignature(resp *http.Response) (string, bool) {
+	r := resp.Header.Get(wire.HeaderSignatureRefused)
+	return r, resp.StatusCode == http.StatusUnauthorized && r != ""
 }
 
 // Execute implements Executor.
@@ -85,17 +122,24 @@ func (h *HTTP) Execute(ctx context.Context, req Request) (Reply, error) {
 	hr.Header.Set(HeaderIdempotencyKey, req.IdempotencyKey)
 	hr.Header.Set(wire.HeaderIdemKey, req.IdempotencyKey)
 	hr.Header.Set(wire.HeaderCallID, req.CallID)
+	sig, err := h.Signer.header(req, "", req.Arguments)
+	if err != nil {
+		return Reply{}, err
+	}
+	if sig != "" {
+		hr.Header.Set(wire.HeaderSignature, sig)
+	}
 	resp, err := h.client().Do(hr)
 	if err != nil {
-		if !wrote.Load() {
-			return Reply{}, fmt.Errorf("%w: POST %s: %v", ErrNotRun, h.URL, err)
-		}
-		return Reply{}, fmt.Errorf("%w: POST %s: sent, then %v", ErrUnknown, h.URL, err)
+		return Reply{}, sent("POST", h.URL, wrote.Load(), err)
 	}
 	defer resp.Body.Close()
 	limit := h.maxResult()
 	body, total, sum, rerr := readBody(resp.Body, limit)
 	code := resp.StatusCode
+	if reason, ok := refusedBySignature(resp); ok {
+		return Reply{}, refused(fmt.Sprintf("POST %s", h.URL), reason, excerpt(body))
+	}
 	switch {
 	case code >= 200 && code < 300:
 		if rerr != nil {
@@ -133,14 +177,26 @@ func (h *HTTP) Status(ctx context.Context, req Request) (StatusReply, error) {
 	}
 	hr.Header.Set("Accept", "application/json")
 	hr.Header.Set(HeaderIdempotencyKey, req.IdempotencyKey)
+	hr.Header.Set(wire.HeaderIdemKey, req.IdempotencyKey)
 	hr.Header.Set(wire.HeaderCallID, req.CallID)
+	hr.Header.Set(HeaderQuery, QueryStatus)
+	sig, err := h.Signer.header(req, QueryStatus, nil)
+	if err != nil {
+		return StatusReply{}, fmt.Errorf("%w: %v", ErrNoStatus, err)
+	}
+	if sig != "" {
+		hr.Header.Set(wire.HeaderSignature, sig)
+	}
 	resp, err := h.client().Do(hr)
 	if err != nil {
-		return StatusReply{}, fmt.Errorf("%w: GET %s: %v", ErrNoStatus, h.StatusURL, err)
+		return StatusReply{}, fmt.Errorf("%w: %w", ErrNoStatus, sent("GET", h.StatusURL, false, err))
 	}
 	defer resp.Body.Close()
 	body, _, _, err := readBody(resp.Body, h.maxResult())
+	reason, refusedSig := refusedBySignature(resp)
 	switch {
+	case refusedSig:
+		return StatusReply{}, fmt.Errorf("%w: %w", ErrNoStatus, refused("GET "+h.StatusURL, reason, excerpt(body)))
 	case err != nil:
 		return StatusReply{}, fmt.Errorf("%w: GET %s: %v", ErrNoStatus, h.StatusURL, err)
 	case resp.StatusCode == http.StatusNotFound:
@@ -155,7 +211,7 @@ func (h *HTTP) maxResult() int {
 	if h.MaxResult > 0 {
 		return h.MaxResult
 	}
-	return result.Limit(1 << 20)
+	return DefaultMaxResult
 }
 
 // readBody reads up to limit bytes of r and keeps them; the rest is only

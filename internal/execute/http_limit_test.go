@@ -18,7 +18,7 @@ func TestHTTP_answer_over_the_limit_is_kept_cut_with_its_size_and_sha256(t *test
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.Write(body) }))
 	defer srv.Close()
 	limit := result.Limit(16 << 20)
-	got, err := (&HTTP{URL: srv.URL, MaxResult: limit}).Execute(context.Background(), req())
+	got, err := (&HTTP{Allow: loopback(t), URL: srv.URL, MaxResult: limit}).Execute(context.Background(), req())
 	if err != nil || !got.OK {
 		t.Fatalf("reply %+v, %v: want an ok call (the tool ran)", got, err)
 	}
@@ -42,7 +42,7 @@ func TestHTTP_answer_at_the_limit_is_kept_whole(t *testing.T) {
 	body := `"` + strings.Repeat("y", 1022) + `"`
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.Write([]byte(body)) }))
 	defer srv.Close()
-	got, err := (&HTTP{URL: srv.URL, MaxResult: len(body)}).Execute(context.Background(), req())
+	got, err := (&HTTP{Allow: loopback(t), URL: srv.URL, MaxResult: len(body)}).Execute(context.Background(), req())
 	if err != nil || string(got.Result) != body {
 		t.Fatalf("reply %q, %v: want the answer whole", got.Result, err)
 	}

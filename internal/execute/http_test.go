@@ -50,7 +50,7 @@ func TestHTTP_answers_by_status_code(t *testing.T) {
 				io.WriteString(w, c.body)
 			}))
 			defer srv.Close()
-			got, err := (&HTTP{URL: srv.URL}).Execute(context.Background(), req())
+			got, err := (&HTTP{Allow: loopback(t), URL: srv.URL}).Execute(context.Background(), req())
 			if c.err != nil {
 				if !errors.Is(err, c.err) {
 					t.Fatalf("error %v, want %v", err, c.err)
@@ -76,7 +76,7 @@ func TestHTTP_sends_arguments_and_idempotency_headers(t *testing.T) {
 		io.WriteString(w, `{"ok":true}`)
 	}))
 	defer srv.Close()
-	if _, err := (&HTTP{URL: srv.URL}).Execute(context.Background(), req()); err != nil {
+	if _, err := (&HTTP{Allow: loopback(t), URL: srv.URL}).Execute(context.Background(), req()); err != nil {
 		t.Fatal(err)
 	}
 	if method != "POST" || body != `{"amount":5}` || key != "k123" || tgKey != "k123" || callID != "resp-1-0" || ctype != "application/json" {
@@ -91,7 +91,7 @@ func TestHTTP_connection_refused_was_not_run(t *testing.T) {
 	}
 	addr := l.Addr().String()
 	l.Close() // nobody listens there now
-	_, err = (&HTTP{URL: "http://" + addr + "/charge"}).Execute(context.Background(), req())
+	_, err = (&HTTP{Allow: loopback(t), URL: "http://" + addr + "/charge"}).Execute(context.Background(), req())
 	if !errors.Is(err, ErrNotRun) {
 		t.Fatalf("error %v, want ErrNotRun (nothing was sent, retrying is safe)", err)
 	}
@@ -115,7 +115,7 @@ func TestHTTP_timeout_after_sending_is_unknown(t *testing.T) {
 	defer close(release)
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()
-	_, err := (&HTTP{URL: srv.URL}).Execute(ctx, req())
+	_, err := (&HTTP{Allow: loopback(t), URL: srv.URL}).Execute(ctx, req())
 	if !errors.Is(err, ErrUnknown) || errors.Is(err, ErrNotRun) {
 		t.Fatalf("error %v, want ErrUnknown: the tool received the call", err)
 	}
@@ -132,7 +132,7 @@ func TestHTTP_connection_cut_mid_request_is_unknown(t *testing.T) {
 		}
 	}))
 	defer srv.Close()
-	_, err := (&HTTP{URL: srv.URL}).Execute(context.Background(), req())
+	_, err := (&HTTP{Allow: loopback(t), URL: srv.URL}).Execute(context.Background(), req())
 	if !errors.Is(err, ErrUnknown) {
 		t.Fatalf("error %v, want ErrUnknown", err)
 	}
@@ -144,7 +144,7 @@ func TestHTTP_retry_after_is_passed_on(t *testing.T) {
 		w.WriteHeader(503)
 	}))
 	defer srv.Close()
-	_, err := (&HTTP{URL: srv.URL}).Execute(context.Background(), req())
+	_, err := (&HTTP{Allow: loopback(t), URL: srv.URL}).Execute(context.Background(), req())
 	if !errors.Is(err, ErrNotRun) || RetryAfter(err) != 7*time.Second {
 		t.Fatalf("error %v, RetryAfter %v; want ErrNotRun after 7s", err, RetryAfter(err))
 	}
@@ -162,7 +162,7 @@ func TestHTTP_status_url_answers_known_and_unknown(t *testing.T) {
 		}
 	}))
 	defer srv.Close()
-	h := &HTTP{URL: srv.URL, StatusURL: srv.URL + "/status?tenant=a"}
+	h := &HTTP{Allow: loopback(t), URL: srv.URL, StatusURL: srv.URL + "/status?tenant=a"}
 	s, err := h.Status(context.Background(), req())
 	if err != nil || !s.Known || !s.OK || string(s.Result) != `{"id":"inv_1"}` {
 		t.Fatalf("status %+v, %v; want known ok", s, err)
@@ -174,7 +174,7 @@ func TestHTTP_status_url_answers_known_and_unknown(t *testing.T) {
 			t.Fatalf("%s: status %+v, %v; want known=false", k, s, err)
 		}
 	}
-	if _, err := (&HTTP{URL: srv.URL}).Status(context.Background(), req()); !errors.Is(err, ErrNoStatus) {
+	if _, err := (&HTTP{Allow: loopback(t), URL: srv.URL}).Status(context.Background(), req()); !errors.Is(err, ErrNoStatus) {
 		t.Fatalf("without status_url: %v, want ErrNoStatus", err)
 	}
 }
@@ -184,7 +184,7 @@ func TestHTTP_status_answer_without_known_field_is_no_answer(t *testing.T) {
 		io.WriteString(w, `{"ok":true,"result":"ran again?"}`)
 	}))
 	defer srv.Close()
-	_, err := (&HTTP{URL: srv.URL, StatusURL: srv.URL}).Status(context.Background(), req())
+	_, err := (&HTTP{Allow: loopback(t), URL: srv.URL, StatusURL: srv.URL}).Status(context.Background(), req())
 	if !errors.Is(err, ErrNoStatus) || !strings.Contains(err.Error(), "known") {
 		t.Fatalf("error %v, want ErrNoStatus naming the missing field", err)
 	}

@@ -14,22 +14,45 @@ import (
 
 // NATS executes by request/reply on toolgate.exec.<tool> (or a subject the
 // tool's definition names). The request body is the validated arguments; the
-// headers carry the call id and the idempotency key.
+// headers carry the call id, the idempotency key and, when Signer is set,
+// Toolgate-Signature (wire.SignExec). A reply with header
+// Toolgate-Signature-Refused is ErrNotRun wrapping ErrRefused.
 type NATS struct {
-	NC      *nats.Conn
-	Subject func(tool string) string // nil: wire.Exec
+	NC        *nats.Conn
+	Subject   func(tool string) string // nil: wire.Exec
+	Signer    *Signer                  // signs every request; nil: unsigned
+	MaxResult int                      // bytes of an answer kept whole; 0: DefaultMaxResult (never over result.Limit of the max payload)
+}
+
+func (n *NATS) subject(tool string) string {
+	if n.Subject != nil {
+		return n.Subject(tool)
+	}
+	return wire.Exec(tool)
+}
+
+func (n *NATS) maxResult() int {
+	limit := result.Limit(n.NC.MaxPayload())
+	if n.MaxResult > 0 {
+		return min(n.MaxResult, limit)
+	}
+	return min(DefaultMaxResult, limit)
 }
 
 // Execute implements Executor.
 func (n *NATS) Execute(ctx context.Context, req Request) (Reply, error) {
-	subj := wire.Exec(req.Tool)
-	if n.Subject != nil {
-		subj = n.Subject(req.Tool)
-	}
+	subj := n.subject(req.Tool)
 	m := nats.NewMsg(subj)
 	m.Data = req.Arguments
 	m.Header.Set(wire.HeaderCallID, req.CallID)
 	m.Header.Set(wire.HeaderIdemKey, req.IdempotencyKey)
+	sig, err := n.Signer.header(req, "", req.Arguments)
+	if err != nil {
+		return Reply{}, err
+	}
+	if sig != "" {
+		m.Header.Set(wire.HeaderSignature, sig)
+	}
 	resp, err := n.NC.RequestMsgWithContext(ctx, m)
 	switch {
 	case errors.Is(err, nats.ErrNoResponders):
@@ -40,12 +63,15 @@ func (n *NATS) Execute(ctx context.Context, req Request) (Reply, error) {
 		// Sent, and no answer in time: it may have run.
 		return Reply{}, fmt.Errorf("%w: %s: %v", ErrUnknown, subj, err)
 	}
+	if reason := resp.Header.Get(wire.HeaderSignatureRefused); reason != "" {
+		return Reply{}, refused(subj, reason, result.CutText(string(resp.Data), excerptMax))
+	}
 	var r Reply
 	if err := json.Unmarshal(resp.Data, &r); err != nil {
 		return Reply{OK: false, Error: fmt.Sprintf("executor answered with something that is not {\"ok\":...}: %v", err)}, nil
 	}
 	// What a result message can store, as the HTTP executor reads it.
-	limit := result.Limit(n.NC.MaxPayload())
+	limit := n.maxResult()
 	r.Result = result.Cut(r.Result, limit, result.ExcerptMax)
 	r.Error = result.CutText(r.Error, limit)
 	return r, nil
@@ -55,17 +81,24 @@ func (n *NATS) Execute(ctx context.Context, req Request) (Reply, error) {
 // header Toolgate-Query: status, the call's headers and an empty body.
 // pkg/toolserver answers it from the keys it remembers.
 func (n *NATS) Status(ctx context.Context, req Request) (StatusReply, error) {
-	subj := wire.Exec(req.Tool)
-	if n.Subject != nil {
-		subj = n.Subject(req.Tool)
-	}
+	subj := n.subject(req.Tool)
 	m := nats.NewMsg(subj)
 	m.Header.Set(HeaderQuery, QueryStatus)
 	m.Header.Set(wire.HeaderCallID, req.CallID)
 	m.Header.Set(wire.HeaderIdemKey, req.IdempotencyKey)
+	sig, err := n.Signer.header(req, QueryStatus, nil)
+	if err != nil {
+		return StatusReply{}, fmt.Errorf("%w: %v", ErrNoStatus, err)
+	}
+	if sig != "" {
+		m.Header.Set(wire.HeaderSignature, sig)
+	}
 	resp, err := n.NC.RequestMsgWithContext(ctx, m)
 	if err != nil {
 		return StatusReply{}, fmt.Errorf("%w: %s: %v", ErrNoStatus, subj, err)
+	}
+	if reason := resp.Header.Get(wire.HeaderSignatureRefused); reason != "" {
+		return StatusReply{}, fmt.Errorf("%w: %w", ErrNoStatus, refused(subj, reason, result.CutText(string(resp.Data), excerptMax)))
 	}
 	return decodeStatus(resp.Data)
 }

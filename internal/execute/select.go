@@ -10,24 +10,32 @@ import (
 )
 
 // Selector picks a tool's executor from its definition: executor.type
-// "http" POSTs to executor.url (status queries at executor.status_url);
-// "nats" or none requests on executor.subject, default toolgate.exec.<tool>.
+// "http" POSTs to executor.url (status queries at executor.status_url), only
+// to a destination Allow permits; "nats" or none requests on
+// executor.subject, default toolgate.exec.<tool>. Every request is signed by
+// Signer.
 type Selector struct {
-	NC     *nats.Conn
-	Client *http.Client // nil: one that does not follow redirects
+	NC        *nats.Conn
+	Signer    *Signer
+	Allow     *Destinations // HTTP destinations; nil: none
+	Client    *http.Client  // nil: Allow.Client(); tests only, it bypasses Allow
+	MaxResult int           // 0: DefaultMaxResult; never over result.Limit of NC's max payload
 }
 
 // For returns the executor of tool t.
 func (s Selector) For(t *tool.Compiled) Executor {
 	d := t.Def.Executor
 	if d.Type == "http" {
-		h := &HTTP{URL: d.URL, StatusURL: d.StatusURL, Client: s.Client}
+		h := &HTTP{URL: d.URL, StatusURL: d.StatusURL, Signer: s.Signer, Allow: s.Allow, Client: s.Client, MaxResult: s.MaxResult}
+		if h.MaxResult <= 0 {
+			h.MaxResult = DefaultMaxResult
+		}
 		if s.NC != nil {
-			h.MaxResult = result.Limit(s.NC.MaxPayload())
+			h.MaxResult = min(h.MaxResult, result.Limit(s.NC.MaxPayload()))
 		}
 		return h
 	}
-	n := &NATS{NC: s.NC}
+	n := &NATS{NC: s.NC, Signer: s.Signer, MaxResult: s.MaxResult}
 	if d.Subject != "" {
 		subj := d.Subject
 		n.Subject = func(string) string { return subj }

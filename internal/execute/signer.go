@@ -1,0 +1,76 @@
+package execute
+
+import (
+	"crypto/ed25519"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/toolgate/toolgate/pkg/wire"
+)
+
+// Signer signs every request the execute gate sends to an executor
+// (wire.SignExec: a Toolgate-Signature header over the call id, idempotency
+// key, tool, query and body). It holds the ed25519 private keys; executors
+// hold only the public keys, so a compromised tool cannot sign for toolgate.
+// Several keys sign at once during a rotation (a v1 each); the first is the
+// current one.
+type Signer struct {
+	keys []ed25519.PrivateKey
+	now  func() time.Time
+}
+
+// NewSigner signs with keys (at least one).
+func NewSigner(keys ...ed25519.PrivateKey) (*Signer, error) {
+	if len(keys) == 0 {
+		return nil, errors.New("execute: signer: no key")
+	}
+	for _, k := range keys {
+		if len(k) != ed25519.PrivateKeySize {
+			return nil, errors.New("execute: signer: a key is not an ed25519 private key")
+		}
+	}
+	return &Signer{keys: keys, now: time.Now}, nil
+}
+
+// GenerateSigner makes a signer with a fresh key (kept in memory only).
+func GenerateSigner() (*Signer, error) {
+	_, k, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		return nil, fmt.Errorf("execute: signer: %w", err)
+	}
+	return NewSigner(k)
+}
+
+// Public returns the public keys executors verify with, the current first.
+func (s *Signer) Public() []ed25519.PublicKey {
+	out := make([]ed25519.PublicKey, len(s.keys))
+	for i, k := range s.keys {
+		out[i] = k.Public().(ed25519.PublicKey)
+	}
+	return out
+}
+
+// PublicText is the public keys as an executor reads them
+// (TOOLGATE_EXEC_PUBLIC_KEY or exec-signing.pub): base64, one a line.
+func (s *Signer) PublicText() string {
+	var b []byte
+	for _, k := range s.Public() {
+		b = append(b, wire.FormatExecPublicKey(k)+"\n"...)
+	}
+	return string(b)
+}
+
+// header returns the Toolgate-Signature value of req sent with body (the
+// arguments, or nothing for a query). A nil Signer signs nothing ("", nil).
+func (s *Signer) header(req Request, query string, body []byte) (string, error) {
+	if s == nil {
+		return "", nil
+	}
+	h, err := wire.SignExec(wire.ExecRequest{CallID: req.CallID, IdempotencyKey: req.IdempotencyKey, Tool: req.Tool, Query: query, Body: body}, s.now(), s.keys...)
+	if err != nil {
+		return "", fmt.Errorf("%w: %v", ErrNotRun, err)
+	}
+	return h, nil
+}
