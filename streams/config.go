@@ -23,6 +23,9 @@ const (
 	BucketApprovals   = "toolgate_approvals"
 	BucketResponses   = "toolgate_responses"
 	BucketBatches     = "toolgate_batches"
+	// BucketResponseIDs: every response id accumulate turned into calls,
+	// with a hash of its content, so an id is used once (ResponseIDTTL).
+	BucketResponseIDs = "toolgate_response_ids"
 )
 
 // Settings are the knobs of the declared topology.
@@ -35,25 +38,29 @@ type Settings struct {
 	ResultMaxAge time.Duration
 	CallsMaxAge  time.Duration // call status records
 	IdemTTL      time.Duration // idempotency records in the embedded store
-	MaxMsgSize   int32
-	AckWait      time.Duration
-	MaxDeliver   int
+	// ResponseIDTTL is how long a response id stays claimed: longer than
+	// approvals wait and dead letters are replayed.
+	ResponseIDTTL time.Duration
+	MaxMsgSize    int32
+	AckWait       time.Duration
+	MaxDeliver    int
 }
 
 // DefaultSettings are the production defaults.
 func DefaultSettings() Settings {
 	return Settings{
-		Storage:      jetstream.FileStorage,
-		Replicas:     1,
-		DedupWindow:  2 * time.Minute,
-		InMaxAge:     24 * time.Hour,
-		DLQMaxAge:    7 * 24 * time.Hour,
-		ResultMaxAge: 7 * 24 * time.Hour,
-		CallsMaxAge:  7 * 24 * time.Hour,
-		IdemTTL:      24 * time.Hour,
-		MaxMsgSize:   16 << 20,
-		AckWait:      30 * time.Second,
-		MaxDeliver:   10,
+		Storage:       jetstream.FileStorage,
+		Replicas:      1,
+		DedupWindow:   2 * time.Minute,
+		InMaxAge:      24 * time.Hour,
+		DLQMaxAge:     7 * 24 * time.Hour,
+		ResultMaxAge:  7 * 24 * time.Hour,
+		CallsMaxAge:   7 * 24 * time.Hour,
+		IdemTTL:       24 * time.Hour,
+		ResponseIDTTL: 7 * 24 * time.Hour,
+		MaxMsgSize:    16 << 20,
+		AckWait:       30 * time.Second,
+		MaxDeliver:    10,
 	}
 }
 
@@ -143,5 +150,16 @@ func (s Settings) BucketConfigs() []jetstream.KeyValueConfig {
 		// Marks of the calls of multi-call responses (tool, passed, failed)
 		// and each atomic batch's one decision; see internal/gates/batch.go.
 		{Bucket: BucketBatches, Description: "atomic batch coordination", History: 1, TTL: s.InMaxAge, Storage: s.Storage, Replicas: s.Replicas},
+		// A key per response id turned into calls, holding a hash of what
+		// came under it: the id is refused with other content.
+		{Bucket: BucketResponseIDs, Description: "response ids used, with a hash of their content", History: 1, TTL: s.responseIDTTL(), Storage: s.Storage, Replicas: s.Replicas},
 	}
+}
+
+// responseIDTTL is ResponseIDTTL, or 7 days for Settings made without it.
+func (s Settings) responseIDTTL() time.Duration {
+	if s.ResponseIDTTL <= 0 {
+		return 7 * 24 * time.Hour
+	}
+	return s.ResponseIDTTL
 }

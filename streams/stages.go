@@ -111,7 +111,7 @@ func buildTable() []Stage {
 			Description: "toolgate accumulate gate: idle timers of open streams", MaxDeliver: -1,
 		}},
 		Publishes: []string{TimerSubject(), ResponseDone("*"), ProgressAll()},
-		Buckets:   []Bucket{{Name: BucketResponses}},
+		Buckets:   []Bucket{{Name: BucketResponses}, {Name: BucketResponseIDs, Write: true}},
 		Reads:     []string{InStream(">")},
 	}
 	return []Stage{accumulate, parse, validate, business, policy, repair, execute}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/golang-jwt/jwt/v5"
 )
@@ -22,6 +23,7 @@ type Identity struct {
 type Verifier struct {
 	cfg  Config
 	keys *keySet
+	seen tokenCache
 }
 
 // New loads the issuer's keys (the file, or a first fetch of the JWKS URL)
@@ -57,6 +59,13 @@ func allAlgs() []string {
 // required, nbf and iat with Leeway) and maps its claims. Every error says
 // why the token was refused; none panics on any input.
 func (v *Verifier) Verify(ctx context.Context, token string) (Identity, error) {
+	return v.VerifyAt(ctx, token, v.cfg.Now())
+}
+
+// VerifyAt is Verify with the time checks made at at: ingest checks a stored
+// stream event at the time it was stored, so every replica that reads it
+// back decides alike.
+func (v *Verifier) VerifyAt(ctx context.Context, token string, at time.Time) (Identity, error) {
 	switch {
 	case token == "":
 		return Identity{}, errors.New("identity: no token: send the issuer's JWT in header Toolgate-Token")
@@ -70,13 +79,20 @@ func (v *Verifier) Verify(ctx context.Context, token string) (Identity, error) {
 		jwt.WithExpirationRequired(),
 		jwt.WithIssuedAt(),
 		jwt.WithLeeway(v.cfg.Leeway),
-		jwt.WithTimeFunc(v.cfg.Now),
+		jwt.WithTimeFunc(func() time.Time { return at }),
 	)
+	if id, ok := v.seen.get(token, at, v.cfg.Leeway); ok {
+		return id, nil
+	}
 	claims := jwt.MapClaims{}
 	if _, err := p.ParseWithClaims(token, claims, v.keyfunc(ctx)); err != nil {
 		return Identity{}, fmt.Errorf("identity: token refused: %w", err)
 	}
-	return v.identity(claims)
+	id, err := v.identity(claims)
+	if err == nil {
+		v.seen.put(token, id, claims)
+	}
+	return id, err
 }
 
 // keyfunc picks the keys a token may be verified with: those of its kid

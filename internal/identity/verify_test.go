@@ -261,3 +261,21 @@ func TestNew_refuses_bad_configuration(t *testing.T) {
 		})
 	}
 }
+
+func TestVerifyAt_a_cached_token_still_expires(t *testing.T) {
+	is := newIssuer(t)
+	v, err := New(context.Background(), is.config(t, is.jwks))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok := is.sign(t, jwt.SigningMethodES256, "k2", is.claims())
+	if _, err := v.VerifyAt(context.Background(), tok, is.now); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := v.VerifyAt(context.Background(), tok, is.now.Add(2*time.Hour)); err == nil {
+		t.Fatal("a token verified before was accepted after its exp")
+	}
+	if _, err := v.VerifyAt(context.Background(), tok, is.now.Add(-time.Hour)); err == nil {
+		t.Fatal("a token verified before was accepted before its iat")
+	}
+}

@@ -3,6 +3,7 @@ package ingest
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -13,6 +14,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/toolgate/toolgate/internal/call"
+	"github.com/toolgate/toolgate/internal/identity"
 	"github.com/toolgate/toolgate/internal/parse"
 	"github.com/toolgate/toolgate/internal/pipeline"
 	"github.com/toolgate/toolgate/internal/provider"
@@ -57,6 +59,12 @@ type Accumulate struct {
 	// Emit turns the envelopes and rejected inputs into messages and tells
 	// the process of each transition; nil: no hooks, the default max payload.
 	Emit *pipeline.Emitter
+	// Identity verifies the producer's Toolgate-Token; with it tenant,
+	// principal and roles come only from the token and a message without a
+	// valid one is refused (identity_invalid). Nil: dev mode, the
+	// Toolgate-Tenant, -Principal and -Roles headers are taken on trust and
+	// every call says identity unverified.
+	Identity *identity.Verifier
 
 	js   jsHandles
 	prog progressCache
@@ -71,8 +79,13 @@ func (a *Accumulate) Handle(ctx context.Context, m worker.Msg) ([]worker.Output,
 	}
 	rid := responseID(m)
 	prov := m.Header.Get(streams.HeaderProvider)
+	s := a.sender(m.Header, a.Now())
+	if s.err != nil {
+		return a.refuseIdentity(m, rid, prov, s.err)
+	}
+	tenant := s.req.Tenant
 	if name, n := oversizeHeader(m.Header); name != "" {
-		return a.reject(m, rid, prov, CodeHeaderTooLarge, fmt.Sprintf("header %s is %d bytes, over the %d-byte limit of a toolgate header: send it shorter", name, n, pipeline.InputHeaderMax))
+		return a.reject(m, rid, prov, tenant, CodeHeaderTooLarge, fmt.Sprintf("header %s is %d bytes, over the %d-byte limit of a toolgate header: send it shorter", name, n, pipeline.InputHeaderMax))
 	}
 	maxBody := a.MaxBody
 	if maxBody <= 0 {
@@ -80,31 +93,33 @@ func (a *Accumulate) Handle(ctx context.Context, m worker.Msg) ([]worker.Output,
 	}
 	switch {
 	case !provider.Known(prov):
-		return a.reject(m, rid, prov, "unknown_provider", fmt.Sprintf("header %s is %q; use one of %s", streams.HeaderProvider, prov, strings.Join(provider.Names(), ", ")))
+		return a.reject(m, rid, prov, tenant, "unknown_provider", fmt.Sprintf("header %s is %q; use one of %s", streams.HeaderProvider, prov, strings.Join(provider.Names(), ", ")))
 	case len(m.Data) > maxBody:
-		return a.reject(m, rid, prov, "too_large", fmt.Sprintf("response body is %d bytes, over the %d-byte limit", len(m.Data), maxBody))
+		return a.reject(m, rid, prov, tenant, "too_large", fmt.Sprintf("response body is %d bytes, over the %d-byte limit", len(m.Data), maxBody))
 	}
 	resp, err := provider.ParseResponse(prov, m.Data, maxTokens(m.Header)...)
 	if err != nil {
-		return a.reject(m, rid, prov, "undecodable_response", err.Error())
+		return a.reject(m, rid, prov, tenant, "undecodable_response", err.Error())
 	}
-	return a.emit(m, rid, resp)
+	return a.emit(ctx, m, rid, resp, s, claimWhole(s, m.Data))
 }
 
-// emit turns a complete normalized response into envelopes for parse.
-func (a *Accumulate) emit(m worker.Msg, rid string, resp provider.Response) ([]worker.Output, error) {
-	req := request(m.Header)
+// emit turns a complete normalized response sent by s into envelopes for
+// parse, once rid is claimed with c (claim.go): a response id used before
+// with other content ends response_id_conflict and nothing runs.
+func (a *Accumulate) emit(ctx context.Context, m worker.Msg, rid string, resp provider.Response, s sender, c claim) ([]worker.Output, error) {
+	req := s.req
 	req.Tolerant = req.Tolerant || slices.Contains(a.TolerantProviders, resp.Provider)
 	if perr := a.Limits.CheckCalls(len(resp.Calls)); perr != nil {
-		return a.reject(m, rid, resp.Provider, "too_many_calls", perr.Error())
+		return a.reject(m, rid, resp.Provider, req.Tenant, "too_many_calls", perr.Error())
 	}
 	model := m.Header.Get(streams.HeaderModel)
 	if model == "" {
 		model = resp.Model
 	}
 	var envs []call.Envelope
-	for _, c := range resp.Calls {
-		envs = append(envs, a.envelope(m.Header, rid, resp, c))
+	for _, pc := range resp.Calls {
+		envs = append(envs, a.envelope(m.Header, rid, resp, pc, req))
 	}
 	if len(envs) == 0 && req.Tolerant {
 		text := resp.Text
@@ -123,9 +138,16 @@ func (a *Accumulate) emit(m worker.Msg, rid string, resp provider.Response) ([]w
 	}
 	if len(envs) == 0 {
 		if resp.Error != nil {
-			return a.reject(m, rid, resp.Provider, "provider_error", fmt.Sprintf("provider error %s: %s", resp.Error.Type, resp.Error.Message))
+			return a.reject(m, rid, resp.Provider, req.Tenant, "provider_error", fmt.Sprintf("provider error %s: %s", resp.Error.Type, resp.Error.Message))
 		}
 		return a.responseOutcome(rid, req.Tenant, resp.Provider, call.NoToolCalls, "the response proposed no tool call (finish reason "+string(resp.Finish)+")")
+	}
+	old, err := a.claimID(ctx, rid, c)
+	if err != nil {
+		return nil, err // retried: the claim decides before anything runs
+	}
+	if old != nil {
+		return a.conflict(m, rid, resp.Provider, req.Tenant, call.ResponseIDConflict, CodeResponseIDConflict, c.Hash, conflictWhy(rid, old, c))
 	}
 	var outs []worker.Output
 	for _, e := range envs {
@@ -138,14 +160,14 @@ func (a *Accumulate) emit(m worker.Msg, rid string, resp provider.Response) ([]w
 	return outs, nil
 }
 
-// envelope is call c of resp as a Received envelope.
-func (a *Accumulate) envelope(h nats.Header, rid string, resp provider.Response, c provider.Call) call.Envelope {
+// envelope is call c of resp, made under req, as a Received envelope.
+func (a *Accumulate) envelope(h nats.Header, rid string, resp provider.Response, c provider.Call, req call.Request) call.Envelope {
 	model := h.Get(streams.HeaderModel)
 	if model == "" {
 		model = resp.Model
 	}
 	e := call.New(rid, c.Index, a.Now())
-	e.Provider, e.Model, e.Request = resp.Provider, model, request(h)
+	e.Provider, e.Model, e.Request = resp.Provider, model, req
 	e.ProviderCallID, e.ToolName, e.RawArguments = c.ID, c.Name, c.Arguments
 	e.FinishReason, e.ProviderFinish = string(resp.Finish), resp.ProviderFinish
 	e.Batch = call.Batch{ID: rid, Index: c.Index, Size: len(resp.Calls), Atomic: atomicHeader(h)}
@@ -155,14 +177,36 @@ func (a *Accumulate) envelope(h nats.Header, rid string, resp provider.Response,
 	return e
 }
 
-// reject records bad input: a response-level result saying why, and the
-// input itself in the dead-letter stream.
-func (a *Accumulate) reject(m worker.Msg, rid, prov, code, why string) ([]worker.Output, error) {
-	outs, err := a.responseOutcome(rid, request(m.Header).Tenant, prov, call.Rejected, code+": "+why)
+// reject records bad input: a response-level result on tenant's results
+// saying why, and the input itself in the dead-letter stream.
+func (a *Accumulate) reject(m worker.Msg, rid, prov, tenant, code, why string) ([]worker.Output, error) {
+	outs, err := a.responseOutcome(rid, tenant, prov, call.Rejected, code+": "+why)
 	if err != nil {
 		return nil, err
 	}
-	return append(outs, a.Emit.Raw(streams.Accumulate, code, m, fmt.Errorf("%s", why))), nil
+	return append(outs, a.raw(code, m, fmt.Errorf("%s", why))), nil
+}
+
+// refuseIdentity records a message whose identity was refused: a rejected
+// result under no tenant (the sender's tenant is unknown: a claimed one
+// would let anyone write into that tenant's results) and a dead letter.
+// Its message id is the input's, so it never stands in for the result of
+// a genuine response with the same id.
+func (a *Accumulate) refuseIdentity(m worker.Msg, rid, prov string, err error) ([]worker.Output, error) {
+	return a.conflict(m, rid, prov, "", call.Rejected, CodeIdentityInvalid, fmt.Sprint(m.StreamSeq),
+		err.Error()+": nothing of this response runs; send a valid token of the issuer in header "+wire.HeaderToken)
+}
+
+// conflict records a refused arrival: a response-level result with status
+// st on tenant's results, with a message id of its own (key), and the input
+// in the dead letters under code.
+func (a *Accumulate) conflict(m worker.Msg, rid, prov, tenant string, st call.Status, code, key, why string) ([]worker.Output, error) {
+	outs, err := a.responseOutcome(rid, tenant, prov, st, code+": "+why)
+	if err != nil {
+		return nil, err
+	}
+	outs[0].MsgID = rid + ":" + code + ":" + key
+	return append(outs, a.raw(code, m, errors.New(why))), nil
 }
 
 // responseOutcome is the response-level result, its provider and reason cut
@@ -191,7 +235,8 @@ const CodeHeaderTooLarge = "header_too_large"
 // pipeline.InputHeaderMax bytes, and its size; "" when there is none.
 func oversizeHeader(h nats.Header) (string, int) {
 	for k, vs := range h {
-		if !strings.HasPrefix(strings.ToLower(k), "toolgate-") {
+		// The token has its own bound (identity.Config.MaxToken).
+		if !strings.HasPrefix(strings.ToLower(k), "toolgate-") || strings.EqualFold(k, wire.HeaderToken) {
 			continue
 		}
 		for _, v := range vs {

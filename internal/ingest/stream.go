@@ -36,7 +36,7 @@ func (a *Accumulate) handleEvent(ctx context.Context, m worker.Msg) ([]worker.Ou
 	rid := strings.TrimPrefix(m.Subject, streams.InStreamPrefix)
 	if !call.ValidResponseID(rid) {
 		safe := call.SafeResponseID(rid)
-		return a.reject(m, safe, m.Header.Get(streams.HeaderProvider), "bad_response_id",
+		return a.reject(m, safe, m.Header.Get(streams.HeaderProvider), a.tenantOf(m.Header), "bad_response_id",
 			fmt.Sprintf("stream subject token %q is not a response id: use letters, digits, '-' and '_' (at most 128)", rid))
 	}
 	ev := eventOf(m.Header, m.Data, m.StreamSeq, a.Now())
@@ -46,11 +46,11 @@ func (a *Accumulate) handleEvent(ctx context.Context, m worker.Msg) ([]worker.Ou
 	case CodeSeqOutOfRange:
 		why := fmt.Errorf("header %s is %q: use a number from 1 to %d (the limit of events in one response, TOOLGATE_STREAM_MAX_EVENTS); the event was left out of the response",
 			streams.HeaderSeq, shortValue(m.Header.Get(streams.HeaderSeq), 64), a.maxEvents())
-		return []worker.Output{a.Emit.Raw(streams.Accumulate, CodeSeqOutOfRange, m, why), a.timer(rid, "timer")}, nil
+		return []worker.Output{a.raw(CodeSeqOutOfRange, m, why), a.timer(rid, "timer")}, nil
 	case CodeHeaderTooLarge:
 		why := fmt.Errorf("header %s is %d bytes, over the %d-byte limit of a toolgate header: send it shorter; the event was left out of the response",
 			shortValue(ev.bigHeader, 64), len(m.Header.Get(ev.bigHeader)), pipeline.InputHeaderMax)
-		return []worker.Output{a.Emit.Raw(streams.Accumulate, CodeHeaderTooLarge, m, why), a.timer(rid, "timer")}, nil
+		return []worker.Output{a.raw(CodeHeaderTooLarge, m, why), a.timer(rid, "timer")}, nil
 	}
 	prov := m.Header.Get(streams.HeaderProvider)
 	terminal := ev.end || !provider.Known(prov) || a.progress(rid, prov, ev)
@@ -102,7 +102,7 @@ func (a *Accumulate) HandleTimer(ctx context.Context, m worker.Msg) ([]worker.Ou
 // when timed is set does the idle timeout apply. The assembly so far is
 // kept between calls, so only events stored since the last call are read.
 func (a *Accumulate) settle(ctx context.Context, rid string, timed bool) (outs []worker.Output, wait time.Duration, err error) {
-	e := a.asm.entry(rid, a.maxEvents(), max(assemblyBudget, a.maxBody()))
+	e := a.asm.entry(rid, a.maxEvents(), max(assemblyBudget, a.maxBody()), a.sender)
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.settled {
@@ -110,7 +110,7 @@ func (a *Accumulate) settle(ctx context.Context, rid string, timed bool) (outs [
 	}
 	_, err = a.readInto(ctx, rid, e.asm)
 	a.asm.resize(rid, e)
-	outs, wait, err = a.judge(rid, e.asm, timed, err)
+	outs, wait, err = a.judge(ctx, rid, e.asm, timed, err)
 	if err == nil && wait == 0 {
 		e.settled = true
 		a.forget(rid) // settled (or aged out): nothing more to follow here
@@ -120,20 +120,28 @@ func (a *Accumulate) settle(ctx context.Context, rid string, timed bool) (outs [
 
 // judge decides on rid's stream from its assembly and the error of the read
 // that brought it up to date.
-func (a *Accumulate) judge(rid string, asm *assembly, timed bool, readErr error) (outs []worker.Output, wait time.Duration, err error) {
+func (a *Accumulate) judge(ctx context.Context, rid string, asm *assembly, timed bool, readErr error) (outs []worker.Output, wait time.Duration, err error) {
 	var tooLarge errTooLarge
 	var tooMany errTooMany
 	switch {
 	case errors.As(readErr, &tooLarge):
-		outs, err = a.reject(asm.evidenceMsg(rid, tooLarge.streamSeq), rid, asm.provider, CodeStreamTooBig, tooLarge.Error())
+		outs, err = a.reject(asm.evidenceMsg(rid, tooLarge.streamSeq), rid, asm.provider, asm.tenant(), CodeStreamTooBig, tooLarge.Error())
 		return a.finish(rid, call.Rejected, outs, err)
 	case errors.As(readErr, &tooMany):
-		outs, err = a.reject(asm.evidenceMsg(rid, tooMany.streamSeq), rid, asm.provider, CodeTooManyEvents, tooMany.Error())
+		outs, err = a.reject(asm.evidenceMsg(rid, tooMany.streamSeq), rid, asm.provider, asm.tenant(), CodeTooManyEvents, tooMany.Error())
 		return a.finish(rid, call.Rejected, outs, err)
 	case readErr != nil:
 		return nil, 0, readErr
 	case asm.stored == 0:
 		return nil, 0, nil // aged out of TOOLGATE_IN: nothing left to decide on
+	case asm.conflict != "":
+		// Nothing the stream could still bring makes it one producer's.
+		outs, err = a.conflict(asm.msg(rid), rid, asm.provider, asm.tenant(), call.StreamConflict, CodeStreamConflict, "stream",
+			asm.conflict+": nothing of this response runs")
+		return a.finish(rid, call.StreamConflict, outs, err)
+	case asm.invalid != "":
+		outs, err = a.refuseIdentity(asm.msg(rid), rid, asm.provider, errors.New(asm.invalid))
+		return a.finish(rid, call.Rejected, outs, err)
 	}
 	idle := a.idle()
 	quiet := a.Now().Sub(asm.lastAt)
@@ -144,13 +152,13 @@ func (a *Accumulate) judge(rid string, asm *assembly, timed bool, readErr error)
 	case asm.accepted() == 0:
 		// Only refused events so far: the stream may still begin.
 	case !provider.Known(asm.provider):
-		outs, err = a.reject(asm.msg(rid), rid, asm.provider, "unknown_provider", fmt.Sprintf("header %s is %q; use one of %s", streams.HeaderProvider, asm.provider, strings.Join(provider.Names(), ", ")))
+		outs, err = a.reject(asm.msg(rid), rid, asm.provider, asm.tenant(), "unknown_provider", fmt.Sprintf("header %s is %q; use one of %s", streams.HeaderProvider, asm.provider, strings.Join(provider.Names(), ", ")))
 		return a.finish(rid, call.Rejected, outs, err)
 	case asm.undecodable != "":
-		outs, err = a.reject(asm.msg(rid), rid, asm.provider, CodeUndecodableEvent, asm.undecodable)
+		outs, err = a.reject(asm.msg(rid), rid, asm.provider, asm.tenant(), CodeUndecodableEvent, asm.undecodable)
 		return a.finish(rid, call.Rejected, outs, err)
 	case asm.done:
-		outs, err = a.emit(asm.msg(rid), rid, asm.resp)
+		outs, err = a.emit(ctx, asm.msg(rid), rid, asm.resp, *asm.owner, claimStream(*asm.owner))
 		return a.finish(rid, call.Received, outs, err)
 	case asm.ended || (timed && quiet >= idle):
 		outs, err = a.incomplete(asm.msg(rid), rid, asm, asm.why(idle))
@@ -186,18 +194,18 @@ func (a *Accumulate) finish(rid string, st call.Status, outs []worker.Output, er
 func (a *Accumulate) incomplete(m worker.Msg, rid string, asm *assembly, why string) ([]worker.Output, error) {
 	resp := asm.evidence()
 	if len(resp.Calls) == 0 {
-		outs, err := a.responseOutcome(rid, request(asm.header).Tenant, asm.provider, call.TransportIncomplete, why)
+		outs, err := a.responseOutcome(rid, asm.tenant(), asm.provider, call.TransportIncomplete, why)
 		if err != nil {
 			return nil, err
 		}
-		return append(outs, a.Emit.Raw(streams.Accumulate, string(call.TransportIncomplete), m, errors.New(why))), nil
+		return append(outs, a.raw(string(call.TransportIncomplete), m, errors.New(why))), nil
 	}
 	if resp.Provider == "" {
 		resp.Provider = asm.provider
 	}
 	var outs []worker.Output
 	for _, c := range resp.Calls {
-		e := a.envelope(m.Header, rid, resp, c)
+		e := a.envelope(m.Header, rid, resp, c, asm.request())
 		if err := e.Move(streams.Accumulate, call.TransportIncomplete, a.Now(), why); err != nil {
 			return nil, worker.Permanent("illegal_transition", err)
 		}
@@ -232,3 +240,25 @@ func (a *Accumulate) gapRecheck() time.Duration {
 	}
 	return a.GapRecheck
 }
+
+// tenantOf is the tenant of a message with headers h: its verified one, ""
+// when its identity is refused.
+func (a *Accumulate) tenantOf(h nats.Header) string {
+	s := a.sender(h, a.Now())
+	if s.err != nil {
+		return ""
+	}
+	return s.req.Tenant
+}
+
+// request is the request context of the stream's sender; a stream with no
+// accepted event has none.
+func (asm *assembly) request() call.Request {
+	if asm.owner == nil {
+		return call.Request{}
+	}
+	return asm.owner.req
+}
+
+// tenant is the tenant of the stream's sender, whose results hear of it.
+func (asm *assembly) tenant() string { return asm.request().Tenant }

@@ -48,23 +48,27 @@ type assembly struct {
 	kept        int // data bytes of the events in bySeq
 	lastAt      time.Time
 	lastSeq     uint64 // the highest stream sequence read
+	binding            // who sent it (stream_bind.go)
 }
 
-func newAssembly(maxSeq int) *assembly {
-	return &assembly{maxSeq: maxSeq, bySeq: map[int]storedEvent{}, next: 1}
+func newAssembly(maxSeq int, who func(nats.Header, time.Time) sender) *assembly {
+	return &assembly{maxSeq: maxSeq, bySeq: map[int]storedEvent{}, next: 1, binding: binding{who: who}}
 }
 
-// assemble builds the assembly of stored, as one read of the whole stream.
+// assemble builds the assembly of stored, as one read of the whole stream,
+// with dev mode's binding (headers on trust).
 func assemble(stored []storedEvent, maxSeq int) *assembly {
-	asm := newAssembly(maxSeq)
+	asm := newAssembly(maxSeq, nil)
 	for _, ev := range stored {
 		asm.add(ev)
 	}
 	return asm
 }
 
-// add takes the next stored event (in stream order). It drops duplicates
-// (the first stored copy wins) and feeds the accumulator as far as the
+// add takes the next stored event (in stream order). It drops identical
+// duplicates, records a different payload for a stored seq or an event of
+// another sender as the stream's conflict (stream_bind.go), keeps the first
+// stored copy either way, and feeds the accumulator as far as the
 // events are contiguous from 1. It never fails: an unknown provider leaves
 // the response empty.
 func (asm *assembly) add(ev storedEvent) {
@@ -88,6 +92,7 @@ func (asm *assembly) add(ev storedEvent) {
 		}
 		asm.ended = true
 	}
+	asm.bind(ev, asm.provider)
 	if asm.header == nil {
 		asm.header = ev.header // until an event names the provider
 	}
@@ -102,7 +107,9 @@ func (asm *assembly) add(ev storedEvent) {
 	case ev.seq == 0:
 		asm.unnumbered++
 	default:
-		if _, dup := asm.bySeq[ev.seq]; !dup {
+		if first, dup := asm.bySeq[ev.seq]; dup {
+			asm.differs(first, ev)
+		} else {
 			asm.bySeq[ev.seq] = ev
 			asm.kept += len(ev.data)
 			asm.highest = max(asm.highest, ev.seq)

@@ -17,7 +17,7 @@ func BenchmarkAssembly_terminal_events_behind_a_gap(b *testing.B) {
 	st := stored(provider.Anthropic, evs...)
 	b.ReportAllocs()
 	for b.Loop() {
-		asm := newAssembly(DefaultMaxStreamEvents)
+		asm := newAssembly(DefaultMaxStreamEvents, nil)
 		for i, ev := range st {
 			asm.add(ev)
 			if i > 0 && !asm.gap() {

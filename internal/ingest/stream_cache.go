@@ -3,6 +3,9 @@ package ingest
 import (
 	"sync"
 	"sync/atomic"
+	"time"
+
+	"github.com/nats-io/nats.go"
 )
 
 // assemblyCache keeps the assemblies of open streams between reads, so each
@@ -29,7 +32,7 @@ type asmEntry struct {
 }
 
 // entry returns rid's entry, a new empty one when none is held.
-func (c *assemblyCache) entry(rid string, maxSeq, budget int) *asmEntry {
+func (c *assemblyCache) entry(rid string, maxSeq, budget int, who func(nats.Header, time.Time) sender) *asmEntry {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.m == nil {
@@ -38,7 +41,7 @@ func (c *assemblyCache) entry(rid string, maxSeq, budget int) *asmEntry {
 	if e, ok := c.m.get(rid); ok {
 		return e
 	}
-	e := &asmEntry{asm: newAssembly(maxSeq)}
+	e := &asmEntry{asm: newAssembly(maxSeq, who)}
 	c.m.put(rid, e, 0)
 	return e
 }

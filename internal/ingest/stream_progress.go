@@ -65,7 +65,7 @@ func (a *Accumulate) progress(rid, prov string, ev storedEvent) (terminal bool) 
 	}
 	if tracked && a.JS != nil {
 		if data, err := json.Marshal(p); err == nil {
-			_ = a.JS.Conn().Publish(streams.Progress(request(ev.header).Tenant, rid), data) // display only: a lost one costs nothing
+			_ = a.JS.Conn().Publish(streams.Progress(a.tenantOf(ev.header), rid), data) // display only: a lost one costs nothing
 		}
 	}
 	return terminal

@@ -66,6 +66,7 @@ type jsHandles struct {
 	mu   sync.Mutex
 	in   jetstream.Stream
 	done jetstream.KeyValue
+	ids  jetstream.KeyValue // response ids used (claim.go)
 }
 
 func (a *Accumulate) handles(ctx context.Context) (jetstream.Stream, jetstream.KeyValue, error) {
