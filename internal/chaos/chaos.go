@@ -19,6 +19,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/toolgate/toolgate/internal/registry"
+	"github.com/toolgate/toolgate/internal/seal"
 	"github.com/toolgate/toolgate/internal/testenv"
 	"github.com/toolgate/toolgate/internal/tool"
 	"github.com/toolgate/toolgate/streams"
@@ -234,6 +235,12 @@ func setup(ctx context.Context, js jetstream.JetStream, settings streams.Setting
 
 // startStages starts one process per stage and waits until each consumes.
 func startStages(cfg Config, natsURL, redisURL string) ([]*proc, error) {
+	// Separate processes: they share gate seal keys written once (and kept
+	// across the kills), each stage reading its own, execute all of them.
+	sealDir := filepath.Join(cfg.Dir, "seal-keys")
+	if _, err := seal.Ensure(sealDir, streams.Names()); err != nil {
+		return nil, err
+	}
 	var procs []*proc
 	for _, st := range streams.Names() {
 		port, err := testenv.Port()
@@ -243,7 +250,7 @@ func startStages(cfg Config, natsURL, redisURL string) ([]*proc, error) {
 		p := &proc{stage: st, bin: cfg.Bins[st], http: "127.0.0.1:" + strconv.Itoa(port), log: filepath.Join(cfg.Dir, st+".log")}
 		p.env = []string{
 			"TOOLGATE_NATS_URL=" + natsURL, "TOOLGATE_REDIS_URL=" + redisURL, "TOOLGATE_HTTP_ADDR=" + p.http,
-			"TOOLGATE_LOG_LEVEL=warn", "TOOLGATE_ACK_WAIT=" + cfg.AckWait.String(),
+			"TOOLGATE_LOG_LEVEL=warn", "TOOLGATE_ACK_WAIT=" + cfg.AckWait.String(), "TOOLGATE_SEAL_KEYS=" + sealDir,
 		}
 		if err := p.start(); err != nil {
 			return procs, err

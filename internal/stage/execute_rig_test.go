@@ -20,6 +20,8 @@ import (
 	"github.com/toolgate/toolgate/internal/call"
 	"github.com/toolgate/toolgate/internal/execute"
 	"github.com/toolgate/toolgate/internal/registry"
+	"github.com/toolgate/toolgate/internal/seal"
+	"github.com/toolgate/toolgate/internal/seal/sealtest"
 	"github.com/toolgate/toolgate/internal/testenv"
 	"github.com/toolgate/toolgate/internal/tool"
 	"github.com/toolgate/toolgate/pkg/toolserver"
@@ -40,6 +42,8 @@ type execRig struct {
 	queries  atomic.Int32 // status queries toolgate sent
 	mu       sync.Mutex
 	perCall  map[string]int // execution requests per call id
+	sealDir  string         // the gate seal keys, for execute processes
+	seals    *seal.Keyring  // the same keys: publishApproved seals with them
 }
 
 const chargeTool = `
@@ -57,6 +61,7 @@ func newExecRig(t *testing.T, fn func(n int32, c toolserver.Call) (any, error)) 
 	srv := testenv.RunJetStream(t)
 	nc, js := testenv.Connect(t, srv)
 	r := &execRig{pipe: &pipe{t: t, nc: nc, js: js, ctx: context.Background()}, srv: srv, rds: testenv.RunRedis(t), ackWait: 2 * time.Second, perCall: map[string]int{}}
+	r.sealDir, r.seals = sealtest.Dir(t)
 	if err := streams.Ensure(r.ctx, js, testSettings(r.ackWait)); err != nil {
 		t.Fatal(err)
 	}
@@ -107,7 +112,7 @@ func (r *execRig) startProcess() *exec.Cmd {
 	r.t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), envExecuteProcess+"=1", "TOOLGATE_NATS_URL="+r.srv.ClientURL(),
-		"TOOLGATE_REDIS_URL="+r.rds.URL(), "TOOLGATE_TEST_ACK_WAIT="+r.ackWait.String())
+		"TOOLGATE_REDIS_URL="+r.rds.URL(), "TOOLGATE_TEST_ACK_WAIT="+r.ackWait.String(), "TOOLGATE_SEAL_KEYS="+r.sealDir)
 	cmd.Stderr = os.Stderr
 	out, err := cmd.StdoutPipe()
 	if err != nil {
@@ -147,7 +152,7 @@ func (r *execRig) startInProcess() {
 	ready := make(chan struct{})
 	go func() {
 		done <- Run(ctx, Config{NATSURL: r.srv.ClientURL(), RedisURL: r.rds.URL(), Stages: []string{streams.Execute},
-			Settings: testSettings(r.ackWait), Log: zerolog.New(zerolog.NewTestWriter(r.t)).Level(zerolog.ErrorLevel)}, ready)
+			Settings: testSettings(r.ackWait), SealKeys: r.sealDir, Log: zerolog.New(zerolog.NewTestWriter(r.t)).Level(zerolog.ErrorLevel)}, ready)
 	}()
 	select {
 	case <-ready:
@@ -175,9 +180,11 @@ func approvedCall(rid string, index int, args string) call.Envelope {
 	return e
 }
 
-// publishApproved hands e to the execute gate with message id msgID.
+// publishApproved hands e to the execute gate with message id msgID,
+// sealed as the gates would have.
 func (r *execRig) publishApproved(e call.Envelope, msgID string) {
 	r.t.Helper()
+	sealtest.Through(r.t, r.seals, &e)
 	body, err := e.Marshal()
 	if err != nil {
 		r.t.Fatal(err)

@@ -64,6 +64,7 @@ func Flags(fs *flag.FlagSet, getenv func(string) string, d Defaults) func() (Fla
 	ackWait := fs.Duration("ack-wait", 0, "how long a delivery may stay unacked before it is redelivered, and the grace added to a tool's timeout in an execute claim's lease; default 30s (TOOLGATE_ACK_WAIT; every stage of one deployment must agree)")
 	tolerant := fs.String("tolerant-providers", def("TOOLGATE_TOLERANT_PROVIDERS", ""), "providers whose responses always get recovery of calls written as text, comma separated, e.g. ollama (TOOLGATE_TOLERANT_PROVIDERS)")
 	repairConfig := RepairFlags(fs, getenv)
+	sealConfig := SealFlags(fs, getenv)
 	return func() (Flagged, error) {
 		if replicasErr != nil {
 			return Flagged{}, fmt.Errorf("TOOLGATE_STREAM_REPLICAS: want a number of replicas (1 or 3): %v", replicasErr)
@@ -107,6 +108,7 @@ func Flags(fs *flag.FlagSet, getenv func(string) string, d Defaults) func() (Fla
 		if natsURL != nil {
 			cfg.NATSURL = *natsURL
 		}
+		sealConfig(&cfg)
 		return Flagged{Config: cfg, LogLevel: *level}, nil
 	}
 }

@@ -13,7 +13,10 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/toolgate/toolgate/internal/authz"
+	"github.com/toolgate/toolgate/internal/metrics"
 	"github.com/toolgate/toolgate/internal/natsusers"
+	"github.com/toolgate/toolgate/internal/seal"
+	"github.com/toolgate/toolgate/internal/seal/sealtest"
 	"github.com/toolgate/toolgate/internal/testenv"
 	"github.com/toolgate/toolgate/pkg/toolserver"
 	"github.com/toolgate/toolgate/streams"
@@ -46,6 +49,37 @@ func (d *deniedLog) all() []error {
 // anything. The executor is served as the executor user.
 func startLeastPrivilegePipeline(t *testing.T) (*pipe, *deniedLog) {
 	t.Helper()
+	r := startLeastPrivilegeRig(t)
+	return r.pipe, r.denied
+}
+
+// lpRig is the least-privilege pipeline with what a test needs to act as
+// one of its users: the server's URL, each user's password, and the seal
+// keys the stages were given.
+type lpRig struct {
+	*pipe
+	denied *deniedLog
+	url    string
+	pw     map[string]string
+	seals  *seal.Keyring
+	// execMetrics are the execute stage's metrics.
+	execMetrics *metrics.Metrics
+}
+
+// connectAs connects to the rig's server as user.
+func (r *lpRig) connectAs(user string) (*nats.Conn, jetstream.JetStream) {
+	r.t.Helper()
+	nc, err := nats.Connect(r.url, authz.ClientOptions(user, r.pw[user])...)
+	if err != nil {
+		r.t.Fatalf("connect as %s: %v", user, err)
+	}
+	r.t.Cleanup(nc.Close)
+	js, _ := jetstream.New(nc)
+	return nc, js
+}
+
+func startLeastPrivilegeRig(t *testing.T) *lpRig {
+	t.Helper()
 	pw := map[string]string{}
 	for _, u := range authz.Names() {
 		pw[u] = "pw-" + u
@@ -77,14 +111,21 @@ func startLeastPrivilegePipeline(t *testing.T) (*pipe, *deniedLog) {
 	})
 	denied := &deniedLog{}
 	rds := testenv.RunRedis(t)
+	seals := sealtest.Keys(t) // every stage is given the same keys and keeps only its own
+	execMetrics := metrics.New()
 	for _, st := range streams.Names() {
+		var m *metrics.Metrics
+		if st == streams.Execute {
+			m = execMetrics
+		}
 		runStages(t, Config{
+			Seals: seals, Metrics: m,
 			NATSURL: srv.ClientURL(), NATSOpts: append(authz.ClientOptions(st, pw[st]), nats.ErrorHandler(denied.handler)),
 			RedisURL: rds.URL(), Stages: []string{st}, SkipEnsure: true,
 			Log: zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.ErrorLevel).With().Str("stage", st).Logger(),
 		}, "stage "+st+" as its own user")
 	}
-	return p, denied
+	return &lpRig{pipe: p, denied: denied, url: srv.ClientURL(), pw: pw, seals: seals, execMetrics: execMetrics}
 }
 
 func TestLeastPrivilege_every_path_runs_with_only_the_stage_permissions(t *testing.T) {

@@ -22,6 +22,7 @@ import (
 	"github.com/toolgate/toolgate/internal/parse"
 	"github.com/toolgate/toolgate/internal/pipeline"
 	"github.com/toolgate/toolgate/internal/registry"
+	"github.com/toolgate/toolgate/internal/seal"
 	"github.com/toolgate/toolgate/streams"
 )
 
@@ -61,6 +62,12 @@ type Config struct {
 
 	// Metrics are served on /metrics of HTTPAddr; nil: a fresh set.
 	Metrics *metrics.Metrics
+
+	// Seals are the gate seal keys (flags_seal.go); nil: read from the
+	// directory SealKeys (TOOLGATE_SEAL_KEYS), or, for a process running
+	// every stage, fresh keys of its own.
+	Seals    *seal.Keyring
+	SealKeys string
 }
 
 func (c *Config) setDefaults() {
@@ -108,6 +115,10 @@ func Run(ctx context.Context, cfg Config, ready chan<- struct{}) error {
 		httpL = l
 		defer l.Close()
 	}
+	seals, err := sealKeyring(cfg)
+	if err != nil {
+		return err
+	}
 	host, _ := os.Hostname()
 	owner := fmt.Sprintf("%s/%d/%d", host, os.Getpid(), time.Now().UnixNano())
 	opts := append([]nats.Option{nats.Name("toolgate " + strings.Join(cfg.Stages, ",")), nats.MaxReconnects(-1)}, cfg.NATSOpts...)
@@ -141,7 +152,7 @@ func Run(ctx context.Context, cfg Config, ready chan<- struct{}) error {
 	if err != nil {
 		return err
 	}
-	emit := &pipeline.Emitter{Transition: transitionHook(m, log, reg), Sensitive: sensitiveOf(reg), MaxPayload: nc.MaxPayload()}
+	emit := &pipeline.Emitter{Transition: transitionHook(m, log, reg), Sensitive: sensitiveOf(reg), MaxPayload: nc.MaxPayload(), Seals: seals}
 	defer m.WatchConsumers(cfg.Stages, metrics.JetStreamInfo(js, streams.StreamOf))()
 	repairModel, err := repairClient(cfg, log)
 	if err != nil {
