@@ -2,20 +2,33 @@ package main
 
 import (
 	"errors"
+	"flag"
 	"fmt"
 
 	"github.com/toolgate/toolgate/internal/authz"
 )
 
 // authzCmd prints the least-privilege NATS users (internal/authz) as a
-// nats-server configuration block:
+// nats-server configuration block, for the executor groups and tenants of
+// the deployment:
 //
 //	toolgate authz render > deploy/base/nats-accounts.conf
+//	toolgate authz render --executor-groups 'payments=create_invoice,refund;accounts=delete_customer_account' --tenants acme,globex
 func authzCmd(args []string) error {
-	if len(args) != 1 || args[0] != "render" {
-		return errors.New("authz: want render (toolgate authz render > deploy/base/nats-accounts.conf)")
+	if len(args) < 1 || args[0] != "render" {
+		return errors.New("authz: want render (toolgate authz render [--executor-groups G=T,T;G=T] [--tenants A,B] > deploy/base/nats-accounts.conf)")
 	}
-	conf, err := authz.Render()
+	fs := flag.NewFlagSet("authz render", flag.ContinueOnError)
+	groups := fs.String("executor-groups", env("TOOLGATE_EXECUTOR_GROUPS", authz.DefaultGroups()), "executor groups: group=tool,tool;group=tool (TOOLGATE_EXECUTOR_GROUPS)")
+	tenants := fs.String("tenants", env("TOOLGATE_TENANTS", ""), "tenants with a producer user each (TOOLGATE_TENANTS, comma-separated)")
+	if err := fs.Parse(args[1:]); err != nil {
+		return err
+	}
+	g, err := authz.ParseGroups(*groups)
+	if err != nil {
+		return err
+	}
+	conf, err := authz.Config{Groups: g, Tenants: authz.ParseTenants(*tenants)}.Render()
 	if err != nil {
 		return err
 	}

@@ -2,12 +2,20 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/toolgate/toolgate/internal/authz"
+	"github.com/toolgate/toolgate/internal/secrets"
 )
 
 // natsFlag adds --nats to fs, defaulting to TOOLGATE_NATS_URL.
@@ -15,15 +23,31 @@ func natsFlag(fs *flag.FlagSet) *string {
 	return fs.String("nats", env("TOOLGATE_NATS_URL", nats.DefaultURL), "NATS server URL (TOOLGATE_NATS_URL)")
 }
 
+// connect connects an operator command: as the admin (connectAs).
 func connect(url string) (*nats.Conn, jetstream.JetStream, error) {
+	return connectAs(url, authz.Admin)
+}
+
+// connectAs connects as user, with the first credentials it finds: those in
+// url, else TOOLGATE_NATS_USER and TOOLGATE_NATS_PASSWORD (which then name
+// the user), else the password `toolgate up` generated for user in the
+// secrets directory (TOOLGATE_SECRETS, default .toolgate/secrets,
+// nats-<user>.password), else none (`toolgate up --insecure`). Replies come
+// under the user's own inbox prefix (authz.InboxPrefix), the only one its
+// permissions let it read. `toolgate publish` connects as
+// authz.ProducerUser(tenant).
+func connectAs(serverURL, user string) (*nats.Conn, jetstream.JetStream, error) {
+	c := credentialsFor(serverURL, user, os.Getenv)
 	opts := []nats.Option{nats.Name("toolgate cli"), nats.Timeout(5 * time.Second)}
-	if user := env("TOOLGATE_NATS_USER", ""); user != "" {
-		// A least-privilege deployment (internal/authz): operators connect as admin.
-		opts = append(opts, nats.UserInfo(user, env("TOOLGATE_NATS_PASSWORD", "")))
+	if c.user != "" {
+		opts = append(opts, nats.CustomInboxPrefix(authz.InboxPrefix(c.user)))
+		if c.password != nil {
+			opts = append(opts, nats.UserInfo(c.user, *c.password))
+		}
 	}
-	nc, err := nats.Connect(url, opts...)
+	nc, err := nats.Connect(serverURL, opts...)
 	if err != nil {
-		return nil, nil, fmt.Errorf("connect to NATS at %s: %w (is `toolgate up` running? set TOOLGATE_NATS_URL)", url, err)
+		return nil, nil, c.explain(serverURL, err)
 	}
 	js, err := jetstream.New(nc)
 	if err != nil {
@@ -31,6 +55,42 @@ func connect(url string) (*nats.Conn, jetstream.JetStream, error) {
 		return nil, nil, err
 	}
 	return nc, js, nil
+}
+
+// credentials are what connectAs found, and where.
+type credentials struct {
+	user     string
+	password *string // nil: in the URL, or none
+	from     string  // where they came from, for error messages
+	looked   string  // the password file looked for, when none was found
+}
+
+func credentialsFor(serverURL, user string, getenv func(string) string) credentials {
+	if u, err := url.Parse(serverURL); err == nil && u.User != nil && u.User.Username() != "" {
+		return credentials{user: u.User.Username(), from: "the URL"}
+	}
+	if eu := getenv("TOOLGATE_NATS_USER"); eu != "" {
+		pw := getenv("TOOLGATE_NATS_PASSWORD")
+		return credentials{user: eu, password: &pw, from: "TOOLGATE_NATS_USER and TOOLGATE_NATS_PASSWORD"}
+	}
+	dir := secrets.Dir(getenv)
+	name := authz.PasswordFile(user)
+	if pw, err := secrets.Read(dir, name); err == nil {
+		return credentials{user: user, password: &pw, from: filepath.Join(dir, name)}
+	}
+	return credentials{looked: filepath.Join(dir, name)}
+}
+
+// explain turns a failed connection into what to do about it.
+func (c credentials) explain(serverURL string, err error) error {
+	auth := errors.Is(err, nats.ErrAuthorization) || strings.Contains(strings.ToLower(err.Error()), "authorization")
+	switch {
+	case auth && c.user == "":
+		return fmt.Errorf("connect to NATS at %s without credentials: %w (toolgate up requires them: found no %s; run from the directory toolgate up runs in, set TOOLGATE_SECRETS to its secrets directory, or set TOOLGATE_NATS_USER and TOOLGATE_NATS_PASSWORD)", serverURL, err, c.looked)
+	case auth:
+		return fmt.Errorf("connect to NATS at %s as %s (password from %s): %w (is it the secrets directory of the toolgate up that runs there? set TOOLGATE_SECRETS, or TOOLGATE_NATS_USER and TOOLGATE_NATS_PASSWORD)", serverURL, c.user, c.from, err)
+	}
+	return fmt.Errorf("connect to NATS at %s: %w (is `toolgate up` running? set TOOLGATE_NATS_URL)", serverURL, err)
 }
 
 func timeout() (context.Context, context.CancelFunc) {

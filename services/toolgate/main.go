@@ -23,7 +23,7 @@ type command struct {
 // each implementation lives in its own file.
 func commands() []command {
 	return []command{
-		{"up", []string{"up [--listen 127.0.0.1:4222] [--data DIR] [--tools FILE] [--http :8080]"}, up},
+		{"up", []string{"up [--listen 127.0.0.1:4222] [--data DIR] [--tools FILE] [--http :8080] [--secrets DIR] [--insecure]"}, up},
 		{"tools", []string{"tools apply -f tools.yaml [--prune]", "tools ls", "tools show NAME"}, tools},
 		{"publish", []string{"publish --provider P [--response-id ID] [--wait 5s] FILE"}, publish},
 		{"status", []string{"status CALL-ID"}, status},
@@ -33,7 +33,8 @@ func commands() []command {
 		{"approve", []string{"approve CALL-ID --by NAME [--reason TEXT] [--hash HASH]"}, approve},
 		{"deny", []string{"deny CALL-ID --by NAME [--reason TEXT]"}, deny},
 		{"streams", []string{"streams apply"}, streamsCmd},
-		{"authz", []string{"authz render          (least-privilege NATS users; up --least-privilege runs them)"}, authzCmd},
+		{"authz", []string{"authz render [--executor-groups G=T,T;G=T] [--tenants A,B]   (the NATS users of deploy/; up runs them)"}, authzCmd},
+		{"secrets", []string{"secrets init [--executor-groups G=T,T;G=T] [--tenants A,B] DIR   (passwords and keys for deploy/ and compose)"}, secretsCmd},
 		{"probe", []string{"probe URL"}, probe},
 		{"chaos", []string{
 			"chaos [--n 5000] [--rate 100] [--kill-every 2s] [--keep]",

@@ -27,7 +27,7 @@ import (
 type upFlags struct {
 	fs                      *flag.FlagSet
 	listen, data, toolsFile *string
-	leastPriv               *bool
+	trust                   trustFlags
 	stage                   func() (stage.Flagged, error)
 }
 
@@ -38,7 +38,7 @@ func newUpFlags(getenv func(string) string) upFlags {
 		listen:    fs.String("listen", stage.EnvOr(getenv, "TOOLGATE_LISTEN", "127.0.0.1:4222"), "address of the embedded NATS server, for producers and executors"),
 		data:      fs.String("data", stage.EnvOr(getenv, "TOOLGATE_DATA", ".toolgate/data"), "JetStream storage directory"),
 		toolsFile: fs.String("tools", "", "tool definitions to apply at start (YAML or JSON)"),
-		leastPriv: fs.Bool("least-privilege", false, "run each stage as its own NATS user with the permissions of deploy/ (internal/authz); local clients without credentials may only publish responses, read results and serve executors; the admin password is written to DIR/../nats-admin-password"),
+		trust:     newTrustFlags(fs, getenv), // up_leastpriv.go
 		stage:     stage.Flags(fs, getenv, stage.Defaults{HTTPAddr: "127.0.0.1:8080"}),
 	}
 }
@@ -47,7 +47,7 @@ func newUpFlags(getenv func(string) string) upFlags {
 // JetStream on local disk: the zero-setup default.
 func up(args []string) error {
 	uf := newUpFlags(os.Getenv)
-	listen, data, toolsFile, leastPriv := uf.listen, uf.data, uf.toolsFile, uf.leastPriv
+	listen, data, toolsFile := uf.listen, uf.data, uf.toolsFile
 	uf.fs.Parse(args)
 	flagged, err := uf.stage()
 	if err != nil {
@@ -75,12 +75,9 @@ func up(args []string) error {
 		ServerName: "toolgate-embedded", Host: host, Port: port, JetStream: true, StoreDir: dir,
 		MaxPayload: 16 << 20, NoSigs: true,
 	}
-	var lp *leastPrivilege
-	if *leastPriv {
-		if lp, err = newLeastPrivilege(opts, filepath.Dir(dir)); err != nil {
-			return err
-		}
-		log.Info().Str("admin_password_file", lp.adminFile).Msg("least privilege: every stage runs as its own NATS user")
+	lp, err := uf.trust.setup(opts, log) // nil: --insecure
+	if err != nil {
+		return err
 	}
 	ns, err := server.NewServer(opts)
 	if err != nil {

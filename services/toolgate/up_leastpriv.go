@@ -2,56 +2,131 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
+	"flag"
 	"fmt"
 	"net"
 	"net/url"
-	"os"
-	"path/filepath"
+	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
+	"github.com/rs/zerolog"
 
 	"github.com/toolgate/toolgate/internal/authz"
 	"github.com/toolgate/toolgate/internal/health"
 	"github.com/toolgate/toolgate/internal/natsusers"
+	"github.com/toolgate/toolgate/internal/seal"
+	"github.com/toolgate/toolgate/internal/secrets"
 	"github.com/toolgate/toolgate/internal/stage"
 	"github.com/toolgate/toolgate/streams"
 )
 
-// leastPrivilege is `toolgate up --least-privilege`: the embedded server
-// gets the users of internal/authz with fresh random passwords, every stage
-// connects as its own user, and an unauthenticated local connection is the
-// client user (publish responses, read results, serve executors).
-type leastPrivilege struct {
-	passwords map[string]string
-	adminFile string
+// trustFlags are up's authentication flags. Authenticated least privilege
+// is the default; --insecure is the open mode of old, for loopback only.
+type trustFlags struct {
+	insecure, leastPriv     *bool
+	secrets, groups, tenant *string
 }
 
-// newLeastPrivilege adds the users to opts and writes the admin password to
-// dir/nats-admin-password (mode 0600) for the operator commands.
-func newLeastPrivilege(opts *server.Options, dir string) (*leastPrivilege, error) {
-	lp := &leastPrivilege{passwords: map[string]string{}, adminFile: filepath.Join(dir, "nats-admin-password")}
-	for _, u := range append(authz.Names(), authz.Client) {
-		b := make([]byte, 16)
-		if _, err := rand.Read(b); err != nil {
-			return nil, fmt.Errorf("least privilege: password: %w", err)
-		}
-		lp.passwords[u] = hex.EncodeToString(b)
+func newTrustFlags(fs *flag.FlagSet, getenv func(string) string) trustFlags {
+	return trustFlags{
+		insecure:  fs.Bool("insecure", false, "run the embedded NATS server without authentication: any local process may execute tools, purge streams and apply tool definitions (refused unless --listen is a loopback address)"),
+		leastPriv: fs.Bool("least-privilege", false, "accepted for old scripts: least privilege is the default"),
+		secrets:   fs.String("secrets", secrets.Dir(getenv), "directory of the generated NATS passwords, nats-<user>.password (TOOLGATE_SECRETS); the CLI, make run and the example executor read them there"),
+		groups:    fs.String("executor-groups", stage.EnvOr(getenv, "TOOLGATE_EXECUTOR_GROUPS", authz.DefaultGroups()), "executor credentials: group=tool,tool;group=tool — user executor-<group> may serve only those tools (TOOLGATE_EXECUTOR_GROUPS)"),
+		tenant:    fs.String("tenants", getenv("TOOLGATE_TENANTS"), "tenants with a producer user each, producer-<tenant>, that reads only its tenant's results (TOOLGATE_TENANTS, comma-separated); user producer has the tenant-less ones"),
 	}
-	users, err := natsusers.Users(lp.passwords)
+}
+
+// config is the users the flags ask for.
+func (tf trustFlags) config() (authz.Config, error) {
+	groups, err := authz.ParseGroups(*tf.groups)
+	if err != nil {
+		return authz.Config{}, err
+	}
+	c := authz.Config{Groups: groups, Tenants: authz.ParseTenants(*tf.tenant)}
+	return c, c.Validate()
+}
+
+// setup secures opts unless --insecure, which it refuses on an address
+// other than loopback. It returns nil for the open mode.
+func (tf trustFlags) setup(opts *server.Options, log zerolog.Logger) (*leastPrivilege, error) {
+	loopback := isLoopback(opts.Host)
+	if *tf.insecure {
+		if *tf.leastPriv {
+			return nil, errors.New("up: --insecure and --least-privilege contradict each other; least privilege is the default, drop --insecure")
+		}
+		if !loopback {
+			return nil, fmt.Errorf("up: --insecure is refused on --listen %s: without authentication anyone who reaches it may execute tools; listen on 127.0.0.1, or drop --insecure", net.JoinHostPort(opts.Host, strconv.Itoa(opts.Port)))
+		}
+		log.Warn().Msg("INSECURE: the embedded NATS server has no authentication; any local process may execute tools, purge streams and apply tool definitions")
+		return nil, nil
+	}
+	c, err := tf.config()
 	if err != nil {
 		return nil, err
 	}
-	opts.Users, opts.NoAuthUser = users, authz.Client
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, fmt.Errorf("least privilege: %w", err)
+	lp, err := newLeastPrivilege(opts, c, *tf.secrets, loopback)
+	if err != nil {
+		return nil, err
 	}
-	if err := os.WriteFile(lp.adminFile, []byte(lp.passwords[authz.Admin]+"\n"), 0o600); err != nil {
-		return nil, fmt.Errorf("least privilege: admin password: %w", err)
+	anon := "refused (not a loopback address)"
+	if loopback {
+		anon = "may only publish responses"
+	}
+	log.Info().Str("secrets", lp.dir).Strs("users", c.Names()).Str("unauthenticated", anon).
+		Msg("NATS authentication: every stage, executor group and producer has its own user; passwords in the secrets directory (nats-<user>.password)")
+	return lp, nil
+}
+
+// isLoopback reports whether host only listens on the loopback interface.
+func isLoopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// leastPrivilege is the default `toolgate up`: the embedded server gets the
+// users of internal/authz with passwords generated once into the secrets
+// directory, every stage connects as its own user, and an unauthenticated
+// local connection is the client user (publish responses, nothing else).
+type leastPrivilege struct {
+	passwords map[string]string
+	dir       string
+}
+
+// newLeastPrivilege adds c's users to opts, their passwords read from dir
+// (nats-<user>.password, mode 0600) or generated there on first start, so
+// clients configured before a restart connect after it. With anon, a
+// connection without credentials is the client user; without, it is
+// refused.
+func newLeastPrivilege(opts *server.Options, c authz.Config, dir string, anon bool) (*leastPrivilege, error) {
+	lp := &leastPrivilege{passwords: map[string]string{}, dir: dir}
+	for _, u := range c.Names() {
+		b, err := secrets.Ensure(dir, authz.PasswordFile(u), secrets.Random(16))
+		if err != nil {
+			return nil, fmt.Errorf("up: %w", err)
+		}
+		lp.passwords[u] = strings.TrimRight(string(b), "\r\n")
+	}
+	// Nobody logs in as the client: its password is never stored.
+	pw, err := secrets.Random(16)()
+	if err != nil {
+		return nil, fmt.Errorf("up: %w", err)
+	}
+	lp.passwords[authz.Client] = strings.TrimSpace(string(pw))
+	users, err := natsusers.ConfigUsers(c, lp.passwords)
+	if err != nil {
+		return nil, err
+	}
+	opts.Users = users
+	if anon {
+		opts.NoAuthUser = authz.Client
 	}
 	return lp, nil
 }
@@ -80,6 +155,13 @@ func (lp *leastPrivilege) run(ctx context.Context, adminURL string, cfg stage.Co
 	nc.Close()
 	if err != nil {
 		return err
+	}
+	if cfg.Seals == nil && cfg.SealKeys == "" {
+		// Each stage.Run runs one stage, so none makes keys for itself:
+		// they are made once in the secrets directory and kept.
+		if cfg.Seals, err = seal.Ensure(lp.dir, streams.Names()); err != nil {
+			return err
+		}
 	}
 	var hl net.Listener
 	if cfg.HTTPAddr != "" {

@@ -1,0 +1,43 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+
+	"github.com/toolgate/toolgate/internal/authz"
+	"github.com/toolgate/toolgate/internal/keygen"
+)
+
+// secretsCmd makes the secrets of a deployment (internal/keygen) in a
+// directory, keeping those that exist:
+//
+//	toolgate secrets init deploy/base/secrets      # kubectl apply -k deploy/base
+//	toolgate secrets init .toolgate/compose        # docker compose --env-file .toolgate/compose/compose.env up
+func secretsCmd(args []string) error {
+	if len(args) < 1 || args[0] != "init" {
+		return errors.New("secrets: want init DIR (toolgate secrets init [--executor-groups G=T,T;G=T] [--tenants A,B] DIR)")
+	}
+	fs := flag.NewFlagSet("secrets init", flag.ContinueOnError)
+	groups := fs.String("executor-groups", env("TOOLGATE_EXECUTOR_GROUPS", authz.DefaultGroups()), "executor groups: group=tool,tool;group=tool (TOOLGATE_EXECUTOR_GROUPS); the same as authz render's")
+	tenants := fs.String("tenants", env("TOOLGATE_TENANTS", ""), "tenants with a producer user each (TOOLGATE_TENANTS, comma-separated)")
+	if err := fs.Parse(args[1:]); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
+		return errors.New("secrets: init wants one directory, e.g. toolgate secrets init deploy/base/secrets")
+	}
+	g, err := authz.ParseGroups(*groups)
+	if err != nil {
+		return err
+	}
+	c := authz.Config{Groups: g, Tenants: authz.ParseTenants(*tenants)}
+	dir := fs.Arg(0)
+	if err := keygen.Init(dir, c); err != nil {
+		return err
+	}
+	for _, f := range keygen.Files(c) {
+		fmt.Printf("%s/%s\n", dir, f)
+	}
+	return nil
+}
