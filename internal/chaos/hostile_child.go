@@ -87,7 +87,9 @@ func startChild(cfg HostileConfig, begin time.Time) (*child, error) {
 		return nil, err
 	}
 	httpAddr := "127.0.0.1:" + strconv.Itoa(httpPort)
-	up := fmt.Sprintf("%q up --listen 127.0.0.1:%d --http %s --data %q --tools %q --log-level warn",
+	// --insecure: the soak's hostile producer and its judge connect
+	// without credentials, as any local client; loopback only.
+	up := fmt.Sprintf("%q up --insecure --listen 127.0.0.1:%d --http %s --data %q --tools %q --log-level warn",
 		cfg.Bin, natsPort, httpAddr, filepath.Join(cfg.Dir, "data"), filepath.Join(mod, "examples", "tools.yaml"))
 	var script, desc string
 	if pl, err := exec.LookPath("prlimit"); err == nil {
