@@ -1,8 +1,16 @@
 // Command executor is an example tool executor: it serves the example tools
 // on toolgate.exec.<tool> over NATS request/reply, as a tool author would.
-// Run it beside `toolgate up`:
+// Run it beside `toolgate up`, from the same directory:
 //
 //	go run ./examples/executor
+//
+// It connects as the example executor group's NATS user (executor-example,
+// allowed only these tools' subjects), with TOOLGATE_NATS_USER and
+// TOOLGATE_NATS_PASSWORD when set, else the password `toolgate up`
+// generated in its secrets directory (TOOLGATE_SECRETS, default
+// .toolgate/secrets), else without credentials (`toolgate up --insecure`).
+// Its micro service is named after the group, the only service name whose
+// discovery subjects the user may serve.
 package main
 
 import (
@@ -16,19 +24,22 @@ import (
 
 	"github.com/nats-io/nats.go"
 
+	"github.com/toolgate/toolgate/internal/authz"
+	"github.com/toolgate/toolgate/internal/secrets"
 	"github.com/toolgate/toolgate/pkg/toolserver"
 )
 
 func main() {
 	url := flag.String("nats", envOr("TOOLGATE_NATS_URL", nats.DefaultURL), "NATS server URL")
 	flag.Parse()
-	nc, err := nats.Connect(*url, nats.MaxReconnects(-1))
+	opts, from := credentials(os.Getenv)
+	nc, err := nats.Connect(*url, append(opts, nats.MaxReconnects(-1))...)
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "executor:", err)
+		fmt.Fprintf(os.Stderr, "executor: connect to %s (%s): %v\n", *url, from, err)
 		os.Exit(1)
 	}
 	defer nc.Drain()
-	srv, err := toolserver.New(nc, "example-tools", "1.0.0")
+	srv, err := toolserver.New(nc, authz.ExampleGroup, "1.0.0")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "executor:", err)
 		os.Exit(1)
@@ -86,4 +97,17 @@ func envOr(k, def string) string {
 		return v
 	}
 	return def
+}
+
+// credentials are the connection's user and password, and where they came
+// from.
+func credentials(getenv func(string) string) ([]nats.Option, string) {
+	if u := getenv("TOOLGATE_NATS_USER"); u != "" {
+		return authz.ClientOptions(u, getenv("TOOLGATE_NATS_PASSWORD")), "as " + u + " from TOOLGATE_NATS_USER"
+	}
+	dir := secrets.Dir(getenv)
+	if pw, err := secrets.Read(dir, authz.PasswordFile(authz.Executor)); err == nil {
+		return authz.ClientOptions(authz.Executor, pw), "as " + authz.Executor + " from " + dir
+	}
+	return nil, "without credentials: no " + authz.PasswordFile(authz.Executor) + " in " + dir + "; set TOOLGATE_SECRETS to the secrets directory of toolgate up"
 }
