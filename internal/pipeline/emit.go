@@ -65,13 +65,13 @@ func (em *Emitter) Outputs(stage string, e call.Envelope) ([]worker.Output, erro
 		h.Set(streams.HeaderCallID, e.CallID)
 		h.Set(streams.HeaderResponseID, e.ResponseID)
 		h.Set(streams.HeaderStatus, string(e.Status))
-		h.Set(streams.HeaderTool, CutHeaderValue(e.ToolName))
+		h.Set(streams.HeaderTool, CutHeaderValue(em.toolName(e.ToolName)))
 		h.Set(streams.HeaderProvider, CutHeaderValue(e.Provider))
 		return h
 	}
 	var outs []worker.Output
 	if WritesStatus(stage, e) {
-		status := em.fitJSON(StatusOf(e), e.CallID, e.ResponseID)
+		status := em.fitJSON(StatusOf(em.public(e)), e.CallID, e.ResponseID)
 		outs = append(outs, worker.Output{Subject: streams.CallStatus(e.CallID), Data: status})
 	}
 	outs = append(outs, batch.Marks(e, CutText)...)
@@ -83,7 +83,7 @@ func (em *Emitter) Outputs(stage string, e call.Envelope) ([]worker.Output, erro
 	}
 	res := em.fitJSON(em.ResultOf(e), e.CallID, e.ResponseID)
 	outs = append(outs, worker.Output{Subject: streams.Results(e.Request.Tenant, e.ResponseID), MsgID: id("result"), Header: hdr(), Data: res})
-	audit := em.fitJSON(em.fitAudit(AuditOf(stage, e, em.sensitive(e.ToolName))), e.CallID, e.ResponseID)
+	audit := em.fitJSON(em.fitAudit(AuditOf(stage, em.public(e), em.sensitive(e.ToolName))), e.CallID, e.ResponseID)
 	outs = append(outs, worker.Output{Subject: streams.Audit(string(e.Status)), MsgID: id("audit"), Header: hdr(), Data: audit})
 	if !e.Status.OK() {
 		fstage, failure := streams.FailedAt(e)

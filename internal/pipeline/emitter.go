@@ -19,6 +19,11 @@ type Emitter struct {
 	// Sensitive returns a tool's sensitive_fields, so audit events redact
 	// them; nil or an unknown tool: the built-in detectors only.
 	Sensitive func(tool string) []string
+	// Registered reports whether a tool of that name is registered: any
+	// other name is written hashed in headers, status records and audit
+	// events (redact.ToolName; names.go), in clear only in the dead letter's
+	// body and the result. nil: every name as it is (tests of other concerns).
+	Registered func(tool string) bool
 	// MaxPayload is the max payload of the pipeline's NATS connection
 	// (nc.MaxPayload()): results, dead letters, status records and audit
 	// events are cut to fit it. 0: DefaultMaxPayload.
