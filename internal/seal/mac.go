@@ -19,7 +19,13 @@ const version = "toolgate-seal/v1"
 // (carrier) covers only the batch's id and atomicity: the calls recovered
 // from it are numbered by the parse gate.
 func mac(k Key, s call.Seal, e *call.Envelope, prev string, carrier bool) []byte {
-	var b []byte
+	r := e.Request
+	n := 128 + len(s.Key) + len(s.Stage) + len(s.Status) + len(s.Call) + len(s.Tool) + len(s.Raw) + len(s.Args) + len(s.Approval) +
+		len(e.ResponseID) + len(r.Tenant) + len(r.Principal) + len(r.Conversation) + len(r.Identity) + len(e.Batch.ID) + len(prev)
+	for _, role := range r.Roles {
+		n += 4 + len(role)
+	}
+	b := make([]byte, 0, n) // one allocation: this runs at every gate
 	b = field(b, version)
 	b = field(b, s.Key)
 	b = field(b, s.Stage)
@@ -31,7 +37,6 @@ func mac(k Key, s call.Seal, e *call.Envelope, prev string, carrier bool) []byte
 	b = binary.BigEndian.AppendUint64(b, s.Rev)
 	b = field(b, s.Approval)
 	b = field(b, e.ResponseID)
-	r := e.Request
 	b = field(b, r.Tenant)
 	b = field(b, r.Principal)
 	b = binary.BigEndian.AppendUint32(b, uint32(len(r.Roles)))
