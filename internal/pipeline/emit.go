@@ -57,6 +57,7 @@ func (em *Emitter) Outputs(stage string, e call.Envelope) ([]worker.Output, erro
 		return nil, fmt.Errorf("pipeline: %w", err)
 	}
 	em.transition(stage, e)
+	pub := em.public(e) // what records and audit events may show (names.go)
 	id := func(kind string) string {
 		return fmt.Sprintf("%s:%s:%s:%d:%d", e.CallID, stage, kind, e.RepairAttempts, e.Replays)
 	}
@@ -71,10 +72,10 @@ func (em *Emitter) Outputs(stage string, e call.Envelope) ([]worker.Output, erro
 	}
 	var outs []worker.Output
 	if WritesStatus(stage, e) {
-		status := em.fitJSON(StatusOf(em.public(e)), e.CallID, e.ResponseID)
+		status := em.fitJSON(StatusOf(pub), e.CallID, e.ResponseID)
 		outs = append(outs, worker.Output{Subject: streams.CallStatus(e.CallID), Data: status})
 	}
-	outs = append(outs, batch.Marks(e, CutText)...)
+	outs = append(outs, batch.Marks(pub, CutText)...)
 	if next := streams.Next(e.Status); next != "" {
 		return append(outs, worker.Output{Subject: streams.Gate(next), MsgID: id("next"), Header: hdr(), Data: body}), nil
 	}
@@ -83,7 +84,7 @@ func (em *Emitter) Outputs(stage string, e call.Envelope) ([]worker.Output, erro
 	}
 	res := em.fitJSON(em.ResultOf(e), e.CallID, e.ResponseID)
 	outs = append(outs, worker.Output{Subject: streams.Results(e.Request.Tenant, e.ResponseID), MsgID: id("result"), Header: hdr(), Data: res})
-	audit := em.fitJSON(em.fitAudit(AuditOf(stage, em.public(e), em.sensitive(e.ToolName))), e.CallID, e.ResponseID)
+	audit := em.fitJSON(em.fitAudit(AuditOf(stage, pub, em.sensitive(e.ToolName))), e.CallID, e.ResponseID)
 	outs = append(outs, worker.Output{Subject: streams.Audit(string(e.Status)), MsgID: id("audit"), Header: hdr(), Data: audit})
 	if !e.Status.OK() {
 		fstage, failure := streams.FailedAt(e)

@@ -10,7 +10,8 @@ import (
 )
 
 // A tool name that is not registered (here a secret pasted as a name) is
-// hashed in every header, the status record and the audit event; the dead
+// hashed in every header, the status record, the audit event and the batch
+// mark (whose error the other calls of an atomic batch would quote); the dead
 // letter's body keeps it as evidence, and the result keeps it for the
 // producer who sent it. A registered name stays as it is.
 func TestOutputs_unregistered_tool_name_is_hashed_outside_the_dead_letter(t *testing.T) {
@@ -18,6 +19,8 @@ func TestOutputs_unregistered_tool_name_is_hashed_outside_the_dead_letter(t *tes
 	em := &Emitter{Registered: func(n string) bool { return n == "create_invoice" }}
 	e := call.New("r1", 0, time.Unix(0, 0))
 	e.Provider, e.ToolName, e.RawArguments = "openai-chat", secret, `{"a":1}`
+	// One of two calls: its failed batch mark names it to the other call's abort.
+	e.Batch = call.Batch{ID: "r1", Index: 0, Size: 2}
 	if err := e.Move("test", call.Parsed, time.Unix(0, 0)); err != nil {
 		t.Fatal(err)
 	}
@@ -32,7 +35,7 @@ func TestOutputs_unregistered_tool_name_is_hashed_outside_the_dead_letter(t *tes
 	if err != nil {
 		t.Fatal(err)
 	}
-	var dlq, result int
+	var dlq, result, marks int
 	for _, o := range outs {
 		for k, v := range o.Header {
 			if strings.Contains(strings.Join(v, " "), secret) {
@@ -48,6 +51,9 @@ func TestOutputs_unregistered_tool_name_is_hashed_outside_the_dead_letter(t *tes
 		case strings.HasPrefix(o.Subject, "toolgate.results."):
 			result++
 		default:
+			if strings.Contains(o.Subject, streams.BucketBatches) {
+				marks++
+			}
 			if strings.Contains(string(o.Data), secret) {
 				t.Errorf("%s names the unregistered tool in clear: %s", o.Subject, o.Data)
 			}
@@ -56,8 +62,8 @@ func TestOutputs_unregistered_tool_name_is_hashed_outside_the_dead_letter(t *tes
 			}
 		}
 	}
-	if dlq != 1 || result != 1 {
-		t.Fatalf("%d dead letters and %d results in %v, want one each", dlq, result, subjects(outs))
+	if dlq != 1 || result != 1 || marks != 1 {
+		t.Fatalf("%d dead letters, %d results and %d batch marks in %v, want one each", dlq, result, marks, subjects(outs))
 	}
 
 	reg := terminal(t, "create_invoice", call.ExecutionFailed, nil, "boom")
