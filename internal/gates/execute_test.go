@@ -251,6 +251,11 @@ func TestExecute_http_executor_outcomes(t *testing.T) {
 	l, _ := net.Listen("tcp", "127.0.0.1:0")
 	refused := "http://" + l.Addr().String()
 	l.Close()
+	loopback, err := execute.ParseDestinations("127.0.0.1") // the test servers
+	if err != nil {
+		t.Fatal(err)
+	}
+	sel := execute.Selector{Allow: loopback}
 	for _, c := range []struct {
 		path string
 		want call.Status
@@ -264,7 +269,7 @@ func TestExecute_http_executor_outcomes(t *testing.T) {
 		t.Run(c.path, func(t *testing.T) {
 			store := redisStore(t)
 			tl := compiled(t, tool.Definition{Name: "charge", Executor: tool.Executor{Type: "http", URL: c.path}})
-			x := &Execute{Tools: execTools{"charge": tl}, Store: store, Owner: "o", Now: time.Now, Executors: execute.Selector{}.For, Seals: testSeals}
+			x := &Execute{Tools: execTools{"charge": tl}, Store: store, Owner: "o", Now: time.Now, Executors: sel.For, Seals: testSeals}
 			before := hits.Load()
 			e := approved("resp-http", 0, "charge", `{"amount":5}`)
 			out, err := x.Handle(context.Background(), e)
@@ -297,7 +302,7 @@ func TestExecute_http_executor_outcomes(t *testing.T) {
 				}
 				// Another process waits on the claim until its lease runs
 				// out, then reconciles; it does not send it either.
-				other := &Execute{Tools: x.Tools, Store: store, Owner: "o2", Now: time.Now, Executors: execute.Selector{}.For, Seals: testSeals}
+				other := &Execute{Tools: x.Tools, Store: store, Owner: "o2", Now: time.Now, Executors: sel.For, Seals: testSeals}
 				_, err = other.Handle(context.Background(), approved("resp-http", 0, "charge", `{"amount":5}`))
 				var we *worker.Error
 				if !errors.As(err, &we) || we.Code != "claimed_elsewhere" || hits.Load() != before+1 {
