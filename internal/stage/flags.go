@@ -65,6 +65,7 @@ func Flags(fs *flag.FlagSet, getenv func(string) string, d Defaults) func() (Fla
 	tolerant := fs.String("tolerant-providers", def("TOOLGATE_TOLERANT_PROVIDERS", ""), "providers whose responses always get recovery of calls written as text, comma separated, e.g. ollama (TOOLGATE_TOLERANT_PROVIDERS)")
 	repairConfig := RepairFlags(fs, getenv)
 	sealConfig := SealFlags(fs, getenv)
+	identityConfig := IdentityFlags(fs, getenv) // flags_identity.go
 	return func() (Flagged, error) {
 		if replicasErr != nil {
 			return Flagged{}, fmt.Errorf("TOOLGATE_STREAM_REPLICAS: want a number of replicas (1 or 3): %v", replicasErr)
@@ -109,6 +110,7 @@ func Flags(fs *flag.FlagSet, getenv func(string) string, d Defaults) func() (Fla
 			cfg.NATSURL = *natsURL
 		}
 		sealConfig(&cfg)
+		identityConfig(&cfg)
 		return Flagged{Config: cfg, LogLevel: *level}, nil
 	}
 }
