@@ -93,7 +93,7 @@ func newExecRig(t *testing.T, fn func(n int32, c toolserver.Call) (any, error)) 
 	}
 	t.Cleanup(func() { sub.Unsubscribe() })
 	tnc, _ := testenv.Connect(t, srv) // the tool's own connection
-	ts, err := toolserver.New(tnc, "charge-tool", "1.0.0")
+	ts, err := toolserver.New(tnc, "charge-tool", "1.0.0", testExecKey())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -152,7 +152,7 @@ func (r *execRig) startInProcess() {
 	ready := make(chan struct{})
 	go func() {
 		done <- Run(ctx, Config{NATSURL: r.srv.ClientURL(), RedisURL: r.rds.URL(), Stages: []string{streams.Execute},
-			Settings: testSettings(r.ackWait), SealKeys: r.sealDir, Log: zerolog.New(zerolog.NewTestWriter(r.t)).Level(zerolog.ErrorLevel)}, ready)
+			Settings: testSettings(r.ackWait), SealKeys: r.sealDir, Exec: ExecConfig{Signer: testExecSigner()}, Log: zerolog.New(zerolog.NewTestWriter(r.t)).Level(zerolog.ErrorLevel)}, ready)
 	}()
 	select {
 	case <-ready:

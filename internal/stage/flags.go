@@ -64,8 +64,8 @@ func Flags(fs *flag.FlagSet, getenv func(string) string, d Defaults) func() (Fla
 	ackWait := fs.Duration("ack-wait", 0, "how long a delivery may stay unacked before it is redelivered, and the grace added to a tool's timeout in an execute claim's lease; default 30s (TOOLGATE_ACK_WAIT; every stage of one deployment must agree)")
 	tolerant := fs.String("tolerant-providers", def("TOOLGATE_TOLERANT_PROVIDERS", ""), "providers whose responses always get recovery of calls written as text, comma separated, e.g. ollama (TOOLGATE_TOLERANT_PROVIDERS)")
 	repairConfig := RepairFlags(fs, getenv)
+	execConfig := ExecFlags(fs, getenv) // flags_exec.go
 	sealConfig := SealFlags(fs, getenv)
-	identityConfig := IdentityFlags(fs, getenv) // flags_identity.go
 	return func() (Flagged, error) {
 		if replicasErr != nil {
 			return Flagged{}, fmt.Errorf("TOOLGATE_STREAM_REPLICAS: want a number of replicas (1 or 3): %v", replicasErr)
@@ -93,6 +93,10 @@ func Flags(fs *flag.FlagSet, getenv func(string) string, d Defaults) func() (Fla
 		if err != nil {
 			return Flagged{}, err
 		}
+		execCfg, err := execConfig()
+		if err != nil {
+			return Flagged{}, err
+		}
 		settings := streams.DefaultSettings()
 		settings.Replicas = *replicas
 		if *ackWait > 0 {
@@ -106,11 +110,11 @@ func Flags(fs *flag.FlagSet, getenv func(string) string, d Defaults) func() (Fla
 			NATSOpts: natsOpts, RedisURL: *redisURL, HTTPAddr: *httpAddr, Settings: settings, SkipEnsure: !*ensure,
 			Repair: repair, StreamIdle: *idle, StreamMaxEvents: *maxEvents, TolerantProviders: SplitList(*tolerant),
 		}
+		cfg.Exec = execCfg
 		if natsURL != nil {
 			cfg.NATSURL = *natsURL
 		}
 		sealConfig(&cfg)
-		identityConfig(&cfg)
 		return Flagged{Config: cfg, LogLevel: *level}, nil
 	}
 }

@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/toolgate/toolgate/internal/batch"
-	"github.com/toolgate/toolgate/internal/execute"
 	"github.com/toolgate/toolgate/internal/gates"
 	"github.com/toolgate/toolgate/internal/ingest"
 	"github.com/toolgate/toolgate/internal/worker"
@@ -18,7 +17,7 @@ import (
 // their timers share its caches.
 func accumulate(d Deps) *ingest.Accumulate {
 	return &ingest.Accumulate{Limits: d.Limits, Now: d.Now, JS: d.JS, IdleTimeout: d.StreamIdle,
-		MaxStreamEvents: d.StreamMaxEvents, TolerantProviders: d.TolerantProviders, Emit: d.Emit, Identity: d.Identity}
+		MaxStreamEvents: d.StreamMaxEvents, TolerantProviders: d.TolerantProviders, Emit: d.Emit}
 }
 
 func handler(st string, d Deps, acc *ingest.Accumulate) (worker.Handler, error) {
@@ -48,7 +47,7 @@ func handler(st string, d Deps, acc *ingest.Accumulate) (worker.Handler, error) 
 		}
 		x := &gates.Execute{
 			Tools: d.Tools, Store: observeStore(d.Store, d.Malformed), Owner: d.Owner, Now: now, LeaseGrace: d.Settings.AckWait,
-			Executors: execute.Selector{NC: d.NC}.For,
+			Executors: d.Exec.selector(d.NC).For,
 			Batches:   &batch.KV{KV: batches, Now: now, Malformed: d.Malformed.from(streams.BucketBatches)},
 			Seals:     sealsOf(d.Emit),
 		}

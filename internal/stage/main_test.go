@@ -46,7 +46,7 @@ func executeProcess() int {
 		}
 	}()
 	err = Run(ctx, Config{
-		NATSURL: os.Getenv("TOOLGATE_NATS_URL"), RedisURL: os.Getenv("TOOLGATE_REDIS_URL"),
+		NATSURL: os.Getenv("TOOLGATE_NATS_URL"), RedisURL: os.Getenv("TOOLGATE_REDIS_URL"), Exec: ExecConfig{Signer: testExecSigner()},
 		Stages: []string{streams.Execute}, Settings: testSettings(ack), SealKeys: os.Getenv("TOOLGATE_SEAL_KEYS"),
 		Log: zerolog.New(os.Stderr).Level(zerolog.WarnLevel).With().Str("pid", fmt.Sprint(os.Getpid())).Logger(),
 	}, ready)

@@ -156,7 +156,8 @@ tools:
     executor: {type: http, url: %q, timeout: 20s}
     policy: {risk: read}
 `, srv.URL)
-	p := startRig(t, rig{files: map[string][]byte{"tools.yaml": exampleTools(t), "big.yaml": []byte(big)}})
+	p := startRig(t, rig{files: map[string][]byte{"tools.yaml": exampleTools(t), "big.yaml": []byte(big)},
+		configure: func(c *Config) { c.Exec.Allow = allowLoopback(t) }})
 	rid := "resp-bigresult"
 	core := p.subscribeResults(rid)
 	p.publish(rid, "openai-chat", chatCalls(rid, toolCall{"get_weather", `{"city":"Paris"}`}, toolCall{"big_report", `{"q":"all"}`}))

@@ -104,7 +104,7 @@ func applyTools(t *testing.T, js jetstream.JetStream, files map[string][]byte) [
 // serveTools serves each named tool on nc with fn, until cleanup.
 func serveTools(t *testing.T, nc *nats.Conn, names []string, fn func(tool string, c toolserver.Call) (any, error)) {
 	t.Helper()
-	ts, err := toolserver.New(nc, "test-tools", "1.0.0")
+	ts, err := toolserver.New(nc, "test-tools", "1.0.0", testExecKey())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,6 +120,9 @@ func serveTools(t *testing.T, nc *nats.Conn, names []string, fn func(tool string
 // test if Run failed; it returns once they all consume.
 func runStages(t *testing.T, cfg Config, what string) {
 	t.Helper()
+	if cfg.Exec.Signer == nil {
+		cfg.Exec.Signer = testExecSigner() // what serveTools' toolserver verifies
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	ready := make(chan struct{})

@@ -17,7 +17,6 @@ import (
 
 	"github.com/toolgate/toolgate/internal/health"
 	"github.com/toolgate/toolgate/internal/idem"
-	"github.com/toolgate/toolgate/internal/identity"
 	"github.com/toolgate/toolgate/internal/metrics"
 	"github.com/toolgate/toolgate/internal/model"
 	"github.com/toolgate/toolgate/internal/parse"
@@ -61,6 +60,10 @@ type Config struct {
 	// empty Endpoint means none: failures go back to the caller unrepaired.
 	Repair model.Config
 
+	// Exec configures the execute stage's requests to executors: signing
+	// key, HTTP destinations, answer limit (flags_exec.go).
+	Exec ExecConfig
+
 	// Metrics are served on /metrics of HTTPAddr; nil: a fresh set.
 	Metrics *metrics.Metrics
 
@@ -69,10 +72,6 @@ type Config struct {
 	// every stage, fresh keys of its own.
 	Seals    *seal.Keyring
 	SealKeys string
-
-	// Identity is the identity issuer (flags_identity.go); no Issuer: dev
-	// mode, identity headers taken on trust.
-	Identity identity.Config
 }
 
 func (c *Config) setDefaults() {
@@ -168,14 +167,15 @@ func Run(ctx context.Context, cfg Config, ready chan<- struct{}) error {
 		return err
 	}
 	defer closeStore()
-	verifier, err := identityVerifier(ctx, cfg, log) // flags_identity.go
+	execCfg, err := cfg.Exec.resolve(cfg.Stages, log)
 	if err != nil {
 		return err
 	}
 	set, err := New(cfg.Stages, Deps{
 		NC: nc, JS: js, Tools: reg, Store: store, Settings: cfg.Settings, Limits: cfg.Limits, Owner: owner, Log: log, Observe: m.Observe, Malformed: malformed,
 		ApprovalTTL: cfg.ApprovalTTL, ApprovalSweep: cfg.ApprovalSweep, Repair: repairModel, StreamIdle: cfg.StreamIdle, StreamMaxEvents: cfg.StreamMaxEvents,
-		TolerantProviders: cfg.TolerantProviders, Emit: emit, Identity: verifier,
+		TolerantProviders: cfg.TolerantProviders, Emit: emit,
+		Exec: execCfg,
 	})
 	if err != nil {
 		return err

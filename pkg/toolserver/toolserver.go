@@ -4,6 +4,19 @@
 //	srv, _ := toolserver.New(nc, "billing", "1.0.0")
 //	srv.Handle("create_invoice", func(ctx context.Context, c toolserver.Call) (any, error) { ... })
 //
+// Every request must carry the execute gate's signature (wire.SignExec,
+// header Toolgate-Signature) over its call id, idempotency key, tool, query
+// and exact body, made within the tolerance (5 minutes) of this server's
+// clock. The server verifies it with toolgate's public key (PublicKey, else
+// TOOLGATE_EXEC_PUBLIC_KEY, else .toolgate/secrets/exec-signing.pub) before
+// anything else, and refuses what is unsigned, stale or altered without
+// calling the handler: a request that skipped toolgate's gates (sent
+// straight to toolgate.exec.<tool> by anyone who may publish there) never
+// runs, whatever the broker allows. New fails when it finds no key. A
+// signed request replayed within the tolerance carries its idempotency key,
+// so it gets the remembered answer, not a second run; there is no separate
+// replay cache.
+//
 // Each request carries toolgate's idempotency key. The server remembers the
 // answers of the keys it has seen (bounded), so a request that reaches it
 // twice gets the first answer instead of a second side effect, and it
@@ -20,7 +33,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"sync"
+	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/micro"
@@ -41,26 +56,46 @@ type Func func(ctx context.Context, c Call) (any, error)
 // Server serves tools on toolgate.exec.<tool>.
 type Server struct {
 	svc  micro.Service
+	opts options
 	mu   sync.Mutex
 	seen map[string][]byte // idempotency key -> reply
 	keys []string          // insertion order, for the bound
 	max  int
 }
 
-// New registers a micro service called name.
-func New(nc *nats.Conn, name, version string) (*Server, error) {
+// New registers a micro service called name. It fails when it has no
+// public key to verify toolgate's requests with (see PublicKey, Insecure).
+func New(nc *nats.Conn, name, version string, opts ...Option) (*Server, error) {
+	o := options{tolerance: wire.DefaultExecTolerance, now: time.Now}
+	for _, opt := range opts {
+		if err := opt(&o); err != nil {
+			return nil, err
+		}
+	}
+	if len(o.keys) == 0 && !o.insecure {
+		keys, err := discoverKeys(os.Getenv)
+		if err != nil {
+			return nil, err
+		}
+		o.keys = keys
+	}
 	svc, err := micro.AddService(nc, micro.Config{Name: name, Version: version, Description: "toolgate tool executor"})
 	if err != nil {
 		return nil, fmt.Errorf("toolserver: %w", err)
 	}
-	return &Server{svc: svc, seen: map[string][]byte{}, max: 100_000}, nil
+	return &Server{svc: svc, opts: o, seen: map[string][]byte{}, max: 100_000}, nil
 }
 
 // Handle serves tool with f.
 func (s *Server) Handle(tool string, f Func) error {
 	h := micro.HandlerFunc(func(r micro.Request) {
 		c := Call{ID: r.Headers().Get(wire.HeaderCallID), IdempotencyKey: r.Headers().Get(wire.HeaderIdemKey), Arguments: json.RawMessage(r.Data())}
-		if q := r.Headers().Get(wire.HeaderQuery); q != "" {
+		q := r.Headers().Get(wire.HeaderQuery)
+		if err := s.verify(tool, r.Headers(), q, r.Data()); err != nil {
+			s.refuse(r, tool, err)
+			return
+		}
+		if q != "" {
 			_ = r.Respond(s.status(q, c.IdempotencyKey))
 			return
 		}

@@ -16,7 +16,8 @@ import (
 
 func TestServer_answers_status_queries_from_the_keys_it_ran(t *testing.T) {
 	nc, _ := testenv.Connect(t, testenv.RunJetStream(t))
-	srv, err := New(nc, "billing", "1.0.0")
+	signer := testSigner(t)
+	srv, err := New(nc, "billing", "1.0.0", PublicKey(signer.Public()...))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -28,7 +29,7 @@ func TestServer_answers_status_queries_from_the_keys_it_ran(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	ex := &execute.NATS{NC: nc}
+	ex := &execute.NATS{NC: nc, Signer: signer}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	req := execute.Request{Tool: "charge", CallID: "r-0", IdempotencyKey: "k1", Arguments: json.RawMessage(`{"amount":5}`)}
