@@ -23,6 +23,11 @@ type Meta struct {
 	DryRun       bool   // Toolgate-Dry-Run: true: run every gate, execute nothing
 	Atomic       bool   // Toolgate-Atomic: true: the response's calls run all or none
 	MaxTokens    int    // Toolgate-Max-Tokens: the request's output token cap; 0: not sent
+	// Token is the identity token (a JWT of the deployment's issuer), sent
+	// as Toolgate-Token. Where toolgate verifies identity, tenant,
+	// principal and roles come only from it and the fields above are
+	// ignored.
+	Token string
 }
 
 // header is m as headers; an empty field is not sent.
@@ -49,6 +54,7 @@ func (m Meta) header() (nats.Header, error) {
 	set(wire.HeaderTenant, m.Tenant)
 	set(wire.HeaderPrincipal, m.Principal)
 	set(wire.HeaderRoles, m.Roles)
+	set(wire.HeaderToken, m.Token)
 	set(wire.HeaderConversation, m.Conversation)
 	set(wire.HeaderModel, m.Model)
 	flag(wire.HeaderTolerant, m.Tolerant)

@@ -3,6 +3,7 @@ package producer
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -50,11 +51,13 @@ func stored(t *testing.T, st jetstream.Stream) []*jetstream.RawStreamMsg {
 func TestPublishResponse_sends_the_headers_once_per_response_id(t *testing.T) {
 	_, js, st := rig(t)
 	p := New(js)
-	m := Meta{Provider: "openai-chat", ResponseID: "resp-1", Principal: "alice", Tolerant: true, MaxTokens: 256}
-	for range 2 { // a retried publish is stored once
-		if err := p.PublishResponse(context.Background(), m, []byte(`{"id":"x"}`)); err != nil {
-			t.Fatal(err)
-		}
+	m := Meta{Provider: "openai-chat", ResponseID: "resp-1", Principal: "alice", Tolerant: true, MaxTokens: 256, Token: "jwt"}
+	if err := p.PublishResponse(context.Background(), m, []byte(`{"id":"x"}`)); err != nil {
+		t.Fatal(err)
+	}
+	// A retried publish is stored once, and said to be a duplicate.
+	if err := p.PublishResponse(context.Background(), m, []byte(`{"id":"x"}`)); !errors.Is(err, ErrDuplicate) {
+		t.Fatalf("retried publish: %v, want ErrDuplicate", err)
 	}
 	msgs := stored(t, st)
 	if len(msgs) != 1 {
@@ -62,8 +65,8 @@ func TestPublishResponse_sends_the_headers_once_per_response_id(t *testing.T) {
 	}
 	got := msgs[0]
 	want := map[string]string{
-		wire.HeaderProvider: "openai-chat", wire.HeaderResponseID: "resp-1", nats.MsgIdHdr: "resp-1",
-		wire.HeaderPrincipal: "alice", wire.HeaderTolerant: "true", wire.HeaderMaxTokens: "256",
+		wire.HeaderProvider: "openai-chat", wire.HeaderResponseID: "resp-1", nats.MsgIdHdr: "resp-1:" + digest([]byte(`{"id":"x"}`)),
+		wire.HeaderPrincipal: "alice", wire.HeaderTolerant: "true", wire.HeaderMaxTokens: "256", wire.HeaderToken: "jwt",
 	}
 	if got.Subject != wire.SubjectInResponse || string(got.Data) != `{"id":"x"}` {
 		t.Fatalf("stored %s %s", got.Subject, got.Data)
@@ -92,9 +95,12 @@ func TestPublishStream_numbers_events_and_ends_with_the_marker(t *testing.T) {
 	for i, ev := range msgs[:3] {
 		h := ev.Header
 		if ev.Subject != "toolgate.in.stream.s1" || string(ev.Data) != string(rune('a'+i)) || h.Get(wire.HeaderSeq) != string(rune('1'+i)) ||
-			h.Get(nats.MsgIdHdr) != "s1:"+string(rune('1'+i)) || h.Get(wire.HeaderDryRun) != "true" || h.Get(wire.HeaderProvider) != "anthropic" || h.Get(wire.HeaderEnd) != "" {
+			h.Get(nats.MsgIdHdr) != "s1:"+string(rune('1'+i))+":"+digest(ev.Data) || h.Get(wire.HeaderDryRun) != "true" || h.Get(wire.HeaderProvider) != "anthropic" || h.Get(wire.HeaderEnd) != "" {
 			t.Errorf("event %d: %s %q %v", i+1, ev.Subject, ev.Data, h)
 		}
+	}
+	if err := p.PublishStream(context.Background(), m, [][]byte{[]byte("a"), []byte("b"), []byte("c")}, "client went away"); !errors.Is(err, ErrDuplicate) {
+		t.Fatalf("republished stream: %v, want ErrDuplicate", err)
 	}
 	end := msgs[3]
 	if len(end.Data) != 0 || end.Header.Get(wire.HeaderEnd) != "client went away" || end.Header.Get(wire.HeaderSeq) != "" || end.Header.Get(wire.HeaderResponseID) != "s1" {
@@ -165,5 +171,33 @@ func TestAwait_collects_each_call_once_in_call_order(t *testing.T) {
 	defer cancel2()
 	if _, _, err := w.Await(short, 1); err != context.DeadlineExceeded {
 		t.Fatalf("await with nothing coming: %v, want the deadline", err)
+	}
+}
+
+// TestPublishResponse_other_content_under_a_used_id_is_not_a_duplicate: the
+// duplicate ack used to be ignored, and the message id was the response id
+// alone, so a second, different response under a used id was dropped by
+// JetStream while the caller heard "published". Now the same content is
+// ErrDuplicate and other content is stored, for toolgate to refuse
+// (response_id_conflict, see Refused).
+func TestPublishResponse_other_content_under_a_used_id_is_not_a_duplicate(t *testing.T) {
+	_, js, st := rig(t)
+	p := New(js)
+	m := Meta{Provider: "openai-chat", ResponseID: "resp-2"}
+	if err := p.PublishResponse(context.Background(), m, []byte(`{"id":"a"}`)); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.PublishResponse(context.Background(), m, []byte(`{"id":"b"}`)); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(stored(t, st)); n != 2 {
+		t.Fatalf("%d messages stored, want both, for toolgate to judge", n)
+	}
+	conflict := &wire.ResponseResult{ResponseID: "resp-2", Status: wire.ResponseIDConflict, Text: "used before"}
+	if err := Refused(conflict); !errors.Is(err, ErrConflict) {
+		t.Fatalf("Refused(response_id_conflict) = %v, want ErrConflict", err)
+	}
+	if err := Refused(&wire.ResponseResult{Status: wire.NoToolCalls}); err != nil {
+		t.Fatalf("Refused(no_tool_calls) = %v", err)
 	}
 }

@@ -2,60 +2,116 @@ package producer
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
 	"fmt"
 	"strconv"
 
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/toolgate/toolgate/pkg/wire"
 )
 
+// ErrDuplicate: JetStream already held this exact message (the same
+// response id and content, within its duplicate window), so nothing new was
+// stored: a retry of a publish that had arrived. The response's outcomes
+// were published when it first arrived.
+var ErrDuplicate = errors.New("producer: duplicate: this response was already published with this content; nothing new was sent")
+
+// ErrConflict: toolgate refused the response because its id was used
+// before with other content or by another identity (response_id_conflict),
+// or because its stream's events came from more than one producer
+// (stream_conflict). Nothing of it ran; send it again under a new id.
+var ErrConflict = errors.New("producer: toolgate refused the response id: it was used before with other content or by another producer; nothing ran, send it under a new response id")
+
+// Refused returns an error wrapping ErrConflict when r, a response-level
+// result, says the response id or stream was refused, and nil otherwise.
+func Refused(r *wire.ResponseResult) error {
+	if r == nil || (r.Status != wire.ResponseIDConflict && r.Status != wire.StreamConflict) {
+		return nil
+	}
+	return fmt.Errorf("%w: response %s: %s", ErrConflict, r.ResponseID, r.Text)
+}
+
 // PublishResponse publishes one complete provider response body on
-// toolgate.in.response, with Nats-Msg-Id = the response id, so a retried
-// publish is stored once.
+// toolgate.in.response with Nats-Msg-Id <response-id>:<sha256 of the body>,
+// so a retried publish is stored once and reported as ErrDuplicate, while
+// other content under the same id is stored and refused by toolgate
+// (response_id_conflict, which a Watch receives; see Refused).
 func (p *Producer) PublishResponse(ctx context.Context, m Meta, body []byte) error {
 	h, err := m.header()
 	if err != nil {
 		return err
 	}
-	h.Set(nats.MsgIdHdr, m.ResponseID)
-	if _, err := p.js.PublishMsg(ctx, &nats.Msg{Subject: wire.SubjectInResponse, Data: body, Header: h}); err != nil {
+	h.Set(nats.MsgIdHdr, m.ResponseID+":"+digest(body))
+	ack, err := p.js.PublishMsg(ctx, &nats.Msg{Subject: wire.SubjectInResponse, Data: body, Header: h})
+	if err != nil {
 		return fmt.Errorf("producer: publish response %s: %w", m.ResponseID, err)
+	}
+	if duplicate(ack) {
+		return fmt.Errorf("%w (response id %s)", ErrDuplicate, m.ResponseID)
 	}
 	return nil
 }
 
 // PublishStream publishes a provider stream's events, in order, on
 // toolgate.in.stream.<response-id>: event i has Toolgate-Seq i+1 and
-// Nats-Msg-Id <response-id>:<i+1>. A non-empty end adds, after them, the
+// Nats-Msg-Id <response-id>:<i+1>:<sha256 of the event>, so a retried event
+// is stored once while a different one for the same seq is stored and
+// ends the stream stream_conflict. A non-empty end adds, after them, the
 // marker of a stream the producer could not finish (Toolgate-End: end, no
 // body, Nats-Msg-Id <response-id>:end): toolgate then settles the response
 // without waiting for its idle timeout. A stream is complete without it when
-// its events hold the provider's terminal event.
+// its events hold the provider's terminal event. When JetStream already held
+// every message it returns ErrDuplicate: nothing new was sent.
 func (p *Producer) PublishStream(ctx context.Context, m Meta, events [][]byte, end string) error {
 	h, err := m.header()
 	if err != nil {
 		return err
 	}
 	subj := wire.InStream(m.ResponseID)
+	sent, dups := 0, 0
 	for i, ev := range events {
 		msg := &nats.Msg{Subject: subj, Data: ev, Header: clone(h)}
 		msg.Header.Set(wire.HeaderSeq, strconv.Itoa(i+1))
-		msg.Header.Set(nats.MsgIdHdr, fmt.Sprintf("%s:%d", m.ResponseID, i+1))
-		if _, err := p.js.PublishMsg(ctx, msg); err != nil {
+		msg.Header.Set(nats.MsgIdHdr, fmt.Sprintf("%s:%d:%s", m.ResponseID, i+1, digest(ev)))
+		ack, err := p.js.PublishMsg(ctx, msg)
+		if err != nil {
 			return fmt.Errorf("producer: publish event %d of %s: %w", i+1, m.ResponseID, err)
 		}
+		sent++
+		if duplicate(ack) {
+			dups++
+		}
 	}
-	if end == "" {
-		return nil
+	if end != "" {
+		msg := &nats.Msg{Subject: subj, Header: clone(h)}
+		msg.Header.Set(wire.HeaderEnd, end)
+		msg.Header.Set(nats.MsgIdHdr, m.ResponseID+":end")
+		ack, err := p.js.PublishMsg(ctx, msg)
+		if err != nil {
+			return fmt.Errorf("producer: publish the end of %s: %w", m.ResponseID, err)
+		}
+		sent++
+		if duplicate(ack) {
+			dups++
+		}
 	}
-	msg := &nats.Msg{Subject: subj, Header: clone(h)}
-	msg.Header.Set(wire.HeaderEnd, end)
-	msg.Header.Set(nats.MsgIdHdr, m.ResponseID+":end")
-	if _, err := p.js.PublishMsg(ctx, msg); err != nil {
-		return fmt.Errorf("producer: publish the end of %s: %w", m.ResponseID, err)
+	if sent > 0 && dups == sent {
+		return fmt.Errorf("%w (response id %s, %d stream messages)", ErrDuplicate, m.ResponseID, sent)
 	}
 	return nil
+}
+
+func duplicate(ack *jetstream.PubAck) bool { return ack != nil && ack.Duplicate }
+
+// digest is 32 hex digits of data's sha256: a message id part that only the
+// same content repeats.
+func digest(data []byte) string {
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:16])
 }
 
 func clone(h nats.Header) nats.Header {
