@@ -1,8 +1,6 @@
 package stage
 
 import (
-	"strings"
-
 	"github.com/rs/zerolog"
 
 	"github.com/toolgate/toolgate/internal/call"
@@ -61,22 +59,23 @@ func sensitiveOf(reg *registry.Registry) func(string) []string {
 	}
 }
 
-// toolName is how a tool name appears in log lines: the name of a
-// registered tool as it is; anything else (a model's invention, a 70 KB
-// name, a secret pasted as a name) as "unregistered:" and 12 hex digits of
-// its sha256, so no log line grows with what a model wrote and no unknown
-// name is shown in clear. Metrics label all of those "unregistered", so the
+// toolName is how a tool name appears in log lines (redact.ToolName): a
+// registered tool's name as it is, any other as "unregistered:" and 12 hex
+// digits of its sha256. Metrics label all of those "unregistered", so the
 // label set is bounded by the registered tools.
 func toolName(reg *registry.Registry, name string) string {
-	if reg != nil {
-		if _, ok := reg.Lookup(name); ok {
-			return name
+	return redact.ToolName(name, registeredIn(reg))
+}
+
+// registeredIn reports whether a tool of that name is registered in reg.
+func registeredIn(reg *registry.Registry) func(string) bool {
+	return func(name string) bool {
+		if reg == nil {
+			return false
 		}
+		_, ok := reg.Lookup(name)
+		return ok
 	}
-	if name == "" {
-		return ""
-	}
-	return "unregistered:" + strings.TrimPrefix(redact.Hash([]byte(name)), "sha256:")[:12]
 }
 
 // providerLabel bounds the provider label the same way: a known provider's

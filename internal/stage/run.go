@@ -156,7 +156,7 @@ func Run(ctx context.Context, cfg Config, ready chan<- struct{}) error {
 	if err != nil {
 		return err
 	}
-	emit := &pipeline.Emitter{Transition: transitionHook(m, log, reg), Sensitive: sensitiveOf(reg), MaxPayload: nc.MaxPayload(), Seals: seals}
+	emit := &pipeline.Emitter{Transition: transitionHook(m, log, reg), Sensitive: sensitiveOf(reg), Registered: registeredIn(reg), MaxPayload: nc.MaxPayload(), Seals: seals}
 	defer m.WatchConsumers(cfg.Stages, metrics.JetStreamInfo(js, streams.StreamOf))()
 	repairModel, err := repairClient(cfg, log)
 	if err != nil {
