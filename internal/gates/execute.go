@@ -51,10 +51,20 @@ type Execute struct {
 }
 
 // Handle implements pipeline.Gate.
+// It runs a call only when its gate seals verify (execute_seal.go).
 func (x *Execute) Handle(ctx context.Context, e call.Envelope) ([]call.Envelope, error) {
-	if outs, ok := x.checkSeals(&e); !ok {
+	checked, outs, ok := x.checkSeals(e)
+	if !ok {
 		return outs, nil
 	}
+	outs, err := x.handle(ctx, e)
+	for i := range outs {
+		outs[i].Note(checked)
+	}
+	return outs, err
+}
+
+func (x *Execute) handle(ctx context.Context, e call.Envelope) ([]call.Envelope, error) {
 	t, ok := x.Tools.Lookup(e.ToolName)
 	if !ok {
 		return x.end(e, call.ExecutionFailed, "tool "+e.ToolName+" is no longer registered; nothing was run")

@@ -10,14 +10,14 @@ import (
 )
 
 // checkSeals verifies e's gate seals (seal.Keyring.Verify) before anything
-// else is done with it. A call that fails ends seal_invalid, its status set
-// directly since the envelope's own is not trusted, and nothing runs; one
-// that passes notes which seals were checked.
-func (x *Execute) checkSeals(e *call.Envelope) ([]call.Envelope, bool) {
-	checked, err := x.Seals.Verify(e)
+// else is done with it. A call that passes gets the note of which seals were
+// checked, for its execute step; one that fails ends seal_invalid, its
+// status set directly since the envelope's own is not trusted, and nothing
+// runs.
+func (x *Execute) checkSeals(e call.Envelope) (string, []call.Envelope, bool) {
+	checked, err := x.Seals.Verify(&e)
 	if err == nil {
-		e.Note("seals checked: " + strings.Join(checked, ", "))
-		return nil, true
+		return "seals checked: " + strings.Join(checked, ", "), nil, true
 	}
 	stage := seal.Execute
 	var se *seal.Error
@@ -27,5 +27,5 @@ func (x *Execute) checkSeals(e *call.Envelope) ([]call.Envelope, bool) {
 	e.Status, e.Failure = call.SealInvalid, ""
 	e.Errors = []string{err.Error() + "; nothing was run"}
 	e.History = append(e.History, call.Step{Stage: streams.Execute, Status: call.SealInvalid, At: x.Now().UTC(), Note: seal.Note(stage)})
-	return []call.Envelope{*e}, false
+	return "", []call.Envelope{e}, false
 }
