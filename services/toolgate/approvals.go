@@ -52,7 +52,8 @@ func approvals(args []string) error {
 			if err != nil || (!*all && r.State != approval.Pending) {
 				continue
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", r.CallID, r.Tool, r.State, approval.ShortHash(r.ArgsHash), r.ExpiresAt.Local().Format(time.DateTime), r.Why)
+			// A call id is the producer's (its response id): shown escaped.
+			fmt.Fprint(tw, printable(fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%s", r.CallID, r.Tool, r.State, approval.ShortHash(r.ArgsHash), r.ExpiresAt.Local().Format(time.DateTime), r.Why))+"\n")
 		}
 		if err := tw.Flush(); err != nil {
 			return err

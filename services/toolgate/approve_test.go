@@ -217,3 +217,17 @@ func TestIsTerminal_pipes_files_and_dev_null_are_not(t *testing.T) {
 		}
 	}
 }
+
+func TestPrintable_escapes_what_could_redraw_the_terminal(t *testing.T) {
+	for in, want := range map[string]string{
+		"call-1\tdelete\n": "call-1\tdelete\n",
+		"evil\x1b[2Jid":    `evil\u001b[2Jid`,
+		"c1\u009b31m":      `c1\u009b31m`,
+		"rtl\u202egnp.exe": `rtl\u202egnp.exe`,
+		"kunde_müller":     "kunde_müller",
+	} {
+		if got := printable(in); got != want {
+			t.Errorf("printable(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

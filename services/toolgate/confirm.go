@@ -53,13 +53,14 @@ func prettyArgs(args json.RawMessage) string {
 	return out.String()
 }
 
-// printable escapes every control or unprintable character but newline, so
-// text from a call (a principal, a string argument with ESC or C1 codes)
-// cannot move the cursor or hide what is shown.
+// printable escapes every control or unprintable character but newline and
+// tab (tabwriter's columns), so text from a call (a call id, a principal, a
+// string argument with ESC or C1 codes) cannot move the cursor or hide what
+// is shown.
 func printable(s string) string {
 	var b strings.Builder
 	for _, r := range s {
-		if r == '\n' || (unicode.IsPrint(r) && !unicode.IsControl(r)) {
+		if r == '\n' || r == '\t' || (unicode.IsPrint(r) && !unicode.IsControl(r)) {
 			b.WriteRune(r)
 			continue
 		}
