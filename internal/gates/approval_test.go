@@ -122,3 +122,37 @@ func TestPolicy_decided_approval_for_other_arguments_is_replaced_by_a_new_pendin
 		t.Fatalf("record %+v %v, want a new pending one for the new arguments, no decision carried over", rec, err)
 	}
 }
+
+// The decision records the hash approved, and only an envelope with exactly
+// those arguments moves on approved, carrying that hash for its policy seal.
+func TestPolicy_approval_moves_only_the_approved_arguments_on(t *testing.T) {
+	p, store := approvalGate(t)
+	ctx := context.Background()
+	if _, err := p.Handle(ctx, arriving(t, "delete_customer_account", `{"customer_id":"cus_1"}`)); err != nil {
+		t.Fatal(err)
+	}
+	pending, _, err := store.Get(ctx, "c-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, _, err := store.Decide(ctx, "c-1", approval.Approved, "carol", "", pending.ArgsHash, time.Now())
+	if err != nil || rec.ArgsHash != pending.ArgsHash {
+		t.Fatalf("decided %+v %v, want the hash shown recorded", rec, err)
+	}
+	waiting, err := call.Unmarshal(rec.Envelope)
+	if err != nil {
+		t.Fatal(err)
+	}
+	forged := waiting
+	forged.Arguments = json.RawMessage(`{"customer_id":"cus_6666"}`)
+	if out, err := p.Handle(ctx, forged); err != nil || len(out) != 0 {
+		t.Fatalf("an envelope with other arguments under the approval: %v %v, want dropped", out, err)
+	}
+	out, err := p.Handle(ctx, waiting)
+	if err != nil || len(out) != 1 || out[0].Status != call.Approved {
+		t.Fatalf("the approved envelope: %v %v, want approved", out, err)
+	}
+	if a := out[0].Approval; a == nil || a.Hash != pending.ArgsHash || a.By != "carol" {
+		t.Fatalf("approval %+v, want carol's decision over hash %s", a, pending.ArgsHash)
+	}
+}
