@@ -9,6 +9,7 @@ import (
 
 	"github.com/toolgate/toolgate/internal/approval"
 	"github.com/toolgate/toolgate/internal/idem"
+	"github.com/toolgate/toolgate/internal/identity"
 	"github.com/toolgate/toolgate/internal/model"
 	"github.com/toolgate/toolgate/internal/parse"
 	"github.com/toolgate/toolgate/internal/pipeline"
@@ -54,6 +55,9 @@ type Deps struct {
 	// Malformed is told of every malformed stored record a stage meets
 	// (records.go: log and count it); nil: logged only.
 	Malformed MalformedFunc
+	// Identity verifies producers' tokens (accumulate; flags_identity.go);
+	// nil: dev mode, identity headers on trust.
+	Identity *identity.Verifier
 	// Exec signs executor requests and bounds HTTP destinations (execute
 	// only; flags_exec.go).
 	Exec ExecConfig

@@ -66,6 +66,7 @@ func Flags(fs *flag.FlagSet, getenv func(string) string, d Defaults) func() (Fla
 	repairConfig := RepairFlags(fs, getenv)
 	execConfig := ExecFlags(fs, getenv) // flags_exec.go
 	sealConfig := SealFlags(fs, getenv)
+	identityConfig := IdentityFlags(fs, getenv) // flags_identity.go
 	return func() (Flagged, error) {
 		if replicasErr != nil {
 			return Flagged{}, fmt.Errorf("TOOLGATE_STREAM_REPLICAS: want a number of replicas (1 or 3): %v", replicasErr)
@@ -115,6 +116,7 @@ func Flags(fs *flag.FlagSet, getenv func(string) string, d Defaults) func() (Fla
 			cfg.NATSURL = *natsURL
 		}
 		sealConfig(&cfg)
+		identityConfig(&cfg)
 		return Flagged{Config: cfg, LogLevel: *level}, nil
 	}
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/toolgate/toolgate/internal/health"
 	"github.com/toolgate/toolgate/internal/idem"
+	"github.com/toolgate/toolgate/internal/identity"
 	"github.com/toolgate/toolgate/internal/metrics"
 	"github.com/toolgate/toolgate/internal/model"
 	"github.com/toolgate/toolgate/internal/parse"
@@ -72,6 +73,10 @@ type Config struct {
 	// every stage, fresh keys of its own.
 	Seals    *seal.Keyring
 	SealKeys string
+
+	// Identity is the identity issuer (flags_identity.go); no Issuer: dev
+	// mode, identity headers taken on trust.
+	Identity identity.Config
 }
 
 func (c *Config) setDefaults() {
@@ -171,10 +176,14 @@ func Run(ctx context.Context, cfg Config, ready chan<- struct{}) error {
 	if err != nil {
 		return err
 	}
+	verifier, err := identityVerifier(ctx, cfg, log) // flags_identity.go
+	if err != nil {
+		return err
+	}
 	set, err := New(cfg.Stages, Deps{
 		NC: nc, JS: js, Tools: reg, Store: store, Settings: cfg.Settings, Limits: cfg.Limits, Owner: owner, Log: log, Observe: m.Observe, Malformed: malformed,
 		ApprovalTTL: cfg.ApprovalTTL, ApprovalSweep: cfg.ApprovalSweep, Repair: repairModel, StreamIdle: cfg.StreamIdle, StreamMaxEvents: cfg.StreamMaxEvents,
-		TolerantProviders: cfg.TolerantProviders, Emit: emit,
+		TolerantProviders: cfg.TolerantProviders, Emit: emit, Identity: verifier,
 		Exec: execCfg,
 	})
 	if err != nil {

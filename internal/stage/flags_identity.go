@@ -1,0 +1,49 @@
+package stage
+
+import (
+	"context"
+	"flag"
+	"slices"
+
+	"github.com/rs/zerolog"
+
+	"github.com/toolgate/toolgate/internal/identity"
+	"github.com/toolgate/toolgate/streams"
+)
+
+// IdentityFlags declares the identity issuer's flags, each defaulting to its
+// TOOLGATE_IDENTITY_* variable, and returns the function that sets the
+// parsed values on a Config. Without --identity-issuer identity is off (dev
+// mode): tenant, principal and roles are taken from the ingest headers and
+// every call says identity unverified.
+func IdentityFlags(fs *flag.FlagSet, getenv func(string) string) func(*Config) {
+	def := func(k string) string { return EnvOr(getenv, k, "") }
+	issuer := fs.String("identity-issuer", def("TOOLGATE_IDENTITY_ISSUER"), "the identity issuer whose JWT (header Toolgate-Token) every ingest message must carry; tenant, principal and roles then come only from it (TOOLGATE_IDENTITY_ISSUER); empty: dev mode, identity headers taken on trust")
+	audience := fs.String("identity-audience", def("TOOLGATE_IDENTITY_AUDIENCE"), "the aud the issuer puts in toolgate's tokens (TOOLGATE_IDENTITY_AUDIENCE)")
+	keys := fs.String("identity-keys", def("TOOLGATE_IDENTITY_KEYS"), "file of the issuer's public keys: PEM, JWK or JWKS (TOOLGATE_IDENTITY_KEYS)")
+	jwks := fs.String("identity-jwks-url", def("TOOLGATE_IDENTITY_JWKS_URL"), "the issuer's JWKS URL, fetched at start and on an unknown kid at most every 30s (TOOLGATE_IDENTITY_JWKS_URL)")
+	roles := fs.String("identity-roles-claim", EnvOr(getenv, "TOOLGATE_IDENTITY_ROLES_CLAIM", identity.DefaultRolesClaim), "the token claim holding roles, a string or a list (TOOLGATE_IDENTITY_ROLES_CLAIM)")
+	tenant := fs.String("identity-tenant-claim", EnvOr(getenv, "TOOLGATE_IDENTITY_TENANT_CLAIM", identity.DefaultTenantClaim), "the token claim holding the tenant (TOOLGATE_IDENTITY_TENANT_CLAIM); the principal is sub")
+	return func(c *Config) {
+		c.Identity = identity.Config{Issuer: *issuer, Audience: *audience, KeysFile: *keys, JWKSURL: *jwks, RolesClaim: *roles, TenantClaim: *tenant}
+	}
+}
+
+// identityVerifier is the verifier of cfg.Identity for a process that runs
+// accumulate, nil in dev mode or without accumulate; it logs which mode
+// ingest runs in.
+func identityVerifier(ctx context.Context, cfg Config, log zerolog.Logger) (*identity.Verifier, error) {
+	if !slices.Contains(cfg.Stages, streams.Accumulate) {
+		return nil, nil
+	}
+	if !cfg.Identity.Enabled() {
+		log.Warn().Str("identity", "unverified").Msg("no identity issuer (--identity-issuer): tenant, principal and roles are taken from the ingest headers on trust; every call is recorded identity unverified")
+		return nil, nil
+	}
+	v, err := identity.New(ctx, cfg.Identity)
+	if err != nil {
+		return nil, err
+	}
+	log.Info().Str("identity", "verified").Str("issuer", cfg.Identity.Issuer).Msg("ingest verifies the producer's token (Toolgate-Token); identity headers are ignored")
+	return v, nil
+}
