@@ -13,6 +13,8 @@ import (
 	"github.com/toolgate/toolgate/internal/approval"
 	"github.com/toolgate/toolgate/internal/call"
 	"github.com/toolgate/toolgate/internal/pipeline"
+	"github.com/toolgate/toolgate/internal/seal"
+	"github.com/toolgate/toolgate/internal/seal/sealtest"
 	"github.com/toolgate/toolgate/internal/testenv"
 	"github.com/toolgate/toolgate/internal/tool"
 	"github.com/toolgate/toolgate/pkg/toolserver"
@@ -78,6 +80,13 @@ func (x *executions) of(tool string) []string {
 // executor for every tool, and the approval settings given.
 func startGatedPipeline(t *testing.T, ttl, sweep time.Duration) (*pipe, *executions, *approval.Store) {
 	t.Helper()
+	return startGatedPipelineSealed(t, ttl, sweep, nil)
+}
+
+// startGatedPipelineSealed is startGatedPipeline with the stages' seal keys
+// given (nil: their own), so a test can seal what it hands a gate.
+func startGatedPipelineSealed(t *testing.T, ttl, sweep time.Duration, seals *seal.Keyring) (*pipe, *executions, *approval.Store) {
+	t.Helper()
 	ex := &executions{args: map[string][]string{}}
 	files := map[string][]byte{"tools.yaml": exampleTools(t), "seed.yaml": []byte(seedTools)}
 	var names []string
@@ -97,7 +106,7 @@ func startGatedPipeline(t *testing.T, ttl, sweep time.Duration) (*pipe, *executi
 			ex.add(name, c.Arguments)
 			return map[string]any{"done": name, "call": c.ID}, nil
 		},
-		configure: func(c *Config) { c.ApprovalTTL, c.ApprovalSweep = ttl, sweep },
+		configure: func(c *Config) { c.ApprovalTTL, c.ApprovalSweep, c.Seals = ttl, sweep, seals },
 	})
 	akv, err := p.js.KeyValue(p.ctx, streams.BucketApprovals)
 	if err != nil {
@@ -318,7 +327,8 @@ func TestPipeline_undecided_call_expires_without_any_command(t *testing.T) {
 }
 
 func TestPipeline_approval_does_not_carry_over_to_repaired_arguments(t *testing.T) {
-	p, ex, store := startGatedPipeline(t, 0, 0)
+	seals := sealtest.Keys(t)
+	p, ex, store := startGatedPipelineSealed(t, 0, 0, seals)
 	p.publishAs("appr-fix", "delete_customer_account", deleteArgs, "alice", "admin")
 	p.waitStatus("appr-fix-0", call.ApprovalRequired)
 	// A human approves what was shown ...
@@ -334,8 +344,12 @@ func TestPipeline_approval_does_not_carry_over_to_repaired_arguments(t *testing.
 	}
 	changed := `{"customer_id":"cus_0001","reason":"customer asked to close the account"}`
 	e.RepairAttempts++
-	e.RawArguments, e.Arguments = changed, json.RawMessage(changed)
-	e.Reset(streams.Repair, call.Parsed, time.Now(), "repaired")
+	e.RawArguments, e.Arguments = changed, nil
+	e.Reset(streams.Repair, call.Received, time.Now(), "repaired")
+	sealAs(t, seals, streams.Repair, &e) // what repair and parse seal on the way
+	e.Arguments = json.RawMessage(changed)
+	e.Reset(streams.Parse, call.Parsed, time.Now(), "")
+	sealAs(t, seals, streams.Parse, &e)
 	body, _ := e.Marshal()
 	m := nats.NewMsg(streams.Gate(streams.Validate))
 	m.Data = body

@@ -142,6 +142,7 @@ func TestOps_replay_of_1000_dead_letters_reports_an_accurate_summary(t *testing.
 		if i < valid {
 			e.RawArguments = `{"city":"Paris"}` // passes: the schema was fixed since
 		}
+		sealAs(t, o.seals, streams.Accumulate, &e) // as the gates would have: the replay may enter validate
 		e.Arguments = json.RawMessage(e.RawArguments)
 		for _, m := range []struct {
 			stage string
@@ -149,6 +150,9 @@ func TestOps_replay_of_1000_dead_letters_reports_an_accurate_summary(t *testing.
 		}{{"parse", call.Parsed}, {"validate", call.SchemaInvalid}, {"repair", call.Failed}} {
 			if err := e.Move(m.stage, m.to, now, "/city: want string"); err != nil {
 				t.Fatal(err)
+			}
+			if m.to == call.Parsed {
+				sealAs(t, o.seals, streams.Parse, &e)
 			}
 		}
 		e.Failure = call.SchemaInvalid

@@ -14,6 +14,8 @@ import (
 
 	"github.com/toolgate/toolgate/internal/metrics"
 	"github.com/toolgate/toolgate/internal/registry"
+	"github.com/toolgate/toolgate/internal/seal"
+	"github.com/toolgate/toolgate/internal/seal/sealtest"
 	"github.com/toolgate/toolgate/internal/tool"
 	"github.com/toolgate/toolgate/pkg/toolserver"
 	"github.com/toolgate/toolgate/streams"
@@ -25,6 +27,7 @@ type ops struct {
 	*pipe
 	metrics *metrics.Metrics
 	log     *syncBuffer
+	seals   *seal.Keyring // the stages' seal keys: tests seal letters they bury with them
 	toolsKV jetstream.KeyValue
 
 	mu   sync.Mutex
@@ -53,7 +56,7 @@ func (s *syncBuffer) String() string {
 // create_invoice and get_weather; get_weather in "Atlantis" fails.
 func startOps(t *testing.T) *ops {
 	t.Helper()
-	o := &ops{metrics: metrics.New(), log: &syncBuffer{}, runs: map[string]int{}}
+	o := &ops{metrics: metrics.New(), log: &syncBuffer{}, runs: map[string]int{}, seals: sealtest.Keys(t)}
 	o.pipe = startRig(t, rig{
 		exec: func(name string, c toolserver.Call) (any, error) {
 			o.mu.Lock()
@@ -64,7 +67,9 @@ func startOps(t *testing.T) *ops {
 			}
 			return map[string]any{"done": name, "call": c.ID}, nil
 		},
-		configure: func(c *Config) { c.Metrics, c.Log = o.metrics, zerolog.New(o.log).Level(zerolog.InfoLevel) },
+		configure: func(c *Config) {
+			c.Metrics, c.Log, c.Seals = o.metrics, zerolog.New(o.log).Level(zerolog.InfoLevel), o.seals
+		},
 	})
 	var err error
 	if o.toolsKV, err = o.js.KeyValue(o.ctx, streams.BucketTools); err != nil {

@@ -303,3 +303,11 @@ func TestTrust_edited_sealed_envelope_never_executes(t *testing.T) {
 		t.Fatalf("the tool received the call %d times, want only the genuine one", n)
 	}
 }
+
+// sealAs appends stage's seal to e with kr, as the stage would on a pass.
+func sealAs(t *testing.T, kr *seal.Keyring, stage string, e *call.Envelope) {
+	t.Helper()
+	if err := kr.Seal(stage, e); err != nil {
+		t.Fatal(err)
+	}
+}
