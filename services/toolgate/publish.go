@@ -26,8 +26,10 @@ func publish(args []string) error {
 	rid := fs.String("response-id", "", "Toolgate-Response-Id (default: derived from the file name and time)")
 	wait := fs.Duration("wait", 0, "wait this long for outcomes and print them")
 	tolerant := fs.Bool("tolerant", false, "recover tool calls written as text (Toolgate-Tolerant: true)")
-	principal := fs.String("principal", "", "Toolgate-Principal")
-	roles := fs.String("roles", "", "Toolgate-Roles, comma separated")
+	principal := fs.String("principal", "", "Toolgate-Principal (ignored where toolgate verifies identity: the token's is used)")
+	roles := fs.String("roles", "", "Toolgate-Roles, comma separated (ignored where toolgate verifies identity)")
+	tenant := fs.String("tenant", os.Getenv("TOOLGATE_TENANT"), "Toolgate-Tenant, and the tenant whose results --wait reads (TOOLGATE_TENANT); where toolgate verifies identity, give the token's tenant")
+	token := fs.String("token", os.Getenv("TOOLGATE_TOKEN"), "identity token, a JWT of the deployment's issuer, sent as Toolgate-Token (TOOLGATE_TOKEN)")
 	dryRun := fs.Bool("dry-run", false, "Toolgate-Dry-Run: true")
 	maxTokens := fs.Int("max-tokens", 0, "Toolgate-Max-Tokens: the request's output token cap")
 	fs.Parse(args)
@@ -50,7 +52,7 @@ func publish(args []string) error {
 		return err
 	}
 	defer nc.Close()
-	p := producer.New(js)
+	p := producer.New(js).ForTenant(*tenant)
 	// Watch before publishing: a fast pipeline's outcomes come before the
 	// last publish returns.
 	var w *producer.Watch
@@ -60,9 +62,11 @@ func publish(args []string) error {
 		}
 		defer w.Stop()
 	}
-	meta := producer.Meta{Provider: *prov, ResponseID: *rid, Principal: *principal, Roles: *roles, Tolerant: *tolerant, DryRun: *dryRun, MaxTokens: *maxTokens}
+	meta := producer.Meta{Provider: *prov, ResponseID: *rid, Tenant: *tenant, Principal: *principal, Roles: *roles, Token: *token,
+		Tolerant: *tolerant, DryRun: *dryRun, MaxTokens: *maxTokens}
 	ctx, cancel := timeout()
 	defer cancel()
+	sent, dups := 0, 0
 	if provider.IsTranscript(data) {
 		events, err := provider.SplitTranscript(data)
 		if err != nil {
@@ -80,16 +84,32 @@ func publish(args []string) error {
 					}
 				}
 			}
-			if err := p.PublishStream(ctx, m, group, ""); err != nil {
+			err := p.PublishStream(ctx, m, group, "")
+			if errors.Is(err, producer.ErrDuplicate) {
+				dups++
+				fmt.Println(duplicateLine(m.ResponseID))
+				continue
+			}
+			if err != nil {
 				return err
 			}
+			sent++
 			fmt.Printf("published %s: %d stream events on %s\n", m.ResponseID, len(group), wire.InStream(m.ResponseID))
 		}
 	} else {
-		if err := p.PublishResponse(ctx, meta, data); err != nil {
+		err := p.PublishResponse(ctx, meta, data)
+		if errors.Is(err, producer.ErrDuplicate) {
+			dups++
+			fmt.Println(duplicateLine(*rid))
+		} else if err != nil {
 			return err
+		} else {
+			sent++
+			fmt.Printf("published %s: one %s response (%d bytes)\n", *rid, *prov, len(data))
 		}
-		fmt.Printf("published %s: one %s response (%d bytes)\n", *rid, *prov, len(data))
+	}
+	if sent == 0 && dups > 0 {
+		return nil // its outcomes came when it first arrived: see toolgate status
 	}
 	if *wait > 0 {
 		return printResults(ctx, w, *wait)
@@ -122,6 +142,9 @@ func printResults(ctx context.Context, w *producer.Watch, wait time.Duration) er
 		}
 		n++
 		printOutcome(o.Data)
+		if err := producer.Refused(o.Response); err != nil {
+			return fmt.Errorf("conflict: response id %s was used before with other content or by another producer: nothing of this one ran; publish it again with a new --response-id", o.Response.ResponseID)
+		}
 		idle = time.Now().Add(time.Second)
 	}
 }
@@ -183,4 +206,9 @@ func splitResponses(prov string, events [][]byte) [][][]byte {
 func isTrailer(ev []byte) bool {
 	t := strings.TrimSpace(string(ev))
 	return t == "[DONE]" || strings.Contains(t, `"choices":[]`)
+}
+
+// duplicateLine says that JetStream already held exactly this message.
+func duplicateLine(rid string) string {
+	return "duplicate: response id " + rid + " was already published; nothing new was sent"
 }
