@@ -17,6 +17,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/toolgate/toolgate/internal/registry"
+	"github.com/toolgate/toolgate/internal/seal"
 	"github.com/toolgate/toolgate/internal/stage"
 	"github.com/toolgate/toolgate/internal/tool"
 	"github.com/toolgate/toolgate/streams"
@@ -106,6 +107,14 @@ func up(args []string) error {
 	if lp != nil {
 		err = lp.run(ctx, adminURL, cfg)
 	} else {
+		// Seal keys made once in the secrets directory, as in least
+		// privilege: a call sealed before a restart (waiting for a human,
+		// a dead letter) still runs after it.
+		if cfg.Seals == nil && cfg.SealKeys == "" {
+			if cfg.Seals, err = seal.Ensure(*uf.trust.secrets, cfg.Stages); err != nil {
+				return err
+			}
+		}
 		err = stage.Run(ctx, cfg, nil)
 	}
 	ns.Shutdown()
