@@ -21,7 +21,7 @@ import (
 func dlqReplay(args []string) error {
 	fs := flag.NewFlagSet("dlq replay", flag.ExitOnError)
 	d := addDLQFlags(fs)
-	toStage := fs.String("to-stage", "", "send every call to this stage (parse, validate, business, policy, execute); default: the stage that dead-lettered it")
+	toStage := fs.String("to-stage", "", "send every call to this stage (parse, validate, business, policy, execute), at or before the stage that failed it; a call whose seals show it has not passed the gates before that stage is skipped, and said so; default: the stage its own history says failed it")
 	dry := fs.Bool("dry-run", false, "show what would be replayed; publish nothing")
 	wait := fs.Duration("wait", time.Minute, "how long to watch toolgate.results for the new outcomes (0: do not watch)")
 	fs.Parse(args)
