@@ -75,8 +75,9 @@ func TestCluster_stream_leader_lost_under_load_every_accepted_call_has_one_outco
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	testenv.Eventually(t, 30*time.Second, 200*time.Millisecond, func() error { return streams.Ensure(ctx, js, settings) })
-	r := newRig(t, admin, conn())
-	runStages(t, url, streams.Names(), true, settings, func(string) []nats.Option {
+	k := trustKeys(t)
+	r := newRig(t, admin, conn(), k)
+	runStages(t, url, streams.Names(), true, settings, k, func(string) []nats.Option {
 		return []nats.Option{nats.MaxReconnects(-1), nats.ReconnectWait(50 * time.Millisecond)}
 	})
 

@@ -2,6 +2,7 @@ package deploy
 
 import (
 	"context"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -10,22 +11,42 @@ import (
 	"github.com/compose-spec/compose-go/v2/cli"
 	"github.com/compose-spec/compose-go/v2/types"
 
+	"github.com/toolgate/toolgate/internal/authz"
+	"github.com/toolgate/toolgate/internal/keygen"
 	"github.com/toolgate/toolgate/streams"
 )
 
 // loadCompose loads docker-compose.yml with the Compose specification's own
-// loader (anchors, merges, interpolation and schema validation included).
+// loader (anchors, merges, interpolation and schema validation included),
+// with the environment file `toolgate secrets init` makes (composeSecrets).
 func loadCompose(t *testing.T) *types.Project {
 	t.Helper()
-	opts, err := cli.NewProjectOptions([]string{"../docker-compose.yml"}, cli.WithWorkingDirectory(".."), cli.WithName("toolgate"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := opts.LoadProject(context.Background())
+	p, err := loadComposeWith(composeSecrets(t))
 	if err != nil {
 		t.Fatalf("docker-compose.yml: %v", err)
 	}
 	return p
+}
+
+// loadComposeWith loads docker-compose.yml with the environment files given
+// and nothing from the process's environment.
+func loadComposeWith(envFiles ...string) (*types.Project, error) {
+	opts, err := cli.NewProjectOptions([]string{"../docker-compose.yml"}, cli.WithWorkingDirectory(".."), cli.WithName("toolgate"), cli.WithEnvFiles(envFiles...), cli.WithDotEnv)
+	if err != nil {
+		return nil, err
+	}
+	return opts.LoadProject(context.Background())
+}
+
+// composeSecrets makes the secrets of compose in a temporary directory
+// (toolgate secrets init DIR) and returns its compose.env.
+func composeSecrets(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := keygen.Init(dir, authz.DefaultConfig()); err != nil {
+		t.Fatal(err)
+	}
+	return filepath.Join(dir, keygen.ComposeEnv)
 }
 
 func TestCompose_every_stage_is_a_service_with_a_readiness_healthcheck(t *testing.T) {

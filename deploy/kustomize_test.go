@@ -43,10 +43,13 @@ type rendered struct {
 // render runs kustomize on dir and decodes every object into its type,
 // rejecting unknown fields: a misspelt or misplaced field fails here, not in
 // the cluster.
+//
+// It renders a copy of deploy/ whose secrets were made as an operator
+// makes them (generated): the committed tree has none, and fails to build.
 func render(t *testing.T, dir string) *rendered {
 	t.Helper()
 	k := krusty.MakeKustomizer(krusty.MakeDefaultOptions())
-	rm, err := k.Run(filesys.MakeFsOnDisk(), dir)
+	rm, err := k.Run(filesys.MakeFsOnDisk(), filepath.Join(generated(t), dir))
 	if err != nil {
 		t.Fatalf("kustomize %s: %v", dir, err)
 	}
@@ -160,8 +163,8 @@ func TestKustomize_every_stage_has_deployment_probes_pdb_and_scaler(t *testing.T
 				t.Errorf("TOOLGATE_NATS_USER = %q, want its own user %q", v, st)
 			}
 			pw := envRef(c, "TOOLGATE_NATS_PASSWORD")
-			if pw == nil || pw.Name != "toolgate-nats-users" || pw.Key != authz.PasswordVar(st) {
-				t.Errorf("TOOLGATE_NATS_PASSWORD from %+v, want toolgate-nats-users/%s", pw, authz.PasswordVar(st))
+			if users := r.secret(t, "toolgate-nats-users"); pw == nil || pw.Name != users.Name || pw.Key != authz.PasswordVar(st) {
+				t.Errorf("TOOLGATE_NATS_PASSWORD from %+v, want %s/%s", pw, users.Name, authz.PasswordVar(st))
 			}
 			if c.SecurityContext == nil || c.SecurityContext.ReadOnlyRootFilesystem == nil || !*c.SecurityContext.ReadOnlyRootFilesystem {
 				t.Error("root filesystem is writable")
@@ -271,10 +274,7 @@ func TestKustomize_nats_runs_the_generated_users_with_synchronous_writes(t *test
 	if !mounted {
 		t.Errorf("the NATS pods do not mount %s", accounts.Name)
 	}
-	users := r.secrets["toolgate-nats-users"]
-	if users == nil {
-		t.Fatal("no Secret toolgate-nats-users")
-	}
+	users := r.secret(t, "toolgate-nats-users")
 	// Lay the two files out as the pod sees them and let nats-server load
 	// them with the Secret's values in the environment.
 	root := t.TempDir()
@@ -291,11 +291,11 @@ func TestKustomize_nats_runs_the_generated_users_with_synchronous_writes(t *test
 	write("nats-accounts/nats-accounts.conf", accounts.Data["nats-accounts.conf"])
 	t.Setenv("POD_NAME", "nats-0")
 	for _, u := range authz.Names() {
-		v, ok := users.StringData[authz.PasswordVar(u)]
-		if !ok {
-			t.Fatalf("Secret toolgate-nats-users lacks %s", authz.PasswordVar(u))
+		v, ok := users.Data[authz.PasswordVar(u)]
+		if !ok || len(v) < 32 {
+			t.Fatalf("Secret toolgate-nats-users lacks %s (%q)", authz.PasswordVar(u), v)
 		}
-		t.Setenv(authz.PasswordVar(u), v)
+		t.Setenv(authz.PasswordVar(u), string(v))
 	}
 	opts, err := server.ProcessConfigFile(filepath.Join(root, "nats-config/nats.conf"))
 	if err != nil {

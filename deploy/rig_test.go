@@ -14,7 +14,10 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/rs/zerolog"
 
+	"github.com/toolgate/toolgate/internal/authz"
+	"github.com/toolgate/toolgate/internal/execute"
 	"github.com/toolgate/toolgate/internal/registry"
+	"github.com/toolgate/toolgate/internal/seal"
 	"github.com/toolgate/toolgate/internal/stage"
 	"github.com/toolgate/toolgate/internal/testenv"
 	"github.com/toolgate/toolgate/internal/tool"
@@ -32,7 +35,7 @@ type rig struct {
 	runs map[string]int // executor runs per call id
 }
 
-func newRig(t *testing.T, admin, executor *nats.Conn) *rig {
+func newRig(t *testing.T, admin, executor *nats.Conn, k trust) *rig {
 	t.Helper()
 	js, err := jetstream.New(admin)
 	if err != nil {
@@ -56,7 +59,7 @@ func newRig(t *testing.T, admin, executor *nats.Conn) *rig {
 	if _, err := registry.Apply(ctx, kv, "tools.yaml", defs, false); err != nil {
 		t.Fatal(err)
 	}
-	ts, err := toolserver.New(executor, "deploy-test-tools", "1.0.0")
+	ts, err := toolserver.New(executor, authz.ExampleGroup, "1.0.0", toolserver.PublicKey(k.signer.Public()...))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -175,7 +178,7 @@ func (r *rig) status(rid string) string {
 
 // runStages runs each stage in its own stage.Run (as separate Deployments
 // would), with opts(stage) as its connection options, until the test ends.
-func runStages(t *testing.T, url string, stages []string, skipEnsure bool, settings streams.Settings, opts func(string) []nats.Option) {
+func runStages(t *testing.T, url string, stages []string, skipEnsure bool, settings streams.Settings, k trust, opts func(string) []nats.Option) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
@@ -185,7 +188,7 @@ func runStages(t *testing.T, url string, stages []string, skipEnsure bool, setti
 		go func() {
 			defer wg.Done()
 			done <- stage.Run(ctx, stage.Config{
-				NATSURL: url, NATSOpts: opts(st), Stages: []string{st}, SkipEnsure: skipEnsure, Settings: settings,
+				NATSURL: url, NATSOpts: opts(st), Stages: []string{st}, SkipEnsure: skipEnsure, Settings: settings, Seals: k.seals, Exec: stage.ExecConfig{Signer: k.signer},
 				Log: zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.ErrorLevel).With().Str("stage", st).Logger(),
 			}, ready)
 		}()
@@ -198,4 +201,27 @@ func runStages(t *testing.T, url string, stages []string, skipEnsure bool, setti
 		}
 	}
 	t.Cleanup(func() { cancel(); wg.Wait() })
+}
+
+// trust is what `toolgate secrets init` makes for deploy/: every stage's
+// seal keys (a keyring for stages run in this process, the directory for
+// stage processes, TOOLGATE_SEAL_KEYS) and the execute stage's signing key,
+// whose public half the rig's executor verifies with.
+type trust struct {
+	sealDir string
+	seals   *seal.Keyring
+	signer  *execute.Signer
+}
+
+func trustKeys(t *testing.T) trust {
+	t.Helper()
+	k := trust{sealDir: t.TempDir()}
+	var err error
+	if k.seals, err = seal.Ensure(k.sealDir, streams.Names()); err != nil {
+		t.Fatal(err)
+	}
+	if k.signer, err = execute.GenerateSigner(); err != nil {
+		t.Fatal(err)
+	}
+	return k
 }

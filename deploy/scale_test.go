@@ -89,13 +89,13 @@ func (r *replica) handled() (int, error) {
 	return n, nil
 }
 
-func startReplica(t *testing.T, bin, natsURL string) *replica {
+func startReplica(t *testing.T, bin, natsURL, sealDir string) *replica {
 	t.Helper()
 	r := &replica{http: net.JoinHostPort("127.0.0.1", strconv.Itoa(testenv.FreePort(t))), log: &bytes.Buffer{}}
 	r.cmd = exec.Command(bin)
 	r.cmd.Env = append(os.Environ(),
 		"TOOLGATE_NATS_URL="+natsURL, "TOOLGATE_HTTP_ADDR="+r.http, "TOOLGATE_LOG_LEVEL=warn",
-		"TOOLGATE_ENSURE=false", "TOOLGATE_NATS_USER="+streams.Validate, "TOOLGATE_NATS_PASSWORD=pw-"+streams.Validate)
+		"TOOLGATE_ENSURE=false", "TOOLGATE_NATS_USER="+streams.Validate, "TOOLGATE_NATS_PASSWORD=pw-"+streams.Validate, "TOOLGATE_SEAL_KEYS="+sealDir)
 	r.cmd.Stdout, r.cmd.Stderr = r.log, r.log
 	if err := r.cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -152,15 +152,16 @@ func TestScale_three_validate_processes_share_the_work_and_survive_a_kill(t *tes
 	if err := streams.Ensure(context.Background(), ajs, settings); err != nil {
 		t.Fatal(err)
 	}
-	r := newRig(t, admin, conn(authz.Executor))
+	k := trustKeys(t)
+	r := newRig(t, admin, conn(authz.Executor), k)
 	var others []string
 	for _, st := range streams.Names() {
 		if st != streams.Validate {
 			others = append(others, st)
 		}
 	}
-	runStages(t, srv.ClientURL(), others, true, settings, func(st string) []nats.Option { return authz.ClientOptions(st, pw[st]) })
-	reps := []*replica{startReplica(t, bin, srv.ClientURL()), startReplica(t, bin, srv.ClientURL()), startReplica(t, bin, srv.ClientURL())}
+	runStages(t, srv.ClientURL(), others, true, settings, k, func(st string) []nats.Option { return authz.ClientOptions(st, pw[st]) })
+	reps := []*replica{startReplica(t, bin, srv.ClientURL(), k.sealDir), startReplica(t, bin, srv.ClientURL(), k.sealDir), startReplica(t, bin, srv.ClientURL(), k.sealDir)}
 
 	var rids []string
 	for i := range 300 {

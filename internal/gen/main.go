@@ -1,8 +1,9 @@
 // Command gen writes the files derived from the stage table
 // (streams.Table): each stage's Kubernetes manifest and
 // services/<stage>/main.go, the base kustomization's list, the HPA overlay,
-// docker-compose.yml, the Dockerfile's binaries, and the NATS users and
-// their passwords' Secret in deploy/. `make generate` runs it with -w;
+// docker-compose.yml, the Dockerfile's binaries, and the NATS users of
+// deploy/ (their passwords are never generated here: `toolgate secrets
+// init`). `make generate` runs it with -w;
 // without -w it lists the stale files and fails.
 // TestGenerated_files_are_fresh keeps them current.
 package main
@@ -19,6 +20,7 @@ import (
 	"text/template"
 
 	"github.com/toolgate/toolgate/internal/authz"
+	"github.com/toolgate/toolgate/internal/seal"
 	"github.com/toolgate/toolgate/streams"
 )
 
@@ -30,16 +32,22 @@ type stageData struct {
 	Name, Stream, PasswordVar string
 	// Store: the stage keeps idempotency keys (execute), so it needs Redis.
 	Store bool
+	// SealKeys are the seal key files it mounts (seal.Needed); Exec: it
+	// signs executor requests (execute).
+	SealKeys []string
+	Exec     bool
 }
-
-// userData is one NATS user of deploy/.
-type userData struct{ Name, PasswordVar string }
 
 // data is what the whole-file templates see.
 type data struct {
 	Names  []string
 	Stages []stageData
-	Users  []userData
+	// SealKeys are every sealing stage's key file.
+	SealKeys []string
+	// PasswordVars are the NATS users' password variables (authz.Names);
+	// Executor is the example executor's user.
+	PasswordVars []string
+	Executor     string
 }
 
 // wholeFiles are the generated files that list every stage or user.
@@ -47,7 +55,6 @@ func wholeFiles() map[string]string {
 	return map[string]string{
 		"deploy/overlays/hpa/hpa.yaml":           "hpa.yaml.tmpl",
 		"deploy/overlays/hpa/kustomization.yaml": "hpa-kustomization.yaml.tmpl",
-		"deploy/base/nats-users.yaml":            "nats-users.yaml.tmpl",
 		"deploy/base/kustomization.yaml":         "base-kustomization.yaml.tmpl",
 		"docker-compose.yml":                     "docker-compose.yml.tmpl",
 		"Dockerfile":                             "Dockerfile.tmpl",
@@ -62,13 +69,14 @@ func Files() (map[string][]byte, error) {
 		return nil, fmt.Errorf("gen: %w", err)
 	}
 	files := map[string][]byte{}
-	all := data{Names: streams.Names()}
+	all := data{Names: streams.Names(), SealKeys: sealFiles(seal.Needed(streams.Names())), Executor: authz.Executor}
 	for _, u := range authz.Names() {
-		all.Users = append(all.Users, userData{Name: u, PasswordVar: authz.PasswordVar(u)})
+		all.PasswordVars = append(all.PasswordVars, authz.PasswordVar(u))
 	}
 	for _, st := range streams.Table() {
 		d := stageData{Name: st.Name, Stream: st.Stream, PasswordVar: authz.PasswordVar(st.Name)}
 		d.Store = slices.ContainsFunc(st.Buckets, func(b streams.Bucket) bool { return b.Name == streams.BucketIdempotency })
+		d.SealKeys, d.Exec = sealFiles(seal.Needed([]string{st.Name})), st.Name == streams.Execute
 		all.Stages = append(all.Stages, d)
 		for path, tmpl := range map[string]string{
 			"deploy/base/stages/" + st.Name + ".yaml": "stage.yaml.tmpl",
@@ -94,6 +102,14 @@ func Files() (map[string][]byte, error) {
 	}
 	files["deploy/base/nats-accounts.conf"] = []byte(accounts)
 	return files, nil
+}
+
+func sealFiles(stages []string) []string {
+	var out []string
+	for _, st := range stages {
+		out = append(out, seal.FileName(st))
+	}
+	return out
 }
 
 // Stale lists the generated files under root that differ from Files.
