@@ -2,6 +2,9 @@
 # make run: starts `toolgate up` (embedded NATS + every stage) with the example
 # tools and executor, publishes sample responses and prints each call's outcome.
 # The pipeline then keeps running until Ctrl-C; publish more with bin/toolgate.
+# It runs authenticated, as plain `toolgate up` does: the NATS passwords are
+# made once in .toolgate/secrets (TOOLGATE_SECRETS), where bin/toolgate and
+# the example executor find theirs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export GOTOOLCHAIN=${GOTOOLCHAIN:-go1.27.3}
@@ -9,12 +12,13 @@ BIN=${BIN:-bin}
 LISTEN=${RUN_LISTEN:-127.0.0.1:4322}
 HTTP=${RUN_HTTP:-127.0.0.1:18080}
 export TOOLGATE_NATS_URL="nats://$LISTEN"
+export TOOLGATE_SECRETS=${TOOLGATE_SECRETS:-.toolgate/secrets}
 mkdir -p .toolgate
 pids=()
 cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; }
 trap cleanup EXIT INT TERM
 
-"$BIN/toolgate" up --listen "$LISTEN" --http "$HTTP" --data .toolgate/data --tools examples/tools.yaml --log-level warn &
+"$BIN/toolgate" up --listen "$LISTEN" --http "$HTTP" --data .toolgate/data --secrets "$TOOLGATE_SECRETS" --tools examples/tools.yaml --log-level warn &
 pids+=($!)
 for _ in $(seq 100); do "$BIN/toolgate" probe "http://$HTTP/readyz" 2>/dev/null && break; sleep 0.1; done
 "$BIN/toolgate" probe "http://$HTTP/readyz"
@@ -47,7 +51,7 @@ sleep 1
 echo "   (an admin's call waits for a human: $BIN/toolgate approve demo-admin-$run-0 --by you)"
 echo
 echo "Inspect a call:   $BIN/toolgate status demo-valid-$run-0"
-echo "Publish more:     TOOLGATE_NATS_URL=$TOOLGATE_NATS_URL $BIN/toolgate publish --provider P --wait 5s FILE"
+echo "Publish more:     TOOLGATE_NATS_URL=$TOOLGATE_NATS_URL TOOLGATE_SECRETS=$TOOLGATE_SECRETS $BIN/toolgate publish --provider P --wait 5s FILE"
 if [ -n "${RUN_ONCE:-}" ]; then exit 0; fi
 echo "toolgate is running on $TOOLGATE_NATS_URL; Ctrl-C to stop."
 wait "${pids[0]}"
