@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"strconv"
+	"strings"
 
 	"github.com/nats-io/nats.go"
 	"github.com/rs/zerolog"
@@ -90,9 +91,9 @@ func (c ExecConfig) resolve(stages []string, log zerolog.Logger) (ExecConfig, er
 			return c, err
 		}
 		c.Signer = s
-		log.Warn().Str("public_key", s.PublicText()).Msg("no --exec-signing-key: executor requests are signed with a key made for this process only; executors that verify refuse them until given this public key (set TOOLGATE_EXEC_SIGNING_KEY)")
+		log.Warn().Str("public_key", strings.TrimSpace(s.PublicText())).Msg("no --exec-signing-key: executor requests are signed with a key made for this process only; executors that verify refuse them until given this public key (set TOOLGATE_EXEC_SIGNING_KEY)")
 	} else {
-		log.Info().Str("key", c.KeyFile).Str("public_key", c.Signer.PublicText()).Msg("executor requests are signed")
+		log.Info().Str("key", c.KeyFile).Str("public_key", strings.TrimSpace(c.Signer.PublicText())).Msg("executor requests are signed")
 	}
 	if c.Allow.Empty() {
 		log.Info().Msg("no --exec-allow: HTTP executors are refused (TOOLGATE_EXEC_ALLOW lists where they may connect)")

@@ -14,6 +14,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/toolgate/toolgate/internal/bench"
+	"github.com/toolgate/toolgate/internal/execute"
 	"github.com/toolgate/toolgate/internal/stage"
 	"github.com/toolgate/toolgate/internal/testenv"
 	"github.com/toolgate/toolgate/pkg/toolserver"
@@ -65,7 +66,11 @@ func benchCmd(args []string) error {
 	if err != nil {
 		return err
 	}
-	ts, err := toolserver.New(nc, "bench-noop", "1.0.0")
+	signer, err := execute.GenerateSigner() // the pipeline signs, the tool verifies, as in production
+	if err != nil {
+		return err
+	}
+	ts, err := toolserver.New(nc, "bench-noop", "1.0.0", toolserver.PublicKey(signer.Public()...))
 	if err != nil {
 		return err
 	}
@@ -79,7 +84,7 @@ func benchCmd(args []string) error {
 	ready := make(chan struct{})
 	runErr := make(chan error, 1)
 	go func() {
-		runErr <- stage.Run(ctx, stage.Config{NATSURL: ns.URL(), RedisURL: *redisURL, Stages: streams.Names(), Log: zerolog.Nop()}, ready)
+		runErr <- stage.Run(ctx, stage.Config{NATSURL: ns.URL(), RedisURL: *redisURL, Stages: streams.Names(), Log: zerolog.Nop(), Exec: stage.ExecConfig{Signer: signer}}, ready)
 	}()
 	select {
 	case <-ready:

@@ -104,6 +104,10 @@ func up(args []string) error {
 	}
 	cfg := flagged.Config
 	cfg.NATSURL, cfg.Stages, cfg.Log = ns.ClientURL(), streams.Names(), log
+	// The executor signing pair, made once: executors verify with its .pub.
+	if err := cfg.Exec.EnsureKey(*uf.trust.secrets); err != nil {
+		return err
+	}
 	if lp != nil {
 		err = lp.run(ctx, adminURL, cfg)
 	} else {
