@@ -102,7 +102,7 @@ func RunHostile(ctx context.Context, cfg HostileConfig) (HostileReport, error) {
 	if err != nil {
 		return rep, fmt.Errorf("chaos: %w", err)
 	}
-	tools, err := startHostileTools(ctx, nc, js)
+	tools, err := startHostileTools(ctx, nc, js, filepath.Join(cfg.Dir, "secrets"))
 	if err != nil {
 		return rep, err
 	}

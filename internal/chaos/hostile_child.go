@@ -89,8 +89,10 @@ func startChild(cfg HostileConfig, begin time.Time) (*child, error) {
 	httpAddr := "127.0.0.1:" + strconv.Itoa(httpPort)
 	// --insecure: the soak's hostile producer and its judge connect
 	// without credentials, as any local client; loopback only.
-	up := fmt.Sprintf("%q up --insecure --listen 127.0.0.1:%d --http %s --data %q --tools %q --log-level warn",
-		cfg.Bin, natsPort, httpAddr, filepath.Join(cfg.Dir, "data"), filepath.Join(mod, "examples", "tools.yaml"))
+	// --exec-allow: the 6 MB HTTP tool listens on 127.0.0.1. --secrets:
+	// the soak's tools verify with the exec-signing.pub up makes there.
+	up := fmt.Sprintf("%q up --insecure --listen 127.0.0.1:%d --http %s --data %q --tools %q --log-level warn --exec-allow 127.0.0.1 --secrets %q",
+		cfg.Bin, natsPort, httpAddr, filepath.Join(cfg.Dir, "data"), filepath.Join(mod, "examples", "tools.yaml"), filepath.Join(cfg.Dir, "secrets"))
 	var script, desc string
 	if pl, err := exec.LookPath("prlimit"); err == nil {
 		script = fmt.Sprintf("exec %q --as=%d -- %s\n", pl, cfg.MemCap, up)

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"unicode/utf8"
@@ -15,6 +17,7 @@ import (
 	"github.com/toolgate/toolgate/internal/registry"
 	"github.com/toolgate/toolgate/internal/tool"
 	"github.com/toolgate/toolgate/pkg/toolserver"
+	"github.com/toolgate/toolgate/pkg/wire"
 	"github.com/toolgate/toolgate/streams"
 )
 
@@ -41,9 +44,17 @@ type hostileTools struct {
 	big  int                  // requests to the HTTP tool
 }
 
-func startHostileTools(ctx context.Context, nc *nats.Conn, js jetstream.JetStream) (*hostileTools, error) {
+func startHostileTools(ctx context.Context, nc *nats.Conn, js jetstream.JetStream, secretsDir string) (*hostileTools, error) {
 	t := &hostileTools{runs: map[string]execution{}}
-	srv, err := toolserver.New(nc, "hostile-soak-tools", "1.0.0")
+	pub, err := os.ReadFile(filepath.Join(secretsDir, wire.ExecPublicKeyFile)) // toolgate up's signing key
+	if err != nil {
+		return nil, fmt.Errorf("chaos: %w", err)
+	}
+	keys, err := wire.ParseExecPublicKeys(string(pub))
+	if err != nil {
+		return nil, err
+	}
+	srv, err := toolserver.New(nc, "hostile-soak-tools", "1.0.0", toolserver.PublicKey(keys...))
 	if err != nil {
 		return nil, err
 	}
