@@ -116,7 +116,9 @@ func Flags(fs *flag.FlagSet, getenv func(string) string, d Defaults) func() (Fla
 			cfg.NATSURL = *natsURL
 		}
 		sealConfig(&cfg)
-		identityConfig(&cfg)
+		if err := identityConfig(&cfg); err != nil {
+			return Flagged{}, err
+		}
 		return Flagged{Config: cfg, LogLevel: *level}, nil
 	}
 }

@@ -3,7 +3,9 @@ package stage
 import (
 	"context"
 	"flag"
+	"fmt"
 	"slices"
+	"time"
 
 	"github.com/rs/zerolog"
 
@@ -11,12 +13,12 @@ import (
 	"github.com/toolgate/toolgate/streams"
 )
 
-// IdentityFlags declares the identity issuer's flags, each defaulting to its
-// TOOLGATE_IDENTITY_* variable, and returns the function that sets the
-// parsed values on a Config. Without --identity-issuer identity is off (dev
+// IdentityFlags declares the identity issuer's flags and --response-id-ttl,
+// each defaulting to its TOOLGATE_* variable, and returns the function that
+// sets the parsed values on a Config and checks them. Without --identity-issuer identity is off (dev
 // mode): tenant, principal and roles are taken from the ingest headers and
 // every call says identity unverified.
-func IdentityFlags(fs *flag.FlagSet, getenv func(string) string) func(*Config) {
+func IdentityFlags(fs *flag.FlagSet, getenv func(string) string) func(*Config) error {
 	def := func(k string) string { return EnvOr(getenv, k, "") }
 	issuer := fs.String("identity-issuer", def("TOOLGATE_IDENTITY_ISSUER"), "the identity issuer whose JWT (header Toolgate-Token) every ingest message must carry; tenant, principal and roles then come only from it (TOOLGATE_IDENTITY_ISSUER); empty: dev mode, identity headers taken on trust")
 	audience := fs.String("identity-audience", def("TOOLGATE_IDENTITY_AUDIENCE"), "the aud the issuer puts in toolgate's tokens (TOOLGATE_IDENTITY_AUDIENCE)")
@@ -24,8 +26,20 @@ func IdentityFlags(fs *flag.FlagSet, getenv func(string) string) func(*Config) {
 	jwks := fs.String("identity-jwks-url", def("TOOLGATE_IDENTITY_JWKS_URL"), "the issuer's JWKS URL, fetched at start and on an unknown kid at most every 30s (TOOLGATE_IDENTITY_JWKS_URL)")
 	roles := fs.String("identity-roles-claim", EnvOr(getenv, "TOOLGATE_IDENTITY_ROLES_CLAIM", identity.DefaultRolesClaim), "the token claim holding roles, a string or a list (TOOLGATE_IDENTITY_ROLES_CLAIM)")
 	tenant := fs.String("identity-tenant-claim", EnvOr(getenv, "TOOLGATE_IDENTITY_TENANT_CLAIM", identity.DefaultTenantClaim), "the token claim holding the tenant (TOOLGATE_IDENTITY_TENANT_CLAIM); the principal is sub")
-	return func(c *Config) {
+	ttl := fs.Duration("response-id-ttl", 0, "how long a response id stays used, so other content under it is refused (response_id_conflict): longer than approvals wait and dead letters are replayed; default 168h (TOOLGATE_RESPONSE_ID_TTL; the bucket's TTL is set by whoever applies the topology)")
+	return func(c *Config) error {
 		c.Identity = identity.Config{Issuer: *issuer, Audience: *audience, KeysFile: *keys, JWKSURL: *jwks, RolesClaim: *roles, TenantClaim: *tenant}
+		if *ttl == 0 && getenv("TOOLGATE_RESPONSE_ID_TTL") != "" {
+			d, err := time.ParseDuration(getenv("TOOLGATE_RESPONSE_ID_TTL"))
+			if err != nil || d <= 0 {
+				return fmt.Errorf("TOOLGATE_RESPONSE_ID_TTL: want a duration such as 168h")
+			}
+			*ttl = d
+		}
+		if *ttl > 0 {
+			c.Settings.ResponseIDTTL = *ttl
+		}
+		return c.Identity.Validate()
 	}
 }
 
