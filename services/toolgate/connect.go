@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -44,6 +45,17 @@ func connectAs(serverURL, user string) (*nats.Conn, jetstream.JetStream, error) 
 		if c.password != nil {
 			opts = append(opts, nats.UserInfo(c.user, *c.password))
 		}
+	} else {
+		// toolgate up lets a local connection without credentials in, to
+		// publish responses and nothing else: say why the rest is refused.
+		var once sync.Once
+		opts = append(opts, nats.ErrorHandler(func(_ *nats.Conn, _ *nats.Subscription, err error) {
+			if errors.Is(err, nats.ErrPermissionViolation) {
+				once.Do(func() {
+					fmt.Fprintf(os.Stderr, "toolgate: %v\ntoolgate: connected without credentials (found no %s): set TOOLGATE_SECRETS to the secrets directory of toolgate up, or TOOLGATE_NATS_USER and TOOLGATE_NATS_PASSWORD\n", err, c.looked)
+				})
+			}
+		}))
 	}
 	nc, err := nats.Connect(serverURL, opts...)
 	if err != nil {

@@ -41,6 +41,10 @@ func newTrustFlags(fs *flag.FlagSet, getenv func(string) string) trustFlags {
 	}
 }
 
+// dir is the secrets directory (--secrets): the NATS passwords, the seal
+// keys and the executor signing key pair of this toolgate up.
+func (tf trustFlags) dir() string { return *tf.secrets }
+
 // config is the users the flags ask for.
 func (tf trustFlags) config() (authz.Config, error) {
 	groups, err := authz.ParseGroups(*tf.groups)
