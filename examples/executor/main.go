@@ -20,12 +20,12 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"path/filepath"
+	"strings"
 	"syscall"
 
 	"github.com/nats-io/nats.go"
 
-	"github.com/toolgate/toolgate/internal/authz"
-	"github.com/toolgate/toolgate/internal/secrets"
 	"github.com/toolgate/toolgate/pkg/toolserver"
 )
 
@@ -39,7 +39,7 @@ func main() {
 		os.Exit(1)
 	}
 	defer nc.Drain()
-	srv, err := toolserver.New(nc, authz.ExampleGroup, "1.0.0")
+	srv, err := toolserver.New(nc, group, "1.0.0")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "executor:", err)
 		os.Exit(1)
@@ -99,15 +99,29 @@ func envOr(k, def string) string {
 	return def
 }
 
-// credentials are the connection's user and password, and where they came
-// from.
+// The example executor group (internal/authz: ExampleGroup): its NATS user
+// executor-<group>, the file toolgate up keeps its password in, and the
+// inbox prefix the user may read, _INBOX_<user>. A tool author's program
+// links only pkg/, so they are written out here.
+const (
+	group      = "example"
+	user       = "executor-" + group
+	secretsDir = ".toolgate/secrets"
+)
+
+// credentials are the connection's options, and where its user and
+// password came from.
 func credentials(getenv func(string) string) ([]nats.Option, string) {
 	if u := getenv("TOOLGATE_NATS_USER"); u != "" {
-		return authz.ClientOptions(u, getenv("TOOLGATE_NATS_PASSWORD")), "as " + u + " from TOOLGATE_NATS_USER"
+		return []nats.Option{nats.UserInfo(u, getenv("TOOLGATE_NATS_PASSWORD")), nats.CustomInboxPrefix("_INBOX_" + u)}, "as " + u + " from TOOLGATE_NATS_USER"
 	}
-	dir := secrets.Dir(getenv)
-	if pw, err := secrets.Read(dir, authz.PasswordFile(authz.Executor)); err == nil {
-		return authz.ClientOptions(authz.Executor, pw), "as " + authz.Executor + " from " + dir
+	dir := getenv("TOOLGATE_SECRETS")
+	if dir == "" {
+		dir = secretsDir
 	}
-	return nil, "without credentials: no " + authz.PasswordFile(authz.Executor) + " in " + dir + "; set TOOLGATE_SECRETS to the secrets directory of toolgate up"
+	file := filepath.Join(dir, "nats-"+user+".password")
+	if b, err := os.ReadFile(file); err == nil {
+		return []nats.Option{nats.UserInfo(user, strings.TrimSpace(string(b))), nats.CustomInboxPrefix("_INBOX_" + user)}, "as " + user + " from " + file
+	}
+	return nil, "without credentials: no " + file + "; set TOOLGATE_SECRETS to the secrets directory of toolgate up"
 }
