@@ -157,7 +157,7 @@ func (a *Accumulate) judge(ctx context.Context, rid string, asm *assembly, timed
 	case asm.undecodable != "":
 		outs, err = a.reject(asm.msg(rid), rid, asm.provider, asm.tenant(), CodeUndecodableEvent, asm.undecodable)
 		return a.finish(rid, call.Rejected, outs, err)
-	case asm.done:
+	case asm.done && asm.owner != nil: // every accepted event has a sender (stream_bind.go)
 		outs, err = a.emit(ctx, asm.msg(rid), rid, asm.resp, *asm.owner, claimStream(*asm.owner))
 		return a.finish(rid, call.Received, outs, err)
 	case asm.ended || (timed && quiet >= idle):
