@@ -63,5 +63,7 @@ WORKDIR /home/nonroot
 EXPOSE 8080
 
 # Without a command the image runs the all-in-one process (every stage over
-# an embedded NATS server). Services override this with their own binary.
+# an embedded NATS server, authenticated: its passwords and keys are made in
+# /home/nonroot/.toolgate/secrets). Services override this with their own
+# binary.
 CMD ["/usr/local/bin/toolgate", "up"]
