@@ -61,6 +61,12 @@ func Text(o Outcome) string {
 		return fmt.Sprintf("Error: the call to %s was not executed: it belongs to a batch that runs all or nothing, and another call of the batch failed, so none of the batch ran.%s\nFix the failed call and send the whole batch again.", tool, problems)
 	case wire.OutputTooLarge:
 		return fmt.Sprintf("Error: the call to %s did not complete: what toolgate had to record for it is too large to store, even cut.%s\nSend smaller arguments, or ask the tool for less at a time.", tool, problems)
+	case wire.SealInvalid:
+		return fmt.Sprintf("Error: the call to %s was not executed: it did not carry proof that every check passed it.%s\nDo not retry it; tell the user it could not be executed and that the operators were alerted.", tool, problems)
+	case wire.StreamConflict:
+		return fmt.Sprintf("Error: the call to %s was not executed: the response stream it came in was tampered with (its events disagree).%s\nNothing of that response ran; the user's application must send the response again.", tool, problems)
+	case wire.ResponseIDConflict:
+		return fmt.Sprintf("Error: the call to %s was not executed: its response id was already used for a different response.%s\nNothing of this response ran; it must be sent again under a new response id.", tool, problems)
 	case wire.IdempotencyConflict:
 		return fmt.Sprintf("Error: the call to %s was not executed: a call with the same id was already made with different arguments.%s\nCheck the result of the earlier call before calling the tool again.", tool, problems)
 	}
