@@ -1,0 +1,26 @@
+package textcall
+
+// A marker notation whose closing token is missing was cut off: the model
+// ran out of tokens or the server stopped it. Its calls are Discards, never
+// completed, even when the JSON or the parameters inside look whole, since a
+// sibling call or the rest of an argument may be what was lost.
+
+// truncated discards the notation at text[start:] that is not closed and
+// claims it to the end of the text, so no looser scanner recovers a call
+// from inside it.
+func (r *recoverer) truncated(format string, start int, what string) {
+	r.discard(format, start, len(r.text), what+" is not closed (truncated); the call was not completed")
+	r.claim(start, len(r.text))
+}
+
+// relabel sets Format on the calls and discards recorded since the counts
+// calls and discards were taken, for a dialect that reuses another's
+// decoder (Seed-OSS decodes its <function=…> blocks as Qwen3-Coder's).
+func (r *recoverer) relabel(format string, calls, discards int) {
+	for i := calls; i < len(r.calls); i++ {
+		r.calls[i].Format = format
+	}
+	for i := discards; i < len(r.discards); i++ {
+		r.discards[i].Format = format
+	}
+}
