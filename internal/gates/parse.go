@@ -26,7 +26,7 @@ func (p *Parse) Handle(ctx context.Context, e call.Envelope) ([]call.Envelope, e
 	lim := p.Limits
 	// A finished no-argument call arrives with empty arguments from several
 	// providers; an unfinished one never gets here (accumulate holds it).
-	lim.EmptyIsObject = e.FinishReason != "length" && e.TruncatedHint == ""
+	lim.EmptyIsObject = capReached(e) == ""
 	canonical, _, perr := parse.Strict(raw, lim)
 	repaired := ""
 	if perr != nil && perr.Code != parse.CodeTruncated && perr.Code != parse.CodeTooLarge && perr.Code != parse.CodeTooDeep {
@@ -40,18 +40,21 @@ func (p *Parse) Handle(ctx context.Context, e call.Envelope) ([]call.Envelope, e
 		}
 	}
 	if perr == nil {
+		if why := capReached(e); why != "" {
+			// Output that hit the cap may have lost the end of the intent
+			// or a sibling call: complete-looking JSON is truncated too.
+			if err := e.Move(streams.Parse, call.Truncated, p.Now(), "parse: "+why+"; the arguments parse, but output that reached the token cap may have lost a sibling call or the end of the intent: not executed"); err != nil {
+				return nil, err
+			}
+			e.Note("output reached the token cap: truncated although the arguments are complete JSON")
+			return []call.Envelope{e}, nil
+		}
 		e.Arguments = canonical
 		if err := e.Move(streams.Parse, call.Parsed, p.Now()); err != nil {
 			return nil, err
 		}
 		if repaired != "" {
 			e.Note(repaired)
-		}
-		switch {
-		case e.FinishReason == "length":
-			e.Note("provider reported a length limit; arguments are complete JSON, so the call goes on")
-		case e.TruncatedHint != "":
-			e.Note("warning: " + e.TruncatedHint + "; arguments are complete JSON, so the call goes on")
 		}
 		return []call.Envelope{e}, nil
 	}
@@ -63,18 +66,31 @@ func (p *Parse) Handle(ctx context.Context, e call.Envelope) ([]call.Envelope, e
 		to = call.Rejected
 	default:
 		// Malformed text that the provider said was cut off is truncation.
-		if e.TruncatedHint != "" {
+		if capReached(e) != "" {
 			to = call.Truncated
 		}
 	}
 	msg := perr.Error()
-	if to == call.Truncated && e.TruncatedHint != "" {
-		msg += " (" + e.TruncatedHint + ")"
+	if why := capReached(e); to == call.Truncated && why != "" {
+		msg += " (" + why + ")"
 	}
 	if err := e.Move(streams.Parse, to, p.Now(), msg); err != nil {
 		return nil, err
 	}
 	return []call.Envelope{e}, nil
+}
+
+// capReached says why e's response counts as cut off — the provider's own
+// length limit, or accumulate's hint (output tokens reached the requested
+// Toolgate-Max-Tokens, a call still open at the end) — or "" when it does not.
+func capReached(e call.Envelope) string {
+	switch {
+	case e.TruncatedHint != "":
+		return e.TruncatedHint
+	case e.FinishReason == "length":
+		return "provider finish reason " + e.ProviderFinish + ": output token cap reached"
+	}
+	return ""
 }
 
 func describeChanges(changes []parse.Change) string {

@@ -48,6 +48,11 @@ func (p *Parse) recover(carrier call.Envelope) ([]call.Envelope, error) {
 				}
 			}
 		}
+		if why := capReached(carrier); why != "" {
+			// The text reached the token cap: the call may be a fragment
+			// of the intent, however complete it looks.
+			to, errs = call.Truncated, append([]string{"parse: " + why + "; a call recovered from output that reached the token cap is not executed"}, errs...)
+		}
 		if to == call.Parsed {
 			e.Arguments = f.Arguments
 		}
@@ -71,6 +76,7 @@ func (p *Parse) child(carrier call.Envelope, i, size int, name, raw string) call
 	e := call.New(carrier.ResponseID, i, p.Now())
 	e.Provider, e.Model, e.Request = carrier.Provider, carrier.Model, carrier.Request
 	e.FinishReason, e.ProviderFinish = carrier.FinishReason, carrier.ProviderFinish
+	e.TruncatedHint = carrier.TruncatedHint
 	e.Source = call.SourceTextJSON
 	e.ToolName, e.RawArguments = name, raw
 	e.Batch = call.Batch{ID: carrier.ResponseID, Index: i, Size: size, Atomic: carrier.Batch.Atomic}

@@ -132,6 +132,7 @@ func (a *Accumulate) emit(ctx context.Context, m worker.Msg, rid string, resp pr
 			e.Provider, e.Model, e.Request = resp.Provider, model, req
 			e.FinishReason, e.ProviderFinish = string(resp.Finish), resp.ProviderFinish
 			e.Carrier, e.Text, e.Source = true, text, call.SourceTextJSON
+			e.TruncatedHint = capHint(resp)
 			e.Batch.Atomic = atomicHeader(m.Header)
 			envs = append(envs, e)
 		}
@@ -288,4 +289,17 @@ func maxTokens(h nats.Header) []provider.Option {
 		return nil
 	}
 	return []provider.Option{provider.WithMaxTokens(n)}
+}
+
+// capHint says why the text of resp counts as cut off — the provider's own
+// length limit, or output tokens that reached the requested cap — so the
+// calls recovered from it end truncated like native ones; "" otherwise.
+func capHint(resp provider.Response) string {
+	switch {
+	case resp.Finish == provider.ReasonLength:
+		return "provider finish reason " + resp.ProviderFinish + ": output token cap reached"
+	case resp.MaxTokens > 0 && resp.OutputTokens >= resp.MaxTokens:
+		return fmt.Sprintf("output tokens (%d) reached the requested max tokens (%d)", resp.OutputTokens, resp.MaxTokens)
+	}
+	return ""
 }
