@@ -1,5 +1,7 @@
 package textcall
 
+import "sync"
+
 // dialect is one notation models write calls in: name is the Call.Format it
 // yields (a scanner may yield a second, e.g. hermes also finds qwen-xml
 // inside <tool_call>), scan finds its calls and claims their spans.
@@ -13,16 +15,32 @@ type dialect struct {
 // scanners after it (fences, pythonic lists, JSON in prose) do not recover
 // the same call twice. Adding a dialect is its file, one row here, and its
 // fixtures.
-func dialects() []dialect {
+//
+// The list is built once: a fresh slice of this size on every Recover call
+// would be a heap allocation for each text.
+var dialects = sync.OnceValue(func() []dialect {
 	return []dialect{
 		{"deepseek", (*recoverer).deepseek},
 		{"harmony", (*recoverer).harmony},
 		{"hermes", (*recoverer).hermes},
+		{"llama3-function", (*recoverer).llama3Function},
 		{"qwen-xml", (*recoverer).qwenXMLBare},
 		{"mistral", (*recoverer).mistral},
 		{"llama3", (*recoverer).pythonTag},
+		{"minimax", (*recoverer).minimax},
+		{"step3", (*recoverer).step3},
+		{"granite", (*recoverer).granite},
+		{"granite-fc", (*recoverer).graniteFC},
+		{"phi4-mini", (*recoverer).phi4mini},
+		{"jamba", (*recoverer).jamba},
+		{"longcat", (*recoverer).longcat},
+		{"cohere", (*recoverer).cohere},
+		{"internlm", (*recoverer).internlm},
+		{"llama4", (*recoverer).llama4},
+		{"functionary", (*recoverer).functionary},
+		{"qwen-agent", (*recoverer).qwenAgent},
 		{"fence", (*recoverer).fences},
 		{"pythonic", (*recoverer).pythonicLists},
 		{"json", (*recoverer).prose},
 	}
-}
+})

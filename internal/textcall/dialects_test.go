@@ -15,6 +15,20 @@ func TestDialects_named_once_in_scan_order(t *testing.T) {
 		"fence":    "```json\n{\"name\":\"f\",\"arguments\":{\"a\":1}}\n```",
 		"pythonic": "[f(a=1)]",
 		"json":     "Sure: {\"name\":\"f\",\"arguments\":{\"a\":1}} done",
+
+		"llama3-function": "<function=f>{\"a\":1}</function>",
+		"minimax":         "<minimax:tool_call><invoke name=\"f\"><parameter name=\"a\">1</parameter></invoke></minimax:tool_call>",
+		"step3":           "<｜tool_calls_begin｜><｜tool_call_begin｜>function<｜tool_sep｜><steptml:invoke name=\"f\"><steptml:parameter name=\"a\">1</steptml:parameter></steptml:invoke><｜tool_call_end｜><｜tool_calls_end｜>",
+		"granite":         "<|tool_call|>[{\"name\":\"f\",\"arguments\":{\"a\":1}}]",
+		"granite-fc":      "<function_call> {\"name\":\"f\",\"arguments\":{\"a\":1}}",
+		"phi4-mini":       "functools[{\"name\":\"f\",\"arguments\":{\"a\":1}}]",
+		"jamba":           "<tool_calls>[{\"name\":\"f\",\"arguments\":{\"a\":1}}]</tool_calls>",
+		"longcat":         "<longcat_tool_call>{\"name\":\"f\",\"arguments\":{\"a\":1}}</longcat_tool_call>",
+		"cohere":          "<|START_ACTION|>[{\"tool_call_id\":\"0\",\"tool_name\":\"f\",\"parameters\":{\"a\":1}}]<|END_ACTION|>",
+		"internlm":        "<|action_start|><|plugin|>{\"name\":\"f\",\"parameters\":{\"a\":1}}<|action_end|>",
+		"llama4":          "<|python_start|>[f(a=1)]<|python_end|>",
+		"functionary":     ">>>f\n{\"a\":1}",
+		"qwen-agent":      "✿FUNCTION✿: f\n✿ARGS✿: {\"a\":1}\n✿RESULT✿",
 	}
 	seen := map[string]bool{}
 	for _, d := range dialects() {

@@ -137,8 +137,16 @@ func TestRecover_qwen_xml_keeps_raw_params(t *testing.T) {
 // not contain, so a cut-off text never produces a completed call.
 func TestRecover_every_prefix_yields_only_calls_of_the_whole_text(t *testing.T) {
 	files, _ := filepath.Glob(filepath.Join(textFormats, "*.txt"))
-	for _, f := range files {
-		text := readText(t, filepath.Base(f))
+	family, _ := filepath.Glob(filepath.Join("testdata", "*", "*.txt"))
+	if len(family) == 0 {
+		t.Fatal("no testdata/<family>/*.txt fixtures")
+	}
+	for _, f := range append(files, family...) {
+		raw, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		text := string(raw)
 		full, _ := Recover(text)
 		known := map[string]bool{}
 		for _, c := range full {

@@ -2,6 +2,7 @@ package textcall
 
 import (
 	"bytes"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -18,6 +19,15 @@ func seedTexts(f *testing.F) {
 		text := readText(f, filepath.Base(file))
 		f.Add(text)
 		f.Add(text[:len(text)/2])
+	}
+	family, _ := filepath.Glob(filepath.Join("testdata", "*", "*.txt"))
+	for _, file := range family {
+		raw, err := os.ReadFile(file)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(string(raw))
+		f.Add(string(raw[:len(raw)/2]))
 	}
 	f.Add(`<|python_tag|>[f(a=(1, [2, {'k': None}]))]<|eom_id|>`)
 	f.Add("```tool_call\n{\"tool\": \"f\", \"args\": \"{}\"}\n```")
