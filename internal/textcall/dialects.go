@@ -22,6 +22,13 @@ var dialects = sync.OnceValue(func() []dialect {
 	return []dialect{
 		{"deepseek", (*recoverer).deepseek},
 		{"harmony", (*recoverer).harmony},
+		{"kimi", (*recoverer).kimi},
+		{"deepseek-dsml", (*recoverer).dsml},
+		{"glm", (*recoverer).glm},
+		{"seed-oss", (*recoverer).seedOSS},
+		{"apertus", (*recoverer).apertus},
+		{"olmo3", (*recoverer).olmo3},
+		{"gemma", (*recoverer).gemma},
 		{"hermes", (*recoverer).hermes},
 		{"llama3-function", (*recoverer).llama3Function},
 		{"qwen-xml", (*recoverer).qwenXMLBare},

@@ -16,6 +16,14 @@ func TestDialects_named_once_in_scan_order(t *testing.T) {
 		"pythonic": "[f(a=1)]",
 		"json":     "Sure: {\"name\":\"f\",\"arguments\":{\"a\":1}} done",
 
+		"kimi":          "<|tool_calls_section_begin|><|tool_call_begin|>functions.f:0<|tool_call_argument_begin|>{\"a\":1}<|tool_call_end|><|tool_calls_section_end|>",
+		"deepseek-dsml": "<｜DSML｜function_calls>\n<｜DSML｜invoke name=\"f\">\n<｜DSML｜parameter name=\"a\" string=\"false\">1</｜DSML｜parameter>\n</｜DSML｜invoke>\n</｜DSML｜function_calls>",
+		"glm":           "<tool_call>f\n<arg_key>a</arg_key>\n<arg_value>1</arg_value>\n</tool_call>",
+		"seed-oss":      "<seed:tool_call>\n<function=f>\n<parameter=a>1</parameter>\n</function>\n</seed:tool_call>",
+		"apertus":       "<|tools_prefix|>[{\"f\": {\"a\": 1}}]<|tools_suffix|>",
+		"olmo3":         "<function_calls>\nf(a=1)\n</function_calls>",
+		"gemma":         "<start_function_call>call:f{a:1}<end_function_call>",
+
 		"llama3-function": "<function=f>{\"a\":1}</function>",
 		"minimax":         "<minimax:tool_call><invoke name=\"f\"><parameter name=\"a\">1</parameter></invoke></minimax:tool_call>",
 		"step3":           "<｜tool_calls_begin｜><｜tool_call_begin｜>function<｜tool_sep｜><steptml:invoke name=\"f\"><steptml:parameter name=\"a\">1</steptml:parameter></steptml:invoke><｜tool_call_end｜><｜tool_calls_end｜>",

@@ -1,6 +1,7 @@
 package textcall
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/toolgate/toolgate/internal/parse"
@@ -17,7 +18,8 @@ func argKeys() []string { return []string{"arguments", "args", "parameters", "in
 // unpack maps the many spellings of a call onto one: the name from name,
 // tool, tool_name, function (a string) or function.name; the arguments from
 // arguments, args, parameters, input or params, at the top level or inside a
-// function object. Arguments given as a JSON string are decoded once (they
+// function object, or an object of one key, the name, whose value is the
+// arguments object. Arguments given as a JSON string are decoded once (they
 // must then hold an object); absent or null arguments are {}. reason is
 // non-empty, and says why, when v is not an object, has no non-empty name,
 // or its arguments are not an object.
@@ -32,7 +34,10 @@ func unpack(v any) (name string, args map[string]any, reason string) {
 		name = stringAt(fn, nameKeys()[:1])
 	}
 	if strings.TrimSpace(name) == "" {
-		return "", nil, "no tool name (expected one of name, tool, tool_name, function, function.name)"
+		if n, a, ok := nameToArgs(m); ok {
+			return n, a, ""
+		}
+		return "", nil, "no tool name (expected one of name, tool, tool_name, function, function.name, or {\"NAME\": {arguments}})"
 	}
 	raw, found := firstPresent(m, argKeys())
 	if !found && fn != nil {
@@ -54,6 +59,22 @@ func unpack(v any) (name string, args map[string]any, reason string) {
 		return name, obj, ""
 	}
 	return name, nil, "arguments are not a JSON object"
+}
+
+// nameToArgs reads the {"NAME": {arguments}} shape (Apertus): one key that
+// is no spelling of a name or arguments, whose value is an object.
+func nameToArgs(m map[string]any) (string, map[string]any, bool) {
+	if len(m) != 1 {
+		return "", nil, false
+	}
+	for k, v := range m {
+		a, isObj := v.(map[string]any)
+		if !isObj || strings.TrimSpace(k) == "" || slices.Contains(nameKeys(), k) || slices.Contains(argKeys(), k) {
+			return "", nil, false
+		}
+		return k, a, true
+	}
+	return "", nil, false
 }
 
 func stringAt(m map[string]any, keys []string) string {
