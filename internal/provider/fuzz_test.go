@@ -22,12 +22,12 @@ var allProviders = Names()
 // the index of its provider.
 func seedFixtures(f *testing.F, streamed bool) {
 	for i, dir := range allProviders {
-		entries, err := os.ReadDir(filepath.Join(fixtureRoot, dir))
+		entries, err := os.ReadDir(fixtureDir(dir))
 		if err != nil {
 			f.Fatal(err)
 		}
 		for _, e := range entries {
-			data, err := os.ReadFile(filepath.Join(fixtureRoot, dir, e.Name()))
+			data, err := os.ReadFile(filepath.Join(fixtureDir(dir), e.Name()))
 			if err != nil {
 				f.Fatal(err)
 			}
@@ -52,6 +52,10 @@ var openPrefix = map[string][]string{
 		`{"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":"a","name":"f","input":{}}}`},
 	Gemini: {`{"candidates":[{"content":{"parts":[{"functionCall":{"name":"f","willContinue":true}}]}}]}`},
 	Ollama: {`{"message":{"tool_calls":[{"function":{"name":"f","arguments":{}}}]},"done":false}`},
+	BedrockConverse: {`{"messageStart":{"role":"assistant"}}`,
+		`{"contentBlockStart":{"contentBlockIndex":0,"start":{"toolUse":{"toolUseId":"a","name":"f"}}}}`},
+	Cohere: {`{"type":"message-start","id":"m","delta":{"message":{"role":"assistant"}}}`,
+		`{"type":"tool-call-start","index":0,"delta":{"message":{"tool_calls":{"id":"a","type":"function","function":{"name":"f","arguments":"{\"x\":"}}}}}`},
 }
 
 // FuzzAccumulator_Add: any event after a stream start with one open call

@@ -15,6 +15,19 @@ var update = flag.Bool("update", false, "rewrite the golden files under testdata
 
 const fixtureRoot = "../../../shared/testdata/provider-fixtures"
 
+// projectFixtures holds the fixtures of providers the shared collection has
+// none of (their sources in testdata/provider-fixtures/SOURCES.md).
+const projectFixtures = "testdata/provider-fixtures"
+
+// fixtureDir is where a provider's fixtures are: the shared collection, or
+// the project's own testdata/provider-fixtures.
+func fixtureDir(provider string) string {
+	if _, err := os.Stat(filepath.Join(fixtureRoot, provider)); err == nil {
+		return filepath.Join(fixtureRoot, provider)
+	}
+	return filepath.Join(projectFixtures, provider)
+}
+
 // fixtureProvider is the provider a fixture is written in: its directory,
 // except Ollama's OpenAI-compatible recording.
 func fixtureProvider(dir, name string) string {
@@ -35,12 +48,12 @@ func loadFixtures(t testing.TB) []fixture {
 	t.Helper()
 	var out []fixture
 	for _, dir := range Names() { // every provider has its fixtures
-		entries, err := os.ReadDir(filepath.Join(fixtureRoot, dir))
+		entries, err := os.ReadDir(fixtureDir(dir))
 		if err != nil {
 			t.Fatalf("read fixtures: %v", err)
 		}
 		for _, e := range entries {
-			data, err := os.ReadFile(filepath.Join(fixtureRoot, dir, e.Name()))
+			data, err := os.ReadFile(filepath.Join(fixtureDir(dir), e.Name()))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -24,7 +24,7 @@ func feed(t *testing.T, provider string, events ...string) *Accumulator {
 // fixtureResponses normalizes one fixture file as the golden test does.
 func fixtureResponses(t *testing.T, dir, name string) []Response {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join(fixtureRoot, dir, name))
+	data, err := os.ReadFile(filepath.Join(fixtureDir(dir), name))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -30,6 +30,8 @@ func providers() []codec {
 		{name: Anthropic, whole: anthWhole, event: anthEvent, toolResult: anthToolResult},
 		{name: Gemini, whole: gemWhole, event: gemEvent, stopMeansCalls: true, toolResult: gemToolResult},
 		{name: Ollama, whole: ollamaWhole, event: ollamaEvent, stopMeansCalls: true, toolResult: ollamaToolResult},
+		{name: BedrockConverse, whole: bedrockWhole, event: bedrockStreamEvent, toolResult: bedrockToolResult},
+		{name: Cohere, whole: cohereWhole, event: cohereStreamEvent, toolResult: cohereToolResult},
 	}
 }
 

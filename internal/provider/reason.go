@@ -102,6 +102,40 @@ func ollamaReason(w string) Reason {
 	return ReasonUnknown
 }
 
+// bedrockReason maps a Bedrock Converse stopReason. A guardrail or content
+// filter that stopped the output is content_filter (its calls are withheld,
+// bedrock.go); malformed output is error.
+func bedrockReason(w string) Reason {
+	switch w {
+	case "end_turn", "stop_sequence":
+		return ReasonStop
+	case "tool_use":
+		return ReasonToolCalls
+	case "max_tokens", "model_context_window_exceeded":
+		return ReasonLength
+	case "guardrail_intervened", "content_filtered":
+		return ReasonContentFilter
+	case "malformed_model_output", "malformed_tool_use":
+		return ReasonError
+	}
+	return ReasonUnknown
+}
+
+// cohereReason maps a Cohere v2 finish_reason.
+func cohereReason(w string) Reason {
+	switch w {
+	case "COMPLETE", "STOP_SEQUENCE":
+		return ReasonStop
+	case "TOOL_CALL":
+		return ReasonToolCalls
+	case "MAX_TOKENS":
+		return ReasonLength
+	case "ERROR", "TIMEOUT":
+		return ReasonError
+	}
+	return ReasonUnknown
+}
+
 // scalarString renders a JSON string or number as text ("STOP", "1", "400");
 // anything else gives "".
 func scalarString(raw jsontext.Value) string {

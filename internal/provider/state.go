@@ -51,6 +51,8 @@ type state struct {
 	chatByIndex map[int]*callBuf
 	byItem      map[string]*callBuf
 	gemOpen     *callBuf
+	// bedrock-converse: messageStop and metadata seen (both end a stream)
+	bedrockStop, bedrockMeta bool
 }
 
 func (s *state) newCall(key int) *callBuf {

@@ -13,9 +13,10 @@ var ErrEmptyTranscript = errors.New("provider: transcript has no events (expecte
 // whole response body: SSE (a first line starting with "data:", "event:",
 // "id:", "retry:" or ":"), or more than one JSON value (NDJSON, .chunks.jsonl).
 // A single JSON value, however it is indented, is a whole body; so is a
-// one-event NDJSON file, which reads the same either way.
+// one-event NDJSON file, which reads the same either way. AWS event-stream
+// framing (a Bedrock ConverseStream body) is a transcript too.
 func IsTranscript(data []byte) bool {
-	if isSSE(data) {
+	if isSSE(data) || isEventStream(data) {
 		return true
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
@@ -40,9 +41,18 @@ func isSSE(data []byte) bool {
 // SSE: the data: lines of each blank-line-separated event joined by "\n",
 // with CRLF or LF line ends and trailing padding removed; event:, id: and
 // comment lines dropped; "[DONE]" kept as an event. NDJSON / .chunks.jsonl:
-// one trimmed non-empty line per event. The payloads are copies.
+// one trimmed non-empty line per event. AWS event-stream framing: each
+// message's JSON payload wrapped with its event type (eventstream.go); a
+// damaged frame fails the whole transcript. The payloads are copies.
 func SplitTranscript(data []byte) ([][]byte, error) {
 	var out [][]byte
+	if isEventStream(data) {
+		msgs, err := decodeEventStream(data)
+		if err != nil {
+			return nil, err
+		}
+		return eventStreamEvents(msgs)
+	}
 	if isSSE(data) {
 		out = splitSSE(data)
 	} else {

@@ -1,0 +1,195 @@
+package provider
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+// Bedrock stream events used by several tests.
+const (
+	bdStart   = `{"contentBlockStart":{"contentBlockIndex":0,"start":{"toolUse":{"toolUseId":"t1","name":"f"}}}}`
+	bdArgs    = `{"contentBlockDelta":{"contentBlockIndex":0,"delta":{"toolUse":{"input":"{\"a\":1}"}}}}`
+	bdStop    = `{"contentBlockStop":{"contentBlockIndex":0}}`
+	bdMsgStop = `{"messageStop":{"stopReason":"tool_use"}}`
+	bdMeta    = `{"metadata":{"usage":{"inputTokens":5,"outputTokens":100,"totalTokens":105},"metrics":{"latencyMs":1}}}`
+)
+
+// The terminal event takes messageStop and metadata, in either order: AWS
+// sends the usage after messageStop, so a stream judged at messageStop
+// alone never saw its output token count. Neither alone completes it.
+func TestBedrock_stream_is_done_after_messageStop_and_metadata_in_either_order(t *testing.T) {
+	for name, order := range map[string][]string{
+		"aws order (messageStop, metadata)":    {bdStart, bdArgs, bdStop, bdMsgStop, bdMeta},
+		"vercel order (metadata, messageStop)": {bdStart, bdArgs, bdStop, bdMeta, bdMsgStop},
+	} {
+		t.Run(name, func(t *testing.T) {
+			a := feed(t, BedrockConverse, order[:4]...)
+			if a.Done() {
+				t.Fatal("done before both messageStop and metadata")
+			}
+			if err := a.Add([]byte(order[4])); err != nil || !a.Done() {
+				t.Fatalf("Add: %v, Done %v", err, a.Done())
+			}
+			r := a.Response()
+			checkCalls(t, r, ReasonToolCalls, wantCall{"f", `{"a":1}`})
+			if r.OutputTokens != 100 || r.Calls[0].ID != "t1" {
+				t.Errorf("response %+v", r)
+			}
+			if err := a.Add([]byte(bdStart)); !errors.Is(err, ErrAfterTerminal) {
+				t.Errorf("event after the end: %v, want ErrAfterTerminal", err)
+			}
+		})
+	}
+	t.Run("without messageStop it never completes", func(t *testing.T) {
+		if a := feed(t, BedrockConverse, bdStart, bdArgs, bdStop, bdMeta); a.Done() || a.Response().Complete {
+			t.Fatal("complete without messageStop")
+		}
+	})
+}
+
+// Output at the requested cap is known only from metadata, after
+// messageStop: the calls of such a stream are truncated.
+func TestBedrock_stream_output_at_the_cap_from_trailing_metadata_is_truncation(t *testing.T) {
+	a, _ := NewAccumulator(BedrockConverse, WithMaxTokens(100))
+	for _, ev := range []string{bdStart, bdArgs, bdStop, bdMsgStop, bdMeta} {
+		if err := a.Add([]byte(ev)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if c := a.Response().Calls[0]; !c.Truncated || !strings.Contains(c.TruncatedWhy, "max tokens") {
+		t.Fatalf("call %+v, want truncated at the cap", c)
+	}
+}
+
+// Only metadata may follow messageStop; a content event after it, a toolUse
+// delta for a block never opened or already stopped, and input that is not
+// a string are refused, leaving the calls as they were.
+func TestBedrock_stream_out_of_order_events_are_refused(t *testing.T) {
+	for name, test := range map[string]struct {
+		before []string
+		bad    string
+	}{
+		"delta after messageStop":        {[]string{bdStart, bdArgs, bdStop, bdMsgStop}, `{"contentBlockDelta":{"contentBlockIndex":0,"delta":{"text":"x"}}}`},
+		"input for an unopened block":    {[]string{bdStart}, `{"contentBlockDelta":{"contentBlockIndex":3,"delta":{"toolUse":{"input":"{}"}}}}`},
+		"input after contentBlockStop":   {[]string{bdStart, bdArgs, bdStop}, bdArgs},
+		"input as an object":             {[]string{bdStart}, `{"contentBlockDelta":{"contentBlockIndex":0,"delta":{"toolUse":{"input":{"a":1}}}}}`},
+		"block started twice":            {[]string{bdStart}, bdStart},
+		"two members in one event":       {[]string{bdStart}, `{"contentBlockStop":{"contentBlockIndex":0},"messageStop":{"stopReason":"end_turn"}}`},
+		"unwrapped event":                {nil, `{"contentBlockIndex":0,"delta":{"text":"x"}}`},
+		"messageStop without stopReason": {[]string{bdStart}, `{"messageStop":{}}`},
+		"delta without index":            {[]string{bdStart}, `{"contentBlockDelta":{"delta":{"text":"x"}}}`},
+		"second metadata":                {[]string{bdStart, bdMeta}, bdMeta},
+	} {
+		t.Run(name, func(t *testing.T) {
+			a := feed(t, BedrockConverse, test.before...)
+			before := a.Response()
+			if err := a.Add([]byte(test.bad)); err == nil {
+				t.Fatalf("%s accepted", test.bad)
+			}
+			if after := a.Response(); after.Complete != before.Complete || len(after.Calls) != len(before.Calls) ||
+				len(after.Calls) > 0 && after.Calls[0].Arguments != before.Calls[0].Arguments {
+				t.Fatalf("refused event changed the response: %+v -> %+v", before, after)
+			}
+		})
+	}
+}
+
+// guardrail_intervened and content_filtered never pass a call on: the calls
+// are withheld and named in a provider error, whole and streamed; the
+// assistant's text is kept.
+func TestBedrock_guardrail_withholds_the_calls(t *testing.T) {
+	for _, reason := range []string{"guardrail_intervened", "content_filtered"} {
+		r, err := ParseResponse(BedrockConverse, []byte(`{"output":{"message":{"role":"assistant","content":[{"text":"Sorry."},{"toolUse":{"toolUseId":"t","name":"delete_account","input":{"id":1}}}]}},"stopReason":"`+reason+`"}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := feed(t, BedrockConverse, bdStart, bdArgs, bdStop, `{"messageStop":{"stopReason":"`+reason+`"}}`, bdMeta).Response()
+		for _, r := range []Response{r, s} {
+			if len(r.Calls) != 0 || r.Error == nil || r.Error.Type != reason || r.ProviderFinish != reason || !r.Complete {
+				t.Fatalf("%s: %+v, want no calls and a provider error", reason, r)
+			}
+		}
+		if r.Text != "Sorry." || !strings.Contains(r.Error.Message, "delete_account") {
+			t.Errorf("%s: text %q, error %q", reason, r.Text, r.Error.Message)
+		}
+	}
+	r, _ := ParseResponse(BedrockConverse, []byte(`{"output":{"message":{"content":[{"text":"No."}]}},"stopReason":"content_filtered"}`))
+	if r.Finish != ReasonContentFilter || r.Error != nil {
+		t.Errorf("a filtered response without calls: %+v, want content_filter", r)
+	}
+}
+
+func TestBedrock_stop_reasons(t *testing.T) {
+	for w, want := range map[string]Reason{
+		"end_turn": ReasonStop, "stop_sequence": ReasonStop, "tool_use": ReasonToolCalls, "max_tokens": ReasonLength,
+		"model_context_window_exceeded": ReasonLength, "malformed_tool_use": ReasonError, "malformed_model_output": ReasonError,
+		"guardrail_intervened": ReasonContentFilter, "content_filtered": ReasonContentFilter, "future_reason": ReasonUnknown,
+	} {
+		r, err := ParseResponse(BedrockConverse, []byte(`{"output":{"message":{"content":[{"text":"x"}]}},"stopReason":"`+w+`"}`))
+		if err != nil || r.Finish != want || r.ProviderFinish != w {
+			t.Errorf("%s: %s %v, want %s", w, r.Finish, err, want)
+		}
+	}
+	r, err := ParseResponse(BedrockConverse, []byte(`{"message":"The security token included in the request is invalid.","__type":"UnrecognizedClientException"}`))
+	if err != nil || r.Error == nil || r.Error.Type != "UnrecognizedClientException" || r.Finish != ReasonError {
+		t.Errorf("error body: %+v %v", r, err)
+	}
+}
+
+// Keys match exactly: "ToolUseId"/"Name" are not toolUseId/name, and a key
+// named twice refuses the body or event.
+func TestBedrock_keys_are_exact_and_duplicates_refused(t *testing.T) {
+	r, err := ParseResponse(BedrockConverse, []byte(`{"output":{"message":{"content":[{"toolUse":{"toolUseId":"a","name":"get_weather","Name":"delete_customer_account","input":{}}}]}},"stopReason":"tool_use"}`))
+	if err != nil || len(r.Calls) != 1 || r.Calls[0].Name != "get_weather" {
+		t.Fatalf("%+v %v", r.Calls, err)
+	}
+	if _, err := ParseResponse(BedrockConverse, []byte(`{"output":{"message":{"content":[{"toolUse":{"toolUseId":"a","name":"get_weather","name":"delete_customer_account","input":{}}}]}},"stopReason":"tool_use"}`)); !errors.Is(err, ErrDuplicateKey) {
+		t.Errorf("duplicate name: %v", err)
+	}
+	a, _ := NewAccumulator(BedrockConverse)
+	if err := a.Add([]byte(`{"contentBlockStart":{"contentBlockIndex":0,"start":{"toolUse":{"toolUseId":"a","name":"get_weather","name":"x"}}}}`)); !errors.Is(err, ErrDuplicateKey) || len(a.Response().Calls) != 0 {
+		t.Errorf("duplicate name in a stream event: %v", err)
+	}
+	if err := a.Add([]byte(`{"ContentBlockStart":{"contentBlockIndex":0,"start":{"toolUse":{"toolUseId":"a","name":"f"}}}}`)); err == nil {
+		t.Error("ContentBlockStart taken for contentBlockStart")
+	}
+}
+
+// toolResult is the Converse toolResult block: json for an object result,
+// text otherwise, status error for a failure.
+func TestBedrock_tool_result_is_a_converse_toolResult_block(t *testing.T) {
+	for _, test := range []struct {
+		a    Answer
+		want string
+	}{
+		{Answer{ID: "t1", Text: "ran", OK: true, Result: []byte(` {"temp":21} `)}, `{"toolResult":{"toolUseId":"t1","content":[{"json":{"temp":21}}],"status":"success"}}`},
+		{Answer{ID: "t1", Text: "ran: [1,2]", OK: true, Result: []byte(`[1,2]`)}, `{"toolResult":{"toolUseId":"t1","content":[{"text":"ran: [1,2]"}],"status":"success"}}`},
+		{Answer{ID: "t1", Text: "dry run <ok>", OK: true, Result: []byte(`{"a":1}`), TextOnly: true}, `{"toolResult":{"toolUseId":"t1","content":[{"text":"dry run <ok>"}],"status":"success"}}`},
+		{Answer{ID: "t1", Text: "failed: no such customer"}, `{"toolResult":{"toolUseId":"t1","content":[{"text":"failed: no such customer"}],"status":"error"}}`},
+	} {
+		got, err := ToolResult(BedrockConverse, test.a)
+		if err != nil || string(got) != test.want {
+			t.Errorf("got %s %v\nwant %s", got, err, test.want)
+		}
+	}
+	if _, err := ToolResult(BedrockConverse, Answer{Text: "x"}); !errors.Is(err, ErrNoCallID) {
+		t.Errorf("without id: %v", err)
+	}
+}
+
+// Garbage between valid events is refused and leaves the accumulator usable.
+func TestBedrock_garbage_between_events_is_refused(t *testing.T) {
+	a, _ := NewAccumulator(BedrockConverse)
+	for _, ev := range []string{bdStart, bdArgs, bdStop, bdMsgStop, bdMeta} {
+		for _, g := range garbage {
+			if err := a.Add([]byte(g)); err == nil {
+				t.Errorf("garbage %q accepted", g)
+			}
+		}
+		if err := a.Add([]byte(ev)); err != nil {
+			t.Fatalf("valid event after garbage: %v", err)
+		}
+	}
+	checkCalls(t, a.Response(), ReasonToolCalls, wantCall{"f", `{"a":1}`})
+}
