@@ -3,9 +3,11 @@ package gates
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"github.com/toolgate/toolgate/internal/call"
 	"github.com/toolgate/toolgate/internal/textcall"
+	"github.com/toolgate/toolgate/internal/tool"
 	"github.com/toolgate/toolgate/streams"
 )
 
@@ -32,14 +34,18 @@ func (p *Parse) recover(carrier call.Envelope) ([]call.Envelope, error) {
 	var out []call.Envelope
 	size := len(found) + len(discarded)
 	for i, f := range found {
-		e := p.child(carrier, i, size, f.Name, string(f.Arguments))
+		t, known := p.Tools.Lookup(f.Name)
+		args, typing, typeErr := typed(f, t, known)
+		e := p.child(carrier, i, size, f.Name, string(args))
 		e.Note(fmt.Sprintf("recovered from text (%s format, bytes %d-%d)", f.Format, f.Start, f.End))
 		to, errs := call.Parsed, []string(nil)
-		if t, ok := p.Tools.Lookup(f.Name); !ok {
+		if !known {
 			to, errs = call.Discarded, []string{fmt.Sprintf("recovered call names %q, which is not a registered tool", f.Name)}
+		} else if typeErr != nil {
+			to, errs = call.Discarded, []string{"recovered parameters cannot be encoded: " + typeErr.Error()}
 		} else {
 			var doc any
-			if err := json.Unmarshal(f.Arguments, &doc); err != nil {
+			if err := json.Unmarshal(args, &doc); err != nil {
 				to, errs = call.Discarded, []string{"recovered arguments do not decode: " + err.Error()}
 			} else if probs := t.Schema.Validate(doc); len(probs) > 0 {
 				to = call.Discarded
@@ -54,10 +60,13 @@ func (p *Parse) recover(carrier call.Envelope) ([]call.Envelope, error) {
 			to, errs = call.Truncated, append([]string{"parse: " + why + "; a call recovered from output that reached the token cap is not executed"}, errs...)
 		}
 		if to == call.Parsed {
-			e.Arguments = f.Arguments
+			e.Arguments = args
 		}
 		if err := e.Move(streams.Parse, to, p.Now(), errs...); err != nil {
 			return nil, err
+		}
+		if typing != "" {
+			e.Note(typing)
 		}
 		out = append(out, e)
 	}
@@ -70,6 +79,28 @@ func (p *Parse) recover(carrier call.Envelope) ([]call.Envelope, error) {
 		out = append(out, e)
 	}
 	return out, nil
+}
+
+// typed is the arguments of f: for a dialect whose values are untyped text
+// (f.Params), each converted by the declared type of its property in t's
+// schema (textcall.TypeArgs), with the conversions as a history note;
+// otherwise the arguments as recovered.
+func typed(f textcall.Call, t *tool.Compiled, known bool) (json.RawMessage, string, error) {
+	if f.Params == nil || !known {
+		return f.Arguments, "", nil
+	}
+	args, convs, err := textcall.TypeArgs(f.Params, declaredTypes(t.Def.InputSchema))
+	if err != nil {
+		return f.Arguments, "", err
+	}
+	if len(convs) == 0 {
+		return args, "", nil
+	}
+	notes := make([]string, len(convs))
+	for i, c := range convs {
+		notes[i] = c.String()
+	}
+	return args, "parameters typed by the schema: " + strings.Join(notes, "; "), nil
 }
 
 func (p *Parse) child(carrier call.Envelope, i, size int, name, raw string) call.Envelope {

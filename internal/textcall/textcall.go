@@ -42,10 +42,13 @@ type Call struct {
 	Format    string
 	Start     int
 	End       int
-	// Params holds the raw parameter strings of formats that carry no
-	// types (qwen-xml). Arguments guesses the types (a value that parses
-	// as a JSON number, boolean, null, object or array is taken as such);
-	// a gate that knows the tool's schema may re-type from Params instead.
+	// Params holds every top-level argument as its raw text, set by each
+	// dialect whose values are untyped text (qwen-xml <parameter=…>, GLM
+	// <arg_value>, <invoke> parameters, ...): a dialect of that kind must
+	// set it. Arguments then holds only a guess (text that parses as a
+	// JSON number, boolean, null, object or array taken as such); the
+	// parse gate re-types Params by the tool's schema (TypeArgs), so
+	// <parameter=zip>94107</parameter> stays "94107" for a string zip.
 	Params map[string]string
 }
 

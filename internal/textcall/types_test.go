@@ -1,0 +1,77 @@
+package textcall
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestTypeArgs_values_follow_the_declared_types(t *testing.T) {
+	for _, test := range []struct {
+		name     string
+		text     string
+		declared []string
+		want     string // the canonical arguments object {"v": ...}
+		note     string // substring of the conversion note; "" for none
+	}{
+		{"zip_string_stays_string", "94107", []string{"string"}, `{"v":"94107"}`, "v: kept as string (schema type string)"},
+		{"one_string_stays_string", "1", []string{"string"}, `{"v":"1"}`, "kept as string"},
+		{"true_string_stays_string", "true", []string{"string"}, `{"v":"true"}`, "kept as string"},
+		{"null_string_stays_string", "null", []string{"string"}, `{"v":"null"}`, "kept as string"},
+		{"object_text_for_a_string", `{"a": 1}`, []string{"string"}, `{"v":"{\"a\": 1}"}`, "kept as string"},
+		{"plain_text_no_note", "Paris", []string{"string"}, `{"v":"Paris"}`, ""},
+		{"integer", "1", []string{"integer"}, `{"v":1}`, "v: read as integer (schema type integer)"},
+		{"integer_not_a_number", "abc", []string{"integer"}, `{"v":"abc"}`, "kept as string: the text does not read as integer"},
+		{"integer_with_fraction", "1.5", []string{"integer"}, `{"v":"1.5"}`, "does not read as integer"},
+		{"integer_whole_float", "2.0", []string{"integer"}, `{"v":2.0}`, "read as integer"},
+		{"number", "15.5", []string{"number"}, `{"v":15.5}`, "read as number"},
+		{"boolean", "True", []string{"boolean"}, `{"v":true}`, "read as boolean"},
+		{"boolean_garbage", "yes", []string{"boolean"}, `{"v":"yes"}`, "kept as string"},
+		{"null", "null", []string{"null"}, `{"v":null}`, "read as null"},
+		{"union_string_null_null", "null", []string{"string", "null"}, `{"v":null}`, "read as null (schema type string|null)"},
+		{"union_string_null_text", "94107", []string{"string", "null"}, `{"v":"94107"}`, "kept as string (schema type string|null)"},
+		{"union_integer_string", "7", []string{"string", "integer"}, `{"v":7}`, "read as integer"},
+		{"object", "{\"radius\": 15.5}", []string{"object"}, `{"v":{"radius":15.5}}`, "read as object"},
+		{"array", "[1, \"a\"]", []string{"array"}, `{"v":[1,"a"]}`, "read as array"},
+		{"array_garbage", "[1,", []string{"array"}, `{"v":"[1,"}`, "kept as string"},
+		{"undeclared_number_guessed", "3", nil, `{"v":3}`, "v: read as integer (no declared type; guessed from the text)"},
+		{"undeclared_text", "circle", nil, `{"v":"circle"}`, ""},
+	} {
+		t.Run(test.name, func(t *testing.T) {
+			args, convs, err := TypeArgs(map[string]string{"v": test.text}, func(p string) []string {
+				if p == "v" {
+					return test.declared
+				}
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(args) != test.want {
+				t.Fatalf("arguments %s, want %s", args, test.want)
+			}
+			if test.note == "" {
+				if len(convs) != 0 {
+					t.Fatalf("conversions %v, want none", convs)
+				}
+				return
+			}
+			if len(convs) != 1 || !strings.Contains(convs[0].String(), test.note) {
+				t.Fatalf("conversions %v, want one saying %q", convs, test.note)
+			}
+		})
+	}
+}
+
+func TestTypeArgs_without_a_schema_keeps_the_guess(t *testing.T) {
+	calls, _ := Recover("<function=f><parameter=zip>94107</parameter><parameter=c>Paris</parameter></function>")
+	if len(calls) != 1 || calls[0].Params == nil {
+		t.Fatalf("calls %+v", calls)
+	}
+	args, convs, err := TypeArgs(calls[0].Params, nil)
+	if err != nil || string(args) != string(calls[0].Arguments) || string(args) != `{"c":"Paris","zip":94107}` {
+		t.Fatalf("arguments %s (%v), want the guess %s", args, err, calls[0].Arguments)
+	}
+	if len(convs) != 1 || convs[0].Param != "zip" || !strings.Contains(convs[0].String(), "guessed") {
+		t.Fatalf("conversions %v, want the guess for zip recorded", convs)
+	}
+}
