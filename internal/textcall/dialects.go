@@ -46,6 +46,8 @@ var dialects = sync.OnceValue(func() []dialect {
 		{"llama4", (*recoverer).llama4},
 		{"functionary", (*recoverer).functionary},
 		{"qwen-agent", (*recoverer).qwenAgent},
+		{"gigachat", (*recoverer).gigachat},
+		{"minicpm", (*recoverer).minicpm},
 		{"fence", (*recoverer).fences},
 		{"pythonic", (*recoverer).pythonicLists},
 		{"json", (*recoverer).prose},

@@ -1,9 +1,9 @@
 package textcall
 
 // phi4mini recovers Microsoft Phi-4-mini calls: the marker functools, then
-// a JSON list of {"name", "arguments"} objects, with no closing marker
-// (the template says none is required). Python's functools module in
-// prose is not followed by '[' and is left alone.
+// a JSON list of {"name", "arguments"} objects (or one object), with no
+// closing marker (the template says none is required). Python's functools
+// module in prose is not followed by '[' or '{' and is left alone.
 func (r *recoverer) phi4mini() {
 	const marker = "functools"
 	for i, seen := 0, 0; ; seen++ {
@@ -17,7 +17,7 @@ func (r *recoverer) phi4mini() {
 		}
 		i = start + len(marker)
 		p := skipSpace(r.text, i)
-		if p >= len(r.text) || r.text[p] != '[' || r.isClaimed(start) {
+		if p >= len(r.text) || (r.text[p] != '[' && r.text[p] != '{') || r.isClaimed(start) {
 			continue
 		}
 		v, next, err := r.decodeIn(p, len(r.text))
