@@ -35,7 +35,33 @@ func (r *recoverer) functionary() {
 			end = n
 		}
 		r.claim(start, end)
-		r.namedArgs("functionary", start, end, name, p, end)
+		r.argsBeforeToken("functionary", start, end, name, p, end)
 		i = end
 	}
+}
+
+// argsBeforeToken records the call of name whose arguments are the JSON
+// object at text[p:], within to. After the object only white space or a
+// special token (<|eot_id|>, <|im_end|>, ...) may follow before to: the
+// server that returned the raw text may have kept the end-of-turn token.
+func (r *recoverer) argsBeforeToken(format string, start, end int, name string, p, to int) {
+	if name == "" || strings.IndexFunc(name, func(c rune) bool { return c > 0x7f || !isNameByte(byte(c)) }) >= 0 {
+		r.discard(format, start, end, "no valid tool name")
+		return
+	}
+	v, next, err := r.decodeIn(p, to)
+	if err != nil {
+		r.discard(format, start, end, reasonOf(err))
+		return
+	}
+	m, isObj := v.(map[string]any)
+	if !isObj {
+		r.discard(format, start, end, "the arguments of "+name+" are not a JSON object")
+		return
+	}
+	if q := skipSpace(r.text, next); q < to && !strings.HasPrefix(r.text[q:to], "<|") {
+		r.discard(format, start, end, "unexpected text after the arguments of "+name)
+		return
+	}
+	r.add(format, start, end, name, m)
 }

@@ -42,7 +42,12 @@ func (r *recoverer) qwenAgent() {
 			continue
 		}
 		name := trimColon(r.text[body:a])
-		r.namedArgs("qwen-agent", start, end, name, a+len(qaArgs)+colonLen(r.text[a+len(qaArgs):end]), end)
+		p := skipSpace(r.text, a+len(qaArgs)+colonLen(r.text[a+len(qaArgs):end]))
+		if p >= end || r.text[p] != '{' {
+			r.discard("qwen-agent", start, end, "the arguments of "+quote(name)+" are not a JSON object")
+			continue
+		}
+		r.argsBeforeToken("qwen-agent", start, end, name, p, end)
 	}
 }
 
