@@ -93,6 +93,22 @@ func benchStreams() map[string][]string {
 	}
 	streams[Ollama] = append(ev, `{"model":"m","message":{"role":"assistant","content":"","tool_calls":[{"function":{"name":"create_report","arguments":`+args+`}}]},"done":false}`,
 		`{"model":"m","message":{"role":"assistant","content":""},"done":true,"done_reason":"stop","eval_count":300}`)
+
+	ev = []string{`{"messageStart":{"role":"assistant"}}`,
+		`{"contentBlockStart":{"contentBlockIndex":0,"start":{"toolUse":{"toolUseId":"t","name":"create_report"}}}}`}
+	for _, p := range split(args, benchEvents-5) {
+		ev = append(ev, `{"contentBlockDelta":{"contentBlockIndex":0,"delta":{"toolUse":{"input":`+quote(p)+`}}}}`)
+	}
+	streams[BedrockConverse] = append(ev, `{"contentBlockStop":{"contentBlockIndex":0}}`, `{"messageStop":{"stopReason":"tool_use"}}`,
+		`{"metadata":{"usage":{"inputTokens":10,"outputTokens":300,"totalTokens":310},"metrics":{"latencyMs":1}}}`)
+
+	ev = []string{`{"id":"c","type":"message-start","delta":{"message":{"role":"assistant","content":[],"tool_plan":"","tool_calls":[],"citations":[]}}}`,
+		`{"type":"tool-call-start","index":0,"delta":{"message":{"tool_calls":{"id":"c1","type":"function","function":{"name":"create_report","arguments":""}}}}}`}
+	for _, p := range split(args, benchEvents-4) {
+		ev = append(ev, `{"type":"tool-call-delta","index":0,"delta":{"message":{"tool_calls":{"function":{"arguments":`+quote(p)+`}}}}}`)
+	}
+	streams[Cohere] = append(ev, `{"type":"tool-call-end","index":0}`,
+		`{"type":"message-end","delta":{"finish_reason":"TOOL_CALL","usage":{"tokens":{"output_tokens":300}}}}`)
 	return streams
 }
 

@@ -234,3 +234,25 @@ func FuzzEventStream_never_panics(f *testing.F) {
 		_, _ = SplitTranscript(data)
 	})
 }
+
+// BenchmarkEventStream_split_200_messages: decoding a 200-message
+// ConverseStream body (the bench stream, framed) into its JSON events.
+func BenchmarkEventStream_split_200_messages(b *testing.B) {
+	var body []byte
+	for _, ev := range benchStreams()[BedrockConverse] {
+		var m map[string]json.RawMessage
+		if err := json.Unmarshal([]byte(ev), &m); err != nil {
+			b.Fatal(err)
+		}
+		for typ, payload := range m {
+			body = append(body, esEvent(typ, string(payload))...)
+		}
+	}
+	b.SetBytes(int64(len(body)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if evs, err := SplitTranscript(body); err != nil || len(evs) != benchEvents {
+			b.Fatal(len(evs), err)
+		}
+	}
+}
