@@ -114,7 +114,7 @@ func TestCalls_arguments_keep_invalid_utf8_exactly(t *testing.T) {
 		{"responses function_call and custom tool input", OpenAIResponses, []string{"{\"status\":\"completed\",\"output\":[" +
 			"{\"type\":\"function_call\",\"id\":\"i\",\"call_id\":\"a\",\"name\":\"f\",\"arguments\":\"{\\\"city\\\":\\\"x\\ud800\\\"}\"}," +
 			"{\"type\":\"custom_tool_call\",\"id\":\"j\",\"call_id\":\"b\",\"name\":\"sh\",\"input\":\"rm \xff\\udc00\"}]}"},
-			true, []string{lone, "rm \xff\xed\xb0\x80"}},
+			true, []string{lone, "{\"input\":\"rm \xff\xed\xb0\x80\"}"}}, // free text as {"input": ...}, its bytes kept
 		{"anthropic input object", Anthropic, []string{"{\"content\":[{\"type\":\"tool_use\",\"id\":\"a\",\"name\":\"f\",\"input\":{\"city\":\"Par\xffis\"}}," +
 			`{"type":"tool_use","id":"b","name":"g","input":{"city":"x\ud800"}},` +
 			`{"type":"tool_use","id":"c","name":"h","input":{"city":"Paris"}}],"stop_reason":"tool_use"}`},

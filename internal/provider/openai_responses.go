@@ -1,7 +1,6 @@
 package provider
 
 import (
-	"encoding/json"
 	"encoding/json/jsontext"
 	"errors"
 	"fmt"
@@ -13,8 +12,10 @@ const OpenAIResponses = "openai-responses"
 
 // OpenAI Responses API (also Azure, LM Studio's Open Responses, DeepSeek's
 // compatible endpoint). Client calls are function_call items (JSON text
-// arguments) and custom_tool_call items (free-text input). Server-run items
-// (web_search_call, mcp_call, tool_search, ...) are not client calls.
+// arguments), custom_tool_call items (free-text input) and the other items
+// the client runs (openai_responses_items.go). Server-run items
+// (web_search_call, mcp_call, a server tool_search, ...) are not client
+// calls, nor is a call answered inside the same response.
 
 type respContent struct {
 	Type    string     `json:"type"`
@@ -30,6 +31,14 @@ type respItem struct {
 	Arguments jsontext.Value `json:"arguments"`
 	Input     *wireString    `json:"input"` // a free-text tool's arguments
 	Content   []respContent  `json:"content"`
+	// the items the client runs besides function_call
+	Status            string `json:"status"`
+	Execution         string `json:"execution"`
+	ApprovalRequestID string `json:"approval_request_id"`
+	Environment       *struct {
+		Type string `json:"type"`
+	} `json:"environment"`
+	raw jsontext.Value // the whole item, kept for the kinds built from it
 }
 
 type respBody struct {
@@ -84,15 +93,21 @@ func (s *state) respFinal(r *respBody, whole bool) error {
 		s.outputTokens = r.Usage.OutputTokens
 	}
 	for i := range r.Output {
+		s.respAnswer(answers(&r.Output[i]))
+	}
+	for i := range r.Output {
 		it := &r.Output[i]
 		if it.Type == "message" && whole {
 			s.respMessage(it)
 			continue
 		}
-		if !isClientCall(it.Type) {
+		kind := itemKind(it)
+		if kind == "" || s.respAnswered[itemCallID(it)] {
 			continue
 		}
-		if !whole && s.byItem[it.ID] != nil {
+		// A streamed call is kept as it arrived, unless its item never said
+		// it was done: then the final item is the call.
+		if c := s.byItem[it.ID]; !whole && c != nil && !(statusful(kind) && c.open) {
 			continue
 		}
 		if err := s.respItem(i, it).setItemArgs(it); err != nil {
@@ -148,8 +163,6 @@ func (s *state) respMessage(it *respItem) {
 	}
 }
 
-func isClientCall(t string) bool { return t == "function_call" || t == "custom_tool_call" }
-
 // respItem finds or creates the call for an output item.
 func (s *state) respItem(outputIndex int, it *respItem) *callBuf {
 	if s.byItem == nil {
@@ -171,18 +184,28 @@ func (s *state) respItem(outputIndex int, it *respItem) *callBuf {
 		}
 	}
 	if c.id == "" {
-		c.id = it.CallID
+		c.id = itemCallID(it)
 	}
+	kind := itemKind(it)
 	if c.name == "" {
 		c.name = it.Name
+		if kind != "function_call" && kind != KindCustomTool {
+			c.name = kind
+		}
 	}
-	c.freeText = it.Type == "custom_tool_call"
+	if kind != "function_call" {
+		c.kind = kind
+	}
+	c.freeText = it.Type == KindCustomTool
 	return c
 }
 
 // setItemArgs replaces the arguments with the item's final ones, when it
 // carries any.
 func (c *callBuf) setItemArgs(it *respItem) error {
+	if statusful(itemKind(it)) {
+		return c.setKindArgs(it)
+	}
 	if it.Input != nil {
 		c.args = append(c.args[:0], *it.Input...)
 		return nil
@@ -212,7 +235,11 @@ func respEvent(ev []byte, s *state) error {
 			s.respHeader(e.Response)
 		}
 	case "response.output_item.added", "response.output_item.done":
-		if e.Item == nil || !isClientCall(e.Item.Type) {
+		if e.Item == nil {
+			return nil
+		}
+		s.respAnswer(answers(e.Item))
+		if itemKind(e.Item) == "" || s.respAnswered[itemCallID(e.Item)] {
 			return nil
 		}
 		return s.respItem(e.OutputIndex, e.Item).setItemArgs(e.Item)
@@ -269,17 +296,4 @@ func (s *state) respCallFor(e *respEventBody) *callBuf {
 		}
 	}
 	return s.respItem(e.OutputIndex, &respItem{ID: e.ItemID, Type: "function_call"})
-}
-
-// respToolResult: {"type":"function_call_output","call_id":id,"output":Text}.
-func respToolResult(a Answer) (json.RawMessage, error) {
-	id, err := a.requireID()
-	if err != nil {
-		return nil, err
-	}
-	return marshalResult(struct {
-		Type   string `json:"type"`
-		CallID string `json:"call_id"`
-		Output string `json:"output"`
-	}{"function_call_output", id, a.Text})
 }

@@ -15,15 +15,15 @@ func TestOpenAIResponses_fixtures(t *testing.T) {
 		{"lmstudio-ministral-function-call-no-arg-deltas.chunks.jsonl", ReasonToolCalls, []wantCall{{"weather", `{"location":"San Francisco"}`}}},
 		{"openai-gpt-4o-parallel-function-calls.json", ReasonToolCalls, []wantCall{
 			{"get_location", `{"loc_name":"Londos"}`}, {"get_location", `{"loc_name":"London"}`}}},
-		{"openai-gpt-5.2-codex-custom-tool-call.chunks.jsonl", ReasonToolCalls, []wantCall{{"write_sql", "SELECT * FROM users WHERE age > 25"}}},
-		{"openai-gpt-5.2-codex-custom-tool-call.json", ReasonToolCalls, []wantCall{{"write_sql", "SELECT * FROM users WHERE age > 25"}}},
+		{"openai-gpt-5.2-codex-custom-tool-call.chunks.jsonl", ReasonToolCalls, []wantCall{{"write_sql", `{"input":"SELECT * FROM users WHERE age > 25"}`}}},
+		{"openai-gpt-5.2-codex-custom-tool-call.json", ReasonToolCalls, []wantCall{{"write_sql", `{"input":"SELECT * FROM users WHERE age > 25"}`}}},
 		{"deepseek-v4-flash-responses-function-call.stream.sse", ReasonToolCalls, []wantCall{{"get_temperature", `{"city": "Tokyo"}`}}},
 	} {
 		t.Run(test.file, func(t *testing.T) {
 			r := fixtureResponses(t, OpenAIResponses, test.file)[0]
 			checkCalls(t, r, test.finish, test.calls...)
-			if strings.Contains(test.file, "custom") && !r.Calls[0].FreeText {
-				t.Error("custom tool call not marked FreeText")
+			if strings.Contains(test.file, "custom") && (!r.Calls[0].FreeText || r.Calls[0].Kind != KindCustomTool) {
+				t.Error("custom tool call not marked FreeText and custom_tool_call")
 			}
 		})
 	}

@@ -30,11 +30,19 @@ type Call struct {
 	// provider sent an object (Anthropic whole input, Gemini args, Ollama
 	// arguments) it is that object's canonical JSON (package canon).
 	// For a free-text custom tool (OpenAI Responses custom_tool_call) it is
-	// the input text.
+	// {"input": the text}; for the other Responses items the client runs,
+	// the item's action, operation or request object (Kind).
 	Arguments           string `json:"arguments"`
 	ArgumentsWereObject bool   `json:"arguments_were_object"`
-	// FreeText marks a custom tool whose input is not JSON.
+	// FreeText marks a custom tool whose input is not JSON: Arguments is
+	// {"input": the text}, ArgumentsWereObject true.
 	FreeText bool `json:"free_text,omitempty"`
+	// Kind is the OpenAI Responses item type of a call that is not a
+	// function_call (custom_tool_call, local_shell_call, shell_call,
+	// apply_patch_call, computer_call, mcp_approval_request, a client
+	// tool_search_call, or an unknown *_call type); its tool result is
+	// answered in that item's output format. "" for every other call.
+	Kind string `json:"kind,omitempty"`
 	// Truncated is true when the provider said length/max_tokens, the
 	// arguments end before their JSON closes, the output token count reached
 	// the cap, or the call was still open at the terminal event — even when

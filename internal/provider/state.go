@@ -17,6 +17,7 @@ type callBuf struct {
 	args     []byte // text arguments as accumulated, or canonical object JSON
 	object   bool
 	freeText bool
+	kind     string // openai-responses item type of a call that is not a function_call
 	open     bool   // still expecting more (block not stopped, willContinue)
 	truncWhy string // set by the codec when it knows better
 	// gemini partialArgs under assembly
@@ -51,6 +52,8 @@ type state struct {
 	chatByIndex map[int]*callBuf
 	byItem      map[string]*callBuf
 	gemOpen     *callBuf
+	// openai-responses: call ids answered inside the response (run by the provider)
+	respAnswered map[string]bool
 	// bedrock-converse: messageStop and metadata seen (both end a stream)
 	bedrockStop, bedrockMeta bool
 }
@@ -111,7 +114,7 @@ func (s *state) build() Response {
 }
 
 func (c *callBuf) call(i int) Call {
-	out := Call{Index: i, ID: c.id, Name: c.name, ArgumentsWereObject: c.object, FreeText: c.freeText}
+	out := Call{Index: i, ID: c.id, Name: c.name, ArgumentsWereObject: c.object, FreeText: c.freeText, Kind: c.kind}
 	switch {
 	case c.partial != nil:
 		out.Arguments = string(c.partial.canonical())
@@ -119,6 +122,8 @@ func (c *callBuf) call(i int) Call {
 	case !c.gotDelta && c.startInput != nil:
 		out.Arguments = string(c.startInput)
 		out.ArgumentsWereObject = true
+	case c.freeText:
+		out.Arguments, out.ArgumentsWereObject = freeTextArgs(c.args), true
 	default:
 		out.Arguments = string(c.args)
 	}

@@ -26,6 +26,9 @@ type Answer struct {
 	// a dry run).
 	Result   json.RawMessage
 	TextOnly bool
+	// Kind is the call's provider.Call.Kind: the OpenAI Responses item type
+	// it answers ("" for a function call, and for every other provider).
+	Kind string
 }
 
 // Errors of a tool result that cannot be built.
