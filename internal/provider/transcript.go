@@ -13,9 +13,13 @@ var ErrEmptyTranscript = errors.New("provider: transcript has no events (expecte
 // whole response body: SSE (a first line starting with "data:", "event:",
 // "id:", "retry:" or ":"), or more than one JSON value (NDJSON, .chunks.jsonl).
 // A single JSON value, however it is indented, is a whole body; so is a
-// one-event NDJSON file, which reads the same either way. AWS event-stream
+// one-event NDJSON file, which reads the same either way. A JSON array is
+// a stream: Gemini's streamGenerateContent without alt=sse. AWS event-stream
 // framing (a Bedrock ConverseStream body) is a transcript too.
 func IsTranscript(data []byte) bool {
+	if isJSONArray(data) { // Gemini streamGenerateContent without alt=sse
+		return true
+	}
 	if isSSE(data) || isEventStream(data) {
 		return true
 	}
@@ -41,10 +45,16 @@ func isSSE(data []byte) bool {
 // SSE: the data: lines of each blank-line-separated event joined by "\n",
 // with CRLF or LF line ends and trailing padding removed; event:, id: and
 // comment lines dropped; "[DONE]" kept as an event. NDJSON / .chunks.jsonl:
-// one trimmed non-empty line per event. AWS event-stream framing: each
+// one trimmed non-empty line per event. A JSON array (Gemini without
+// alt=sse): one event per element, however the elements are laid out; an
+// array cut short returns its complete elements and an error wrapping
+// ErrCutTranscript. AWS event-stream framing: each
 // message's JSON payload wrapped with its event type (eventstream.go); a
 // damaged frame fails the whole transcript. The payloads are copies.
 func SplitTranscript(data []byte) ([][]byte, error) {
+	if isJSONArray(data) {
+		return splitJSONArray(data)
+	}
 	var out [][]byte
 	if isEventStream(data) {
 		msgs, err := decodeEventStream(data)
