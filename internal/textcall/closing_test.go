@@ -1,6 +1,7 @@
 package textcall
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -100,6 +101,81 @@ func TestRecover_batch_a_words_in_prose_are_not_calls(t *testing.T) {
 		}
 		if len(calls) != 0 {
 			t.Errorf("%q: calls %v", text, summary(calls))
+		}
+	}
+}
+
+// BenchmarkRecover_batch_a_scanners_4KiB_no_call is what the batch-A
+// dialects add to Recover on prose without a call: one marker search each.
+func BenchmarkRecover_batch_a_scanners_4KiB_no_call(b *testing.B) {
+	b.ReportAllocs()
+	b.SetBytes(int64(len(prose4KiB)))
+	r := &recoverer{text: prose4KiB, data: []byte(prose4KiB), budget: 1 << 20}
+	for b.Loop() {
+		r.kimi()
+		r.dsml()
+		r.glm()
+		r.seedOSS()
+		r.apertus()
+		r.olmo3()
+		r.gemma()
+		if len(r.calls)+len(r.discards)+len(r.claimed) != 0 {
+			b.Fatal(r.calls, r.discards)
+		}
+	}
+}
+
+// Runs of any batch-A marker, opened and never closed, or closed calls
+// without a section, stay bounded: no call from junk and few Discards.
+func TestRecover_batch_a_marker_floods_are_bounded(t *testing.T) {
+	for _, unit := range []string{
+		"<|tool_calls_section_begin|>", "<|tool_call_begin|>", "<|tool_calls_section_begin|><|tool_call_begin|>f:0<|tool_call_argument_begin|>",
+		"<|tool_call_begin|>f:0<|tool_call_argument_begin|>{}<|tool_call_end|>",
+		"<｜DSML｜function_calls>", "<｜DSML｜function_calls><｜DSML｜invoke name=\"f\">", "<｜DSML｜invoke name=\"f\">",
+		"<tool_call>f\n<arg_key>a</arg_key>", "<seed:tool_call>", "<seed:tool_call><function=f>",
+		"<|tools_prefix|>[", "<function_calls>\nf(", "<start_function_call>call:f{a:", "<|tool_call>call:f{a:<|\"|>",
+		"```tool_code\nf(a=1)\n",
+	} {
+		text := strings.Repeat(unit, 1<<20/len(unit))
+		calls, discards := Recover(text)
+		if len(calls) > MaxCalls {
+			t.Errorf("%q: %d calls", unit, len(calls))
+		}
+		if len(discards) > 2*maxMarkers+MaxCalls {
+			t.Errorf("%q: %d discards", unit, len(discards))
+		}
+	}
+}
+
+// A call that carries Params carries every top-level argument in it, the
+// contract the parse gate's schema re-typing relies on (it rebuilds the
+// arguments from Params alone).
+func TestRecover_batch_a_params_cover_every_argument(t *testing.T) {
+	for _, fam := range batchA() {
+		files, _ := filepath.Glob(filepath.Join("testdata", fam, "*.txt"))
+		for _, f := range files {
+			raw, _ := os.ReadFile(f)
+			calls, _ := Recover(string(raw))
+			for _, c := range calls {
+				if c.Params == nil {
+					continue
+				}
+				args, _, err := TypeArgs(c.Params, nil)
+				if err != nil {
+					t.Fatalf("%s: %s: %v", f, c.Name, err)
+				}
+				var got, want map[string]any
+				_ = json.Unmarshal(args, &got)
+				_ = json.Unmarshal(c.Arguments, &want)
+				if len(got) != len(want) {
+					t.Fatalf("%s: %s: Params %q do not cover the arguments %s", f, c.Name, c.Params, c.Arguments)
+				}
+				for k := range want {
+					if _, ok := c.Params[k]; !ok {
+						t.Fatalf("%s: %s: argument %s has no Params entry", f, c.Name, k)
+					}
+				}
+			}
 		}
 	}
 }

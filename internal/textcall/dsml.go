@@ -26,10 +26,11 @@ const (
 // <｜DSML｜parameter name="k" string="true">v</｜DSML｜parameter>
 // </｜DSML｜invoke>
 // </｜DSML｜function_calls>.
-// string="true" values are strings, kept raw in Params too; string="false"
-// values are JSON, typed in Arguments; a parameter without the attribute is
-// guessed like Qwen3-Coder's and kept in Params. An invoke may carry one JSON
-// object instead of parameters. Missing closing tags are truncation.
+// string="true" values are strings; string="false" values are JSON, typed in
+// Arguments (text that is not JSON is a Discard); a parameter without the
+// attribute is guessed like Qwen3-Coder's. Params keeps every parameter's raw
+// text, for the schema to re-type. An invoke may carry one JSON object
+// instead of parameters. Missing closing tags are truncation.
 func (r *recoverer) dsml() {
 	for i, seen := 0, 0; ; seen++ {
 		k := indexFrom(r.text, dsmlToken, i)
@@ -144,7 +145,7 @@ func (r *recoverer) dsmlInvoke(start, end, bodyEnd int) {
 				r.discard(dsmlFormat, start, end, "parameter "+quote(key)+` of `+name+` is marked string="false" but is not JSON: `+quote(excerpt(raw, 0)))
 				return
 			}
-			args[key] = val
+			args[key], params[key] = val, raw
 		default:
 			args[key], params[key] = typedValue(raw), raw
 		}

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/toolgate/toolgate/internal/canon"
 	"github.com/toolgate/toolgate/internal/parse"
 )
 
@@ -26,7 +27,9 @@ func gemmaNotations() []gemmaNotation {
 // has no tool tokens; Google's function-calling guide prompts it into code;
 // its [f(a=1)] lists are the pythonic dialect's). Delimited strings stay
 // strings; bare values are typed when they are JSON literals. Params keeps
-// the raw text of every top-level scalar. A call or fence without its
+// every top-level argument's text (a list or object as canonical JSON) for
+// the schema to re-type; the pythonic fences are typed and carry none. A
+// call or fence without its
 // closing token is truncated.
 func (r *recoverer) gemma() {
 	for _, n := range gemmaNotations() {
@@ -237,7 +240,16 @@ func (g *gemmaParser) object(params map[string]string) (map[string]any, string) 
 			return nil, "duplicate key " + quote(key)
 		}
 		out[key] = v
-		if params != nil && scalar {
+		if params != nil && !scalar {
+			// A list or object as canonical JSON: the raw text is Gemma's
+			// grammar, which the schema re-typing cannot read.
+			c, cerr := canon.Value(v)
+			if cerr != nil {
+				return nil, "the value of " + quote(key) + " cannot be encoded: " + cerr.Error()
+			}
+			raw = string(c)
+		}
+		if params != nil {
 			params[key] = raw
 		}
 		if g.ws(); g.p < len(g.s) && g.s[g.p] == ',' {
