@@ -68,13 +68,14 @@ func publish(args []string) error {
 	defer cancel()
 	sent, dups := 0, 0
 	if provider.IsTranscript(data) {
-		events, err := provider.SplitTranscript(data)
+		events, cut, err := transcriptEvents(data)
 		if err != nil {
 			return err
 		}
 		// A recording may hold several responses back to back (an agent
 		// loop): each becomes its own response id, as a producer would send it.
-		for r, group := range splitResponses(*prov, events) {
+		groups := splitResponses(*prov, events)
+		for r, group := range groups {
 			m := meta
 			if r > 0 {
 				m.ResponseID = fmt.Sprintf("%s-r%d", *rid, r+1)
@@ -84,7 +85,11 @@ func publish(args []string) error {
 					}
 				}
 			}
-			err := p.PublishStream(ctx, m, group, "")
+			end := ""
+			if r == len(groups)-1 {
+				end = cut // the last response ends where the recording was cut
+			}
+			err := p.PublishStream(ctx, m, group, end)
 			if errors.Is(err, producer.ErrDuplicate) {
 				dups++
 				fmt.Println(duplicateLine(m.ResponseID))
@@ -95,6 +100,9 @@ func publish(args []string) error {
 			}
 			sent++
 			fmt.Printf("published %s: %d stream events on %s\n", m.ResponseID, len(group), wire.InStream(m.ResponseID))
+			if end != "" {
+				fmt.Printf("  then %s: %s\n", wire.HeaderEnd, end)
+			}
 		}
 	} else {
 		err := p.PublishResponse(ctx, meta, data)
