@@ -20,6 +20,10 @@ func (r *recoverer) apertus() {
 			return
 		}
 		body := start + len(apertusPrefix)
+		if r.isClaimed(start) {
+			i = body // reasoning, or another dialect's span
+			continue
+		}
 		e := indexFrom(r.text, apertusSuffix, body)
 		if n := indexFrom(r.text, apertusPrefix, body); e < 0 || (n >= 0 && n < e) {
 			if n < 0 {

@@ -42,6 +42,10 @@ func (r *recoverer) dsml() {
 			return
 		}
 		start := k - 1
+		if start >= 0 && r.isClaimed(start) {
+			i = k + len(dsmlToken) // reasoning, or another dialect's span
+			continue
+		}
 		switch {
 		case start >= 0 && strings.HasPrefix(r.text[start:], dsmlCalls):
 			body := start + len(dsmlCalls)

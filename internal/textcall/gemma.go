@@ -50,6 +50,10 @@ func (r *recoverer) gemmaTokens(n gemmaNotation) {
 			return
 		}
 		body := start + len(n.open)
+		if r.isClaimed(start) {
+			i = body // reasoning, or another dialect's span
+			continue
+		}
 		c := nextIndex(r.text, n.close, body, &nextClose)
 		if o := indexFrom(r.text, n.open, body); c < 0 || (o >= 0 && o < c) {
 			if o < 0 {
@@ -101,6 +105,9 @@ func (r *recoverer) gemmaFences() {
 			return // the fence dialect reports runaway fences
 		}
 		i = start + len(open)
+		if r.isClaimed(start) {
+			continue
+		}
 		nl := indexFrom(r.text, "\n", i)
 		if nl < 0 || strings.TrimSpace(r.text[i:nl]) != "" {
 			continue

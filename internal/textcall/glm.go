@@ -31,7 +31,7 @@ func (r *recoverer) glm() {
 		body := start + len(glmOpen)
 		i = body
 		name, after, ok := glmHead(r.text, body)
-		if !ok {
+		if !ok || r.isClaimed(start) {
 			continue
 		}
 		c := nextIndex(r.text, glmClose, body, &nextClose)

@@ -32,6 +32,10 @@ func (r *recoverer) kimi() {
 			r.discard("kimi", k, len(r.text), "more than "+itoa(maxMarkers)+" Kimi tool-call tokens")
 			return
 		}
+		if r.isClaimed(k) {
+			i = k + len(kimiToken) // reasoning, or another dialect's span
+			continue
+		}
 		rest := r.text[k:]
 		switch {
 		case strings.HasPrefix(rest, kimiSecBegin), strings.HasPrefix(rest, kimiSecBegin1):

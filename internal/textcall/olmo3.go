@@ -24,6 +24,10 @@ func (r *recoverer) olmo3() {
 			return
 		}
 		body := start + len(olmoOpen)
+		if r.isClaimed(start) {
+			i = body // reasoning, or another dialect's span
+			continue
+		}
 		c := nextIndex(r.text, olmoClose, body, &nextClose)
 		if n := indexFrom(r.text, olmoOpen, body); c < 0 || (n >= 0 && n < c) {
 			if n < 0 {

@@ -23,6 +23,10 @@ func (r *recoverer) seedOSS() {
 			return
 		}
 		body := start + len(seedOpen)
+		if r.isClaimed(start) {
+			i = body // reasoning, or another dialect's span
+			continue
+		}
 		c := nextIndex(r.text, seedClose, body, &nextClose)
 		if n := indexFrom(r.text, seedOpen, body); c < 0 || (n >= 0 && n < c) {
 			if n < 0 {
