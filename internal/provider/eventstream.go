@@ -50,15 +50,19 @@ type esMessage struct {
 }
 
 // decodeEventStream splits data into messages. Any damage (a bad CRC, a
-// length past the end, a malformed header, bytes after the last message)
-// fails the whole transcript: a recording that reads differently than it
-// was sent is not published.
+// bad length, a malformed header) fails the whole transcript: a recording
+// that reads differently than it was sent is not published. A body that
+// ends inside a message (the connection was cut) returns the complete
+// messages before it and an error wrapping ErrCutTranscript.
 func decodeEventStream(data []byte) ([]esMessage, error) {
 	var out []esMessage
 	for off := 0; off < len(data); {
 		m, n, err := decodeESMessage(data[off:])
+		if errors.Is(err, ErrCutTranscript) && len(out) > 0 {
+			return out, fmt.Errorf("%w: %d complete messages, then message %d at byte %d: %w", ErrEventStream, len(out), len(out)+1, off, err)
+		}
 		if err != nil {
-			return nil, fmt.Errorf("%w: message %d at byte %d: %v", ErrEventStream, len(out)+1, off, err)
+			return nil, fmt.Errorf("%w: message %d at byte %d: %w", ErrEventStream, len(out)+1, off, err)
 		}
 		out = append(out, m)
 		off += n
@@ -71,7 +75,7 @@ func decodeEventStream(data []byte) ([]esMessage, error) {
 
 func decodeESMessage(b []byte) (esMessage, int, error) {
 	if len(b) < esMinMessage {
-		return esMessage{}, 0, fmt.Errorf("%d bytes left, a message takes at least %d (the transcript is cut)", len(b), esMinMessage)
+		return esMessage{}, 0, fmt.Errorf("%w: %d bytes left, a message takes at least %d", ErrCutTranscript, len(b), esMinMessage)
 	}
 	total := binary.BigEndian.Uint32(b[0:4])
 	hlen := binary.BigEndian.Uint32(b[4:8])
@@ -84,7 +88,7 @@ func decodeESMessage(b []byte) (esMessage, int, error) {
 	case hlen > esMaxHeaders || hlen > total-esMinMessage:
 		return esMessage{}, 0, fmt.Errorf("headers length %d does not fit a %d-byte message (limit %d)", hlen, total, esMaxHeaders)
 	case uint64(total) > uint64(len(b)):
-		return esMessage{}, 0, fmt.Errorf("total length %d, only %d bytes left (the transcript is cut)", total, len(b))
+		return esMessage{}, 0, fmt.Errorf("%w: total length %d, only %d bytes left", ErrCutTranscript, total, len(b))
 	}
 	msg := b[:total]
 	if got, want := crc32.ChecksumIEEE(msg[:total-4]), binary.BigEndian.Uint32(msg[total-4:]); got != want {
@@ -203,4 +207,17 @@ func eventStreamEvents(msgs []esMessage) ([][]byte, error) {
 		out = append(out, append(ev, '}'))
 	}
 	return out, nil
+}
+
+// splitEventStream is SplitTranscript for event-stream framing.
+func splitEventStream(data []byte) ([][]byte, error) {
+	msgs, err := decodeEventStream(data)
+	if err != nil && !errors.Is(err, ErrCutTranscript) {
+		return nil, err
+	}
+	events, eerr := eventStreamEvents(msgs)
+	if eerr != nil {
+		return nil, eerr
+	}
+	return events, err
 }

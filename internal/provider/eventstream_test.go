@@ -103,8 +103,9 @@ func TestEventStream_fixture_frames_its_jsonl_twin(t *testing.T) {
 }
 
 // Every damaged frame is refused as a whole: each single flipped byte fails
-// a CRC or a length check, and each cut is "the transcript is cut" — never
-// fewer events read as if they were all.
+// a CRC or a length check. Each cut is an error too — ErrCutTranscript with
+// the complete messages before it once there is one — never fewer events
+// read as if they were all.
 func TestEventStream_any_flipped_byte_or_cut_is_refused(t *testing.T) {
 	first := esEvent("messageStop", `{"stopReason":"tool_use"}`)
 	data := append(bytes.Clone(first), esEvent("metadata", `{"usage":{"outputTokens":3}}`)...)
@@ -126,20 +127,17 @@ func TestEventStream_any_flipped_byte_or_cut_is_refused(t *testing.T) {
 		if err == nil {
 			t.Fatalf("cut at %d of %d: decoded %q", n, len(data), evs)
 		}
-		if !errors.Is(err, ErrEventStream) {
-			t.Fatalf("cut at %d: %v is not ErrEventStream", n, err)
+		if !errors.Is(err, ErrEventStream) || !errors.Is(err, ErrCutTranscript) {
+			t.Fatalf("cut at %d: %v is not ErrEventStream and ErrCutTranscript", n, err)
+		}
+		complete := 0
+		if n > len(first) {
+			complete = 1
+		}
+		if len(evs) != complete {
+			t.Fatalf("cut at %d: %d complete events returned, want %d", n, len(evs), complete)
 		}
 	}
-}
-
-// splitEventStream decodes data as event-stream framing whatever its
-// prelude says, as SplitTranscript does for a body it recognizes.
-func splitEventStream(data []byte) ([][]byte, error) {
-	msgs, err := decodeEventStream(data)
-	if err != nil {
-		return nil, err
-	}
-	return eventStreamEvents(msgs)
 }
 
 // Lengths are checked before they are used: a prelude claiming 16 MiB, or
@@ -222,7 +220,9 @@ func FuzzEventStream_never_panics(f *testing.F) {
 			if !errors.Is(err, ErrEventStream) {
 				t.Fatalf("error %v is not ErrEventStream", err)
 			}
-			return
+			if !errors.Is(err, ErrCutTranscript) && evs != nil {
+				t.Fatalf("a damaged body returned events: %v", err)
+			}
 		}
 		for _, ev := range evs {
 			if len(ev) < 2 || ev[0] != '{' || ev[len(ev)-1] != '}' {

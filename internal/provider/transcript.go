@@ -50,18 +50,16 @@ func isSSE(data []byte) bool {
 // array cut short returns its complete elements and an error wrapping
 // ErrCutTranscript. AWS event-stream framing: each
 // message's JSON payload wrapped with its event type (eventstream.go); a
-// damaged frame fails the whole transcript. The payloads are copies.
+// damaged frame fails the whole transcript, a body cut inside a frame
+// returns the complete ones and an error wrapping ErrCutTranscript. The
+// payloads are copies.
 func SplitTranscript(data []byte) ([][]byte, error) {
 	if isJSONArray(data) {
 		return splitJSONArray(data)
 	}
 	var out [][]byte
 	if isEventStream(data) {
-		msgs, err := decodeEventStream(data)
-		if err != nil {
-			return nil, err
-		}
-		return eventStreamEvents(msgs)
+		return splitEventStream(data)
 	}
 	if isSSE(data) {
 		out = splitSSE(data)
