@@ -4,7 +4,9 @@ import "sync"
 
 // dialect is one notation models write calls in: name is the Call.Format it
 // yields (a scanner may yield a second, e.g. hermes also finds qwen-xml
-// inside <tool_call>), scan finds its calls and claims their spans.
+// inside <tool_call>), scan finds its calls and claims their spans. A scan
+// skips a marker whose start isClaimed: the model's reasoning is claimed
+// before the first scan (reasoning.go), and add drops a call found there.
 type dialect struct {
 	name string
 	scan func(*recoverer)
@@ -35,6 +37,7 @@ var dialects = sync.OnceValue(func() []dialect {
 		{"mistral", (*recoverer).mistral},
 		{"llama3", (*recoverer).pythonTag},
 		{"minimax", (*recoverer).minimax},
+		{"invoke", (*recoverer).invoke},
 		{"step3", (*recoverer).step3},
 		{"granite", (*recoverer).granite},
 		{"granite-fc", (*recoverer).graniteFC},

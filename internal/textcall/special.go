@@ -38,6 +38,9 @@ func (r *recoverer) deepseek() {
 			bodyEnd, end = e, e
 		}
 		i = end
+		if r.isClaimed(start) {
+			continue // inside reasoning (or another notation)
+		}
 		r.claim(start, end)
 		r.deepseekCall(start, end, body, bodyEnd)
 	}
@@ -115,6 +118,9 @@ func (r *recoverer) harmony() {
 		}
 		name := r.text[at+len(recipient) : q]
 		i = q
+		if r.isClaimed(at) {
+			continue // a recipient inside reasoning (the analysis channel) or another notation
+		}
 		start := strings.LastIndex(r.text[:at], "<|start|>")
 		if s := strings.LastIndex(r.text[:at], "<|end|>"); start < 0 || s > start {
 			start = strings.LastIndex(r.text[:at], "<|channel|>")

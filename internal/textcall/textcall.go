@@ -4,6 +4,9 @@
 // JSON, pythonic call lists, DeepSeek and harmony (gpt-oss) special-token
 // text, markdown fences and JSON objects floating in prose.
 //
+// Text inside reasoning (<think>…</think>, <seed:think>, harmony's analysis
+// channel, ...: reasoning.go) is never a source of calls.
+//
 // Recover only finds and decodes calls. It does not know the tool registry:
 // the caller must check that each call names a registered tool and passes its
 // schema, and must run it only on the assistant's own output.
@@ -78,6 +81,7 @@ func Recover(text string) (calls []Call, discarded []Discard) {
 	r.text = text
 	r.data = []byte(text)
 	r.budget = scanBudgetFactor*len(text) + 64<<10
+	r.reasoning()
 	for _, d := range dialects() {
 		d.scan(r)
 	}
@@ -100,6 +104,7 @@ type recoverer struct {
 	calls    []Call
 	discards []Discard
 	claimed  []span
+	thought  []span // reasoning (reasoning.go), a subset of claimed
 	budget   int
 }
 
@@ -118,12 +123,21 @@ func (r *recoverer) isClaimed(pos int) bool {
 	return false
 }
 
+// discard records a Discard, unless it starts inside reasoning: a draft
+// the model abandoned while thinking is neither a call nor a failed one.
 func (r *recoverer) discard(format string, start, end int, reason string) {
+	if format != "text" && r.inReasoning(start) {
+		return
+	}
 	r.discards = append(r.discards, Discard{Format: format, Start: start, End: end, Excerpt: excerpt(r.text, start), Reason: reason})
 }
 
-// add records a call and reports whether it did.
+// add records a call and reports whether it did. A call that starts inside
+// reasoning is never recorded, whichever scanner found it.
 func (r *recoverer) add(format string, start, end int, name string, args map[string]any) bool {
+	if r.inReasoning(start) {
+		return false
+	}
 	c, err := canon.Value(args)
 	if err != nil {
 		r.discard(format, start, end, "arguments cannot be encoded: "+err.Error())
