@@ -26,6 +26,7 @@ func TestDialects_named_once_in_scan_order(t *testing.T) {
 
 		"llama3-function": "<function=f>{\"a\":1}</function>",
 		"minimax":         "<minimax:tool_call><invoke name=\"f\"><parameter name=\"a\">1</parameter></invoke></minimax:tool_call>",
+		"invoke":          "<function_calls>\n<invoke name=\"f\">\n<parameter name=\"a\">1</parameter>\n</invoke>\n</function_calls>",
 		"step3":           "<｜tool_calls_begin｜><｜tool_call_begin｜>function<｜tool_sep｜><steptml:invoke name=\"f\"><steptml:parameter name=\"a\">1</steptml:parameter></steptml:invoke><｜tool_call_end｜><｜tool_calls_end｜>",
 		"granite":         "<|tool_call|>[{\"name\":\"f\",\"arguments\":{\"a\":1}}]",
 		"granite-fc":      "<function_call> {\"name\":\"f\",\"arguments\":{\"a\":1}}",
