@@ -14,7 +14,8 @@ import (
 const BedrockConverse = "bedrock-converse"
 
 // AWS Bedrock Converse (POST /model/{modelId}/converse). Client calls are
-// toolUse content blocks whose input is a JSON object. stopReason is
+// toolUse content blocks whose input is a JSON object (type server_tool_use
+// blocks run on Bedrock's side and are not client calls). stopReason is
 // precise: tool_use says calls, end_turn with toolUse blocks stays stop.
 // A response the guardrail or content filter stopped (guardrail_intervened,
 // content_filtered) keeps its text but its calls are withheld: they are
@@ -24,7 +25,13 @@ type bedrockToolUse struct {
 	ToolUseID string         `json:"toolUseId"`
 	Name      string         `json:"name"`
 	Input     jsontext.Value `json:"input"`
+	// Type server_tool_use: a tool Bedrock runs itself, its result in a
+	// toolResult block of the same response; not a client call.
+	Type string `json:"type"`
 }
+
+// bedrockServerTool is the toolUse type of a tool Bedrock runs itself.
+const bedrockServerTool = "server_tool_use"
 
 type bedrockBlock struct {
 	Text    *wireString     `json:"text"`
@@ -70,7 +77,7 @@ func bedrockWhole(body []byte, s *state) error {
 			if blk.Text != nil {
 				s.text.WriteString(string(*blk.Text))
 			}
-			if tu := blk.ToolUse; tu != nil {
+			if tu := blk.ToolUse; tu != nil && tu.Type != bedrockServerTool {
 				c := s.newCall(i)
 				c.id, c.name = tu.ToolUseID, tu.Name
 				if err := c.bedrockInput(tu.Input); err != nil {

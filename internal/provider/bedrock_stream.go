@@ -31,6 +31,7 @@ type bedrockEvent struct {
 			ToolUse *struct {
 				ToolUseID string `json:"toolUseId"`
 				Name      string `json:"name"`
+				Type      string `json:"type"`
 			} `json:"toolUse"`
 		} `json:"start"`
 	} `json:"contentBlockStart"`
@@ -173,6 +174,12 @@ func (s *state) bedrockBlockStart(e *bedrockEvent) error {
 	}
 	if s.chatByIndex == nil {
 		s.chatByIndex = map[int]*callBuf{}
+	}
+	if b.Start.ToolUse.Type == bedrockServerTool {
+		// Bedrock runs it: its input deltas are read into a call that is
+		// not among the response's calls.
+		s.chatByIndex[i] = &callBuf{key: i, open: true}
+		return nil
 	}
 	c := s.newCall(i)
 	c.id, c.name, c.open = b.Start.ToolUse.ToolUseID, b.Start.ToolUse.Name, true

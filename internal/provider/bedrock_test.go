@@ -193,3 +193,30 @@ func TestBedrock_garbage_between_events_is_refused(t *testing.T) {
 	}
 	checkCalls(t, a.Response(), ReasonToolCalls, wantCall{"f", `{"a":1}`})
 }
+
+// A server_tool_use block runs on Bedrock's side: it is not a client call,
+// whole or streamed; reasoning content is not text.
+func TestBedrock_server_tool_use_and_reasoning_are_not_client_calls_or_text(t *testing.T) {
+	r, err := ParseResponse(BedrockConverse, []byte(`{"output":{"message":{"content":[{"reasoningContent":{"reasoningText":{"text":"call f","signature":"s"}}},`+
+		`{"toolUse":{"toolUseId":"s1","name":"nova_grounding","type":"server_tool_use","input":{"q":"x"}}},{"toolResult":{"toolUseId":"s1","content":[{"text":"r"}]}},`+
+		`{"text":"Answer."},{"toolUse":{"toolUseId":"c1","name":"f","input":{"a":1}}}]}},"stopReason":"tool_use"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkCalls(t, r, ReasonToolCalls, wantCall{"f", `{"a":1}`})
+	if r.Text != "Answer." {
+		t.Errorf("text %q", r.Text)
+	}
+	s := feed(t, BedrockConverse,
+		`{"contentBlockDelta":{"contentBlockIndex":0,"delta":{"reasoningContent":{"text":"call f"}}}}`,
+		`{"contentBlockStart":{"contentBlockIndex":1,"start":{"toolUse":{"toolUseId":"s1","name":"nova_grounding","type":"server_tool_use"}}}}`,
+		`{"contentBlockDelta":{"contentBlockIndex":1,"delta":{"toolUse":{"input":"{\"q\":\"x\"}"}}}}`,
+		`{"contentBlockStop":{"contentBlockIndex":1}}`,
+		`{"contentBlockStart":{"contentBlockIndex":2,"start":{"toolUse":{"toolUseId":"c1","name":"f"}}}}`,
+		`{"contentBlockDelta":{"contentBlockIndex":2,"delta":{"toolUse":{"input":"{\"a\":1}"}}}}`,
+		`{"contentBlockStop":{"contentBlockIndex":2}}`, bdMsgStop, bdMeta).Response()
+	checkCalls(t, s, ReasonToolCalls, wantCall{"f", `{"a":1}`})
+	if s.Text != "" {
+		t.Errorf("stream text %q", s.Text)
+	}
+}
