@@ -179,3 +179,17 @@ func TestRecover_batch_a_params_cover_every_argument(t *testing.T) {
 		}
 	}
 }
+
+// Other families' tokens that share Kimi's "<|tool_call" prefix (Granite's
+// <|tool_call|>, Gemma 4's <|tool_call>) never count against Kimi's marker
+// bound nor yield a Kimi Discard.
+func TestRecover_kimi_ignores_lookalike_tokens(t *testing.T) {
+	for _, unit := range []string{"<|tool_call>call:f{}<tool_call|>", "<|tool_call|>", "<|tool_call_end|>"} {
+		_, discards := Recover(strings.Repeat(unit, 2*maxMarkers))
+		for _, d := range discards {
+			if d.Format == "kimi" {
+				t.Fatalf("%q: %+v", unit, d)
+			}
+		}
+	}
+}

@@ -23,20 +23,22 @@ const (
 // A section or a call without its end token is truncated: a Discard.
 func (r *recoverer) kimi() {
 	bareEnd := -2
-	for i, seen := 0, 0; ; seen++ {
+	for i, seen := 0, 0; ; {
 		k := indexFrom(r.text, kimiToken, i)
 		if k < 0 {
 			return
 		}
-		if seen == maxMarkers {
-			r.discard("kimi", k, len(r.text), "more than "+itoa(maxMarkers)+" Kimi tool-call tokens")
-			return
-		}
-		if r.isClaimed(k) {
-			i = k + len(kimiToken) // reasoning, or another dialect's span
+		rest := r.text[k:]
+		if !strings.HasPrefix(rest, kimiSecBegin) && !strings.HasPrefix(rest, kimiSecBegin1) && !strings.HasPrefix(rest, kimiCallBegin) || r.isClaimed(k) {
+			// A stray end token, another family's <|tool_call|> or
+			// <|tool_call>, reasoning, or another dialect's span.
+			i = k + len(kimiToken)
 			continue
 		}
-		rest := r.text[k:]
+		if seen++; seen > maxMarkers {
+			r.discard("kimi", k, len(r.text), "more than "+itoa(maxMarkers)+" Kimi tool-call sections")
+			return
+		}
 		switch {
 		case strings.HasPrefix(rest, kimiSecBegin), strings.HasPrefix(rest, kimiSecBegin1):
 			body := k + len(kimiSecBegin)
@@ -59,8 +61,6 @@ func (r *recoverer) kimi() {
 			if i < 0 {
 				return
 			}
-		default:
-			i = k + len(kimiToken) // a stray end token, or another family's <|tool_call>
 		}
 	}
 }
