@@ -115,7 +115,9 @@ func (r *recoverer) glmArgs(start, end int, name string, from, to int) {
 			r.discard("glm", start, end, "empty or duplicate argument name "+quote(key)+" in the GLM call of "+name)
 			return
 		}
-		raw := r.text[v:ve]
+		// The template writes no newline around a value; one there is the
+		// model's layout between tags (vLLM strips it too).
+		raw := trimOneNewline(r.text[v:ve])
 		params[key] = raw
 		args[key] = typedValue(raw)
 		p = ve + len(glmValueEnd)
