@@ -168,10 +168,19 @@ func (s *state) respItem(outputIndex int, it *respItem) *callBuf {
 	if s.byItem == nil {
 		s.byItem = map[string]*callBuf{}
 	}
+	// A call keeps the kind it started as: an item of another type under
+	// the same id or slot is another call, never a change of tool.
+	kind := itemKind(it)
+	if kind == "function_call" {
+		kind = ""
+	}
 	c := s.byItem[it.ID]
+	if c != nil && c.kind != kind {
+		c = nil
+	}
 	if c == nil && it.ID == "" { // servers that omit item ids: same call id or output slot
 		for _, o := range s.calls {
-			if it.CallID != "" && o.id == it.CallID || it.CallID == "" && o.key == outputIndex {
+			if o.kind == kind && (it.CallID != "" && o.id == it.CallID || it.CallID == "" && o.key == outputIndex) {
 				c = o
 				break
 			}
@@ -179,24 +188,20 @@ func (s *state) respItem(outputIndex int, it *respItem) *callBuf {
 	}
 	if c == nil {
 		c = s.newCall(outputIndex)
-		if it.ID != "" {
+		c.kind, c.freeText = kind, kind == KindCustomTool
+		if it.ID != "" && s.byItem[it.ID] == nil {
 			s.byItem[it.ID] = c
 		}
 	}
 	if c.id == "" {
 		c.id = itemCallID(it)
 	}
-	kind := itemKind(it)
 	if c.name == "" {
 		c.name = it.Name
-		if kind != "function_call" && kind != KindCustomTool {
+		if kind != "" && kind != KindCustomTool {
 			c.name = kind
 		}
 	}
-	if kind != "function_call" {
-		c.kind = kind
-	}
-	c.freeText = it.Type == KindCustomTool
 	return c
 }
 
@@ -287,13 +292,18 @@ func respEvent(ev []byte, s *state) error {
 // respCallFor finds the call an argument event belongs to, by item id, then
 // by output index; an event for an unseen item starts a call.
 func (s *state) respCallFor(e *respEventBody) *callBuf {
-	if c := s.byItem[e.ItemID]; c != nil {
+	// Argument text never lands in a call whose arguments are an item's object.
+	if c := s.byItem[e.ItemID]; c != nil && !statusful(c.kind) {
 		return c
 	}
 	for _, c := range s.calls {
-		if c.key == e.OutputIndex {
+		if c.key == e.OutputIndex && !statusful(c.kind) {
 			return c
 		}
 	}
-	return s.respItem(e.OutputIndex, &respItem{ID: e.ItemID, Type: "function_call"})
+	typ := "function_call"
+	if strings.HasPrefix(e.Type, "response.custom_tool_call_input.") {
+		typ = KindCustomTool
+	}
+	return s.respItem(e.OutputIndex, &respItem{ID: e.ItemID, Type: typ})
 }

@@ -84,6 +84,27 @@ func TestOpenAIResponses_item_status_decides_open_and_cut(t *testing.T) {
 	}
 }
 
+// A call keeps the kind it started as (found by FuzzOpenAIResponses_items: an
+// id-less computer_call at a shell call's slot turned it into a computer call
+// still named shell_call), and argument text never lands in an item's object.
+func TestOpenAIResponses_an_item_never_changes_another_calls_kind(t *testing.T) {
+	a := feed(t, OpenAIResponses,
+		`{"type":"response.output_item.added","output_index":0,"item":{"type":"shell_call","id":"sh","call_id":"c","status":"in_progress","action":{"commands":[]}}}`,
+		`{"type":"response.output_item.done","item":{"type":"computer_call"}}`,
+		`{"type":"response.function_call_arguments.delta","output_index":0,"delta":"{\"x\":1}"}`)
+	for _, c := range a.Response().Calls {
+		if c.Kind == KindShell && (c.Name != KindShell || c.Arguments != `{"commands":[]}`) {
+			t.Errorf("the shell call became %+v", c)
+		}
+		if c.Kind == KindComputer && c.Name != KindComputer {
+			t.Errorf("computer call %+v", c)
+		}
+	}
+	if n := len(a.Response().Calls); n != 3 {
+		t.Errorf("%d calls, want the shell, the computer and the function call apart", n)
+	}
+}
+
 // Keys match exactly and are named once, in these items as in every body.
 func TestOpenAIResponses_client_items_exact_keys(t *testing.T) {
 	r, err := ParseResponse(OpenAIResponses, []byte(`{"status":"completed","output":[{"type":"local_shell_call","id":"l","call_id":"c1","status":"completed","Action":{"type":"exec","command":["rm","-rf","/"]},"action":{"type":"exec","command":["ls"]}}]}`))
@@ -166,4 +187,53 @@ func TestToolResult_openai_responses_answers_each_kind_in_its_format(t *testing.
 			t.Errorf("%+v: err %v, want ErrResultShape naming the outcome", a, err)
 		}
 	}
+}
+
+// FuzzOpenAIResponses_items: any whole body or event after one open client
+// item never panics; every call of a built-in kind is named after it, with
+// object arguments or none; a rejected event leaves the calls as they were.
+func FuzzOpenAIResponses_items(f *testing.F) {
+	for _, fx := range loadLocalFixtures(f) {
+		if fx.dir != OpenAIResponses {
+			continue
+		}
+		if !fx.streamed() {
+			f.Add(fx.data, false)
+			continue
+		}
+		evs, _ := SplitTranscript(fx.data)
+		for _, ev := range evs {
+			f.Add(ev, true)
+		}
+	}
+	f.Fuzz(func(t *testing.T, data []byte, event bool) {
+		check := func(r Response) {
+			for i, c := range r.Calls {
+				if c.Index != i {
+					t.Fatalf("call %d has Index %d", i, c.Index)
+				}
+				if builtinKind(c.Kind) && (c.Name != c.Kind || c.Arguments != "" && !c.ArgumentsWereObject && c.Arguments[0] == '{') {
+					t.Fatalf("call %+v of kind %s", c, c.Kind)
+				}
+			}
+		}
+		if !event {
+			if r, err := ParseResponse(OpenAIResponses, data); err == nil {
+				check(r)
+			}
+			return
+		}
+		a, _ := NewAccumulator(OpenAIResponses)
+		if err := a.Add([]byte(`{"type":"response.output_item.added","output_index":0,"item":{"type":"shell_call","id":"sh","call_id":"c","status":"in_progress","action":{"commands":[]}}}`)); err != nil {
+			t.Fatal(err)
+		}
+		before := a.Response()
+		if err := a.Add(data); err != nil {
+			if after := a.Response(); len(after.Calls) != len(before.Calls) {
+				t.Fatalf("rejected event changed the calls: %v", err)
+			}
+			return
+		}
+		check(a.Response())
+	})
 }
