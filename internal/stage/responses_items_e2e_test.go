@@ -108,3 +108,43 @@ func TestPipeline_responses_client_items_are_calls_never_silence(t *testing.T) {
 		t.Fatalf("unknown item: %v (executed %d), want a recorded no_such_tool call of foo_call", rs[0], p.executed.Load())
 	}
 }
+
+// An mcp_approval_request is a call of the tool registered under its kind:
+// the gates decide, and the answer is an mcp_approval_response that approves
+// only a call that ran; one the rules refuse is answered approve false with
+// the reason, and nothing runs.
+func TestPipeline_responses_mcp_approval_request_is_decided_by_the_gates(t *testing.T) {
+	const approvals = `
+tools:
+  - name: mcp_approval_request
+    description: Approves the MCP calls OpenAI asks the client about.
+    input_schema:
+      type: object
+      properties:
+        server_label: {type: string}
+        name: {type: string}
+        arguments: {type: object}
+      required: [server_label, name]
+    rules:
+      - expr: args.server_label == "zip1" && args.name == "create_short_url"
+        message: Only zip1's create_short_url is approved.
+    policy: {risk: read}
+`
+	p := startRig(t, rig{files: map[string][]byte{"tools.yaml": exampleTools(t), "mcp.yaml": []byte(approvals)},
+		serve: []string{"mcp_approval_request"}})
+	request := func(rid, server, name string) []byte {
+		return []byte(`{"id":"` + rid + `","status":"completed","output":[{"id":"mcpr_` + rid + `","type":"mcp_approval_request","arguments":"{\"url\":\"https://ai-sdk.dev/\"}","name":"` + name + `","server_label":"` + server + `"}]}`)
+	}
+	p.publish("resp-mcp-ok", "openai-responses", request("resp-mcp-ok", "zip1", "create_short_url"))
+	rs := p.waitResults("resp-mcp-ok", 1)
+	msg, _ := rs[0]["message"].(map[string]any)
+	if rs[0]["status"] != "executed" || msg["type"] != "mcp_approval_response" || msg["approval_request_id"] != "mcpr_resp-mcp-ok" || msg["approve"] != true {
+		t.Fatalf("approved request: %v", rs[0])
+	}
+	p.publish("resp-mcp-no", "openai-responses", request("resp-mcp-no", "other", "delete_everything"))
+	rs = p.waitResults("resp-mcp-no", 1)
+	msg, _ = rs[0]["message"].(map[string]any)
+	if rs[0]["status"] != "business_invalid" || msg["approve"] != false || msg["reason"] == "" || p.executed.Load() != 1 {
+		t.Fatalf("refused request: %v (executed %d), want approve false with a reason and nothing run", rs[0], p.executed.Load())
+	}
+}
