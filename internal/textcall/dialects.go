@@ -43,6 +43,7 @@ var dialects = sync.OnceValue(func() []dialect {
 		{"granite-fc", (*recoverer).graniteFC},
 		{"phi4-mini", (*recoverer).phi4mini},
 		{"jamba", (*recoverer).jamba},
+		{"nemotron", (*recoverer).nemotron},
 		{"longcat", (*recoverer).longcat},
 		{"cohere", (*recoverer).cohere},
 		{"internlm", (*recoverer).internlm},

@@ -32,6 +32,7 @@ func TestDialects_named_once_in_scan_order(t *testing.T) {
 		"granite-fc":      "<function_call> {\"name\":\"f\",\"arguments\":{\"a\":1}}",
 		"phi4-mini":       "functools[{\"name\":\"f\",\"arguments\":{\"a\":1}}]",
 		"jamba":           "<tool_calls>[{\"name\":\"f\",\"arguments\":{\"a\":1}}]</tool_calls>",
+		"nemotron":        "<TOOLCALL>[{\"name\":\"f\",\"arguments\":{\"a\":1}}]</TOOLCALL>",
 		"longcat":         "<longcat_tool_call>{\"name\":\"f\",\"arguments\":{\"a\":1}}</longcat_tool_call>",
 		"cohere":          "<|START_ACTION|>[{\"tool_call_id\":\"0\",\"tool_name\":\"f\",\"parameters\":{\"a\":1}}]<|END_ACTION|>",
 		"internlm":        "<|action_start|><|plugin|>{\"name\":\"f\",\"parameters\":{\"a\":1}}<|action_end|>",
