@@ -1,6 +1,7 @@
 package textcall
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 )
@@ -74,4 +75,29 @@ func TestTypeArgs_without_a_schema_keeps_the_guess(t *testing.T) {
 	if len(convs) != 1 || convs[0].Param != "zip" || !strings.Contains(convs[0].String(), "guessed") {
 		t.Fatalf("conversions %v, want the guess for zip recorded", convs)
 	}
+}
+
+// FuzzTypeArgs: any text under any declared type encodes, and a declared
+// string is the text unchanged.
+func FuzzTypeArgs(f *testing.F) {
+	for _, s := range []string{"94107", "true", "null", `{"a": [1]}`, "1.5e3", "-0", "abc", "[1,", "\xff"} {
+		f.Add(s, "string")
+		f.Add(s, "integer")
+		f.Add(s, "object")
+	}
+	f.Fuzz(func(t *testing.T, text, typ string) {
+		args, _, err := TypeArgs(map[string]string{"v": text}, func(string) []string { return []string{typ} })
+		if err != nil {
+			return // text canon refuses (invalid UTF-8): the gate discards the call
+		}
+		if !json.Valid(args) {
+			t.Fatalf("arguments %q are not JSON", args)
+		}
+		if typ == "string" {
+			var v map[string]any
+			if json.Unmarshal(args, &v) != nil || v["v"] != text {
+				t.Fatalf("declared string %q became %s", text, args)
+			}
+		}
+	})
 }
