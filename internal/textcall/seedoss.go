@@ -1,5 +1,7 @@
 package textcall
 
+import "strings"
+
 const (
 	seedOpen  = "<seed:tool_call>"
 	seedClose = "</seed:tool_call>"
@@ -9,8 +11,9 @@ const (
 // template): <seed:tool_call><function=NAME><parameter=k>v</parameter>
 // </function></seed:tool_call>, one or more <function=…> blocks a section.
 // The blocks are Qwen3-Coder's markup and are decoded by qwenXML (raw values
-// kept in Params), then labelled seed-oss. A section without
-// </seed:tool_call> is truncated.
+// kept in Params), then labelled seed-oss; a block whose body is one JSON
+// object (the form Seed-OSS's system prompt shows) is read as JSON. A
+// section without </seed:tool_call> is truncated.
 func (r *recoverer) seedOSS() {
 	nextClose := -2
 	for i, seen := 0, 0; ; seen++ {
@@ -60,15 +63,24 @@ func (r *recoverer) seedFunctions(start, end, from, to int) {
 			r.discard("seed-oss", f, to, "more than "+itoa(maxMarkers)+" calls in one <seed:tool_call> section")
 			return
 		}
-		fe := to
+		fe, bodyEnd := to, -1
 		if c := nextIndex(r.text[:to], closeFn, f, &nextClose); c >= 0 {
-			fe = c + len(closeFn)
+			fe, bodyEnd = c+len(closeFn), c
 		}
 		if nf := indexFrom(r.text[:fe], open, f+len(open)); nf >= 0 {
-			fe = nf // the block before it lacks </function>; qwenXML says so
+			fe, bodyEnd = nf, -1 // the block before it lacks </function>; qwenXML says so
+		}
+		p = fe
+		if gt := strings.IndexByte(r.text[f:fe], '>'); bodyEnd >= 0 && gt >= 0 {
+			// The JSON-object body Seed-OSS's own system prompt shows:
+			// <function=NAME>\n{"k": "v"}</function>. qwenXML would read no
+			// <parameter=…> in it and lose the arguments.
+			if q := skipSpace(r.text, f+gt+1); q < bodyEnd && r.text[q] == '{' {
+				r.namedArgs("seed-oss", f, fe, strings.TrimSpace(r.text[f+len(open):f+gt]), q, bodyEnd)
+				continue
+			}
 		}
 		r.qwenXML(f, fe, f, fe)
-		p = fe
 	}
 	if n == 0 {
 		r.discard("seed-oss", start, end, "a <seed:tool_call> section without a <function=NAME> block")
