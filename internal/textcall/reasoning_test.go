@@ -115,6 +115,7 @@ func TestRecover_no_dialect_recovers_inside_reasoning(t *testing.T) {
 			t.Errorf("%s after its own draft in <think>: %d calls %v, want %d", f, len(calls), summary(calls), len(want))
 		}
 	}
+	t.Logf("%d fixtures with calls tried", tried)
 	if tried < 20 {
 		t.Fatalf("only %d fixtures with calls", tried)
 	}
