@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/toolgate/toolgate/internal/call"
+	"github.com/toolgate/toolgate/internal/canon"
+	"github.com/toolgate/toolgate/internal/parse"
 	"github.com/toolgate/toolgate/internal/textcall"
 	"github.com/toolgate/toolgate/internal/tool"
 	"github.com/toolgate/toolgate/streams"
@@ -93,6 +95,9 @@ func typed(f textcall.Call, t *tool.Compiled, known bool) (json.RawMessage, stri
 	if err != nil {
 		return f.Arguments, "", err
 	}
+	if args, err = overlay(f.Arguments, args); err != nil {
+		return f.Arguments, "", err
+	}
 	if len(convs) == 0 {
 		return args, "", nil
 	}
@@ -101,6 +106,32 @@ func typed(f textcall.Call, t *tool.Compiled, known bool) (json.RawMessage, stri
 		notes[i] = c.String()
 	}
 	return args, "parameters typed by the schema: " + strings.Join(notes, "; "), nil
+}
+
+// overlay is base with every member of typed put over it, so that an
+// argument a dialect did not keep in Params is never lost.
+func overlay(base, typed json.RawMessage) (json.RawMessage, error) {
+	_, b, perr := parse.Strict(base, parse.DefaultLimits())
+	if perr != nil {
+		return nil, perr
+	}
+	_, t, perr := parse.Strict(typed, parse.DefaultLimits())
+	if perr != nil {
+		return nil, perr
+	}
+	missing := false
+	for k := range b {
+		if _, ok := t[k]; !ok {
+			missing = true
+		}
+	}
+	if !missing {
+		return typed, nil // Params held every argument
+	}
+	for k, v := range t {
+		b[k] = v
+	}
+	return canon.Value(b)
 }
 
 func (p *Parse) child(carrier call.Envelope, i, size int, name, raw string) call.Envelope {

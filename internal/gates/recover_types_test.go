@@ -8,6 +8,7 @@ import (
 
 	"github.com/toolgate/toolgate/internal/call"
 	"github.com/toolgate/toolgate/internal/parse"
+	"github.com/toolgate/toolgate/internal/textcall"
 	"github.com/toolgate/toolgate/internal/tool"
 )
 
@@ -122,5 +123,15 @@ func TestDeclaredTypes_reads_type_lists_alternatives_enums_and_nullable(t *testi
 	}
 	if declaredTypes([]byte(`not json`)) != nil {
 		t.Fatal("an unreadable schema declares types")
+	}
+}
+
+func TestRecover_typing_keeps_arguments_a_dialect_left_out_of_params(t *testing.T) {
+	g := typedParseGate(t)
+	tl, _ := g.Tools.Lookup("lookup")
+	f := textcall.Call{Name: "lookup", Arguments: []byte(`{"count":2,"zip":94107}`), Params: map[string]string{"zip": "94107"}}
+	args, note, err := typed(f, tl, true)
+	if err != nil || string(args) != `{"count":2,"zip":"94107"}` || !strings.Contains(note, "zip: kept as string") {
+		t.Fatalf("arguments %s note %q err %v, want count kept and zip a string", args, note, err)
 	}
 }
