@@ -1,11 +1,16 @@
 package textcall
 
+import "strings"
+
 // phi4mini recovers Microsoft Phi-4-mini calls: the marker functools, then
 // a JSON list of {"name", "arguments"} objects (or one object), with no
 // closing marker (the template says none is required). Python's functools
 // module in prose is not followed by '[' or '{' and is left alone.
 func (r *recoverer) phi4mini() {
 	const marker = "functools"
+	if strings.IndexByte(r.text, '[') < 0 && strings.IndexByte(r.text, '{') < 0 {
+		return // no list or object to follow the marker; skips a search that stops at every 'f'
+	}
 	for i, seen := 0, 0; ; seen++ {
 		start := indexFrom(r.text, marker, i)
 		if start < 0 {
