@@ -14,10 +14,14 @@ func (r *recoverer) invokeXML(format, prefix string, start, end, from, to int) {
 	invOpen, invClose := "<"+prefix+"invoke name=", "</"+prefix+"invoke>"
 	parOpen, parClose := "<"+prefix+"parameter name=", "</"+prefix+"parameter>"
 	found := false
-	for q, seen := from, 0; seen < maxMarkers; seen++ {
+	for q, seen := from, 0; ; seen++ {
 		k := indexFrom(r.text[:to], invOpen, q)
 		if k < 0 {
 			break
+		}
+		if seen == maxMarkers {
+			r.discard(format, k, end, "more than "+itoa(maxMarkers)+" invokes in one block; the rest were not read")
+			return
 		}
 		found = true
 		k += len(invOpen)

@@ -1,6 +1,9 @@
 package textcall
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 // MiniMax M2 and Step-3 parameters are untyped text: Params keeps each raw
 // value, so a string zip declared by the schema stays "94107" while an
@@ -35,5 +38,24 @@ func TestRecover_batch_b_markers_in_prose_are_silent(t *testing.T) {
 		if calls, discards := Recover(text); len(calls) != 0 || len(discards) != 0 {
 			t.Errorf("%q: calls %v, discards %+v", text, summary(calls), discards)
 		}
+	}
+}
+
+// A block with more invokes than are read says so: the rest is a Discard,
+// never dropped in silence.
+func TestRecover_invokes_beyond_the_bound_are_a_discard(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("<minimax:tool_call>")
+	for range maxMarkers + 1 {
+		b.WriteString(`<invoke name="f"><parameter name="a">1</parameter></invoke>`)
+	}
+	b.WriteString("</minimax:tool_call>")
+	calls, discards := Recover(b.String())
+	found := false
+	for _, d := range discards {
+		found = found || strings.Contains(d.Reason, "invokes in one block")
+	}
+	if !found || len(calls) > MaxCalls {
+		t.Fatalf("%d calls, discards %+v; want the invokes past the bound discarded", len(calls), discards)
 	}
 }
