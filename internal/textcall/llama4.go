@@ -20,7 +20,9 @@ func (r *recoverer) llama4() {
 		}
 		body := start + len(marker)
 		bodyEnd, end := len(r.text), len(r.text)
-		for _, stop := range []string{"<|python_end|>", "<|eom|>", "<|eot|>", marker} {
+		// The next marker first: it bounds the other searches, so that
+		// many markers without an end token cost one pass, not one each.
+		for _, stop := range []string{marker, "<|python_end|>", "<|eom|>", "<|eot|>"} {
 			if k := indexFrom(r.text[:bodyEnd], stop, body); k >= 0 {
 				bodyEnd, end = k, k
 				if stop != marker {

@@ -25,8 +25,10 @@ func (r *recoverer) qwenAgent() {
 			return
 		}
 		body := start + len(qaFunction)
+		// The next marker bounds the other searches, so that many markers
+		// without a ✿RESULT✿ cost one pass, not one pass each.
 		end := len(r.text)
-		for _, stop := range []string{qaResult, qaReturn, qaFunction} {
+		for _, stop := range []string{qaFunction, qaResult, qaReturn} {
 			if k := indexFrom(r.text[:end], stop, body); k >= 0 {
 				end = k
 			}
