@@ -118,16 +118,23 @@ func (c *callBuf) bedrockInput(raw jsontext.Value) error {
 // stopped the output, the calls are withheld as a provider error.
 func (s *state) bedrockStopReason(w string) {
 	s.finish, s.providerFinish = bedrockReason(w), w
-	if s.finish != ReasonContentFilter || len(s.calls) == 0 {
-		return
+	if s.finish == ReasonContentFilter && len(s.calls) > 0 {
+		s.withhold(w, "stopReason "+w+": Bedrock's guardrail or content filter stopped the output (see the guardrail trace)")
 	}
+}
+
+// withhold drops the response's calls and records why as a provider error
+// naming them: they never reach a gate.
+func (s *state) withhold(code, why string) {
 	names := make([]string, 0, len(s.calls))
 	for _, c := range s.ordered() {
 		names = append(names, c.name)
 	}
-	s.err = &Error{Type: w, Code: w, Message: fmt.Sprintf(
-		"stopReason %s: Bedrock's guardrail or content filter stopped the output, so its %d tool call(s) (%s) are withheld and never run; see the guardrail trace",
-		w, len(s.calls), strings.Join(names, ", "))}
+	msg := why
+	if len(names) > 0 {
+		msg = fmt.Sprintf("%s, so its %d tool call(s) (%s) are withheld and never run", why, len(names), strings.Join(names, ", "))
+	}
+	s.err = &Error{Type: code, Code: code, Message: msg}
 	s.calls, s.chatByIndex = nil, nil
 }
 

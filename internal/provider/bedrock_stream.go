@@ -12,12 +12,14 @@ import (
 // (eventstream.go). Calls are toolUse blocks: contentBlockStart names them,
 // contentBlockDelta appends input text, contentBlockStop closes them.
 //
-// The terminal event: AWS sends messageStop (the stopReason) and then
-// metadata (the usage). A stream is Done once it has seen both, in either
-// order (vercel/ai recordings put metadata first), so the output token count
-// is known before the calls are judged against the requested cap. A stream
-// without messageStop, or without metadata, never completes and ends
-// transport_incomplete. An exception event ends it with that error.
+// The terminal event is metadata: AWS sends messageStop (the stopReason)
+// and then metadata (the usage), always last, so the output token count is
+// known before the calls are judged against the requested cap, and the
+// terminal event is recognizable on its own (accumulate probes each event
+// alone). A stream without metadata never completes and ends
+// transport_incomplete; one whose metadata came without a messageStop
+// before it has no stop reason: it ends with a provider error and its calls
+// are withheld. An exception event ends a stream with that error.
 
 type bedrockIndex struct {
 	ContentBlockIndex *int `json:"contentBlockIndex"`
@@ -127,6 +129,9 @@ func bedrockStreamEvent(ev []byte, s *state) error {
 	if s.bedrockStop && e.Metadata == nil {
 		return errors.New("provider: bedrock-converse: only metadata may follow messageStop")
 	}
+	if e.MessageStop != nil && (e.MessageStop.StopReason == nil || *e.MessageStop.StopReason == "") {
+		return errors.New("provider: bedrock-converse: messageStop without stopReason")
+	}
 	switch {
 	case len(e.MessageStart) > 0:
 	case e.ContentBlockStart != nil:
@@ -142,21 +147,17 @@ func bedrockStreamEvent(ev []byte, s *state) error {
 			c.open = false
 		}
 	case e.MessageStop != nil:
-		if e.MessageStop.StopReason == nil {
-			return errors.New("provider: bedrock-converse: messageStop without stopReason")
-		}
 		s.bedrockStopReason(*e.MessageStop.StopReason)
 		s.bedrockStop = true
 	case e.Metadata != nil:
-		if s.bedrockMeta {
-			return errors.New("provider: bedrock-converse: a second metadata event")
-		}
 		if u := e.Metadata.Usage; u != nil {
 			s.outputTokens = u.OutputTokens
 		}
-		s.bedrockMeta = true
+		if !s.bedrockStop {
+			s.withhold("incomplete_stream", "the stream's metadata came without a messageStop before it: the response has no stop reason")
+		}
+		s.done = true
 	}
-	s.done = s.bedrockStop && s.bedrockMeta
 	return nil
 }
 

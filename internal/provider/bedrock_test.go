@@ -15,37 +15,45 @@ const (
 	bdMeta    = `{"metadata":{"usage":{"inputTokens":5,"outputTokens":100,"totalTokens":105},"metrics":{"latencyMs":1}}}`
 )
 
-// The terminal event takes messageStop and metadata, in either order: AWS
-// sends the usage after messageStop, so a stream judged at messageStop
-// alone never saw its output token count. Neither alone completes it.
-func TestBedrock_stream_is_done_after_messageStop_and_metadata_in_either_order(t *testing.T) {
-	for name, order := range map[string][]string{
-		"aws order (messageStop, metadata)":    {bdStart, bdArgs, bdStop, bdMsgStop, bdMeta},
-		"vercel order (metadata, messageStop)": {bdStart, bdArgs, bdStop, bdMeta, bdMsgStop},
-	} {
-		t.Run(name, func(t *testing.T) {
-			a := feed(t, BedrockConverse, order[:4]...)
-			if a.Done() {
-				t.Fatal("done before both messageStop and metadata")
-			}
-			if err := a.Add([]byte(order[4])); err != nil || !a.Done() {
-				t.Fatalf("Add: %v, Done %v", err, a.Done())
-			}
-			r := a.Response()
-			checkCalls(t, r, ReasonToolCalls, wantCall{"f", `{"a":1}`})
-			if r.OutputTokens != 100 || r.Calls[0].ID != "t1" {
-				t.Errorf("response %+v", r)
-			}
-			if err := a.Add([]byte(bdStart)); !errors.Is(err, ErrAfterTerminal) {
-				t.Errorf("event after the end: %v, want ErrAfterTerminal", err)
-			}
-		})
+// The terminal event is metadata, which AWS sends last, after messageStop:
+// a stream judged at messageStop would never see its output token count,
+// and accumulate recognizes a terminal event on its own.
+func TestBedrock_stream_is_done_at_metadata_after_messageStop(t *testing.T) {
+	a := feed(t, BedrockConverse, bdStart, bdArgs, bdStop, bdMsgStop)
+	if a.Done() {
+		t.Fatal("done at messageStop, before metadata")
 	}
-	t.Run("without messageStop it never completes", func(t *testing.T) {
-		if a := feed(t, BedrockConverse, bdStart, bdArgs, bdStop, bdMeta); a.Done() || a.Response().Complete {
-			t.Fatal("complete without messageStop")
-		}
-	})
+	if err := a.Add([]byte(bdMeta)); err != nil || !a.Done() {
+		t.Fatalf("Add: %v, Done %v", err, a.Done())
+	}
+	r := a.Response()
+	checkCalls(t, r, ReasonToolCalls, wantCall{"f", `{"a":1}`})
+	if r.OutputTokens != 100 || r.Calls[0].ID != "t1" {
+		t.Errorf("response %+v", r)
+	}
+	if err := a.Add([]byte(bdStart)); !errors.Is(err, ErrAfterTerminal) {
+		t.Errorf("event after the end: %v, want ErrAfterTerminal", err)
+	}
+	probe := feed(t, BedrockConverse, bdMeta) // as accumulate probes one event
+	if !probe.Done() {
+		t.Error("metadata alone is not recognized as the terminal event")
+	}
+	if a := feed(t, BedrockConverse, bdStart, bdArgs, bdStop, bdMsgStop); a.Done() || a.Response().Complete {
+		t.Fatal("complete without metadata")
+	}
+}
+
+// Metadata before messageStop (vercel/ai's hand-written order) ends the
+// stream without a stop reason: its calls are withheld, never run.
+func TestBedrock_metadata_before_messageStop_withholds_the_calls(t *testing.T) {
+	a := feed(t, BedrockConverse, bdStart, bdArgs, bdStop, bdMeta)
+	r := a.Response()
+	if !a.Done() || len(r.Calls) != 0 || r.Error == nil || r.Error.Type != "incomplete_stream" || !strings.Contains(r.Error.Message, "(f)") {
+		t.Fatalf("%+v, want done with the call withheld", r)
+	}
+	if err := a.Add([]byte(bdMsgStop)); !errors.Is(err, ErrAfterTerminal) {
+		t.Errorf("messageStop after metadata: %v, want ErrAfterTerminal", err)
+	}
 }
 
 // Output at the requested cap is known only from metadata, after
@@ -70,16 +78,17 @@ func TestBedrock_stream_out_of_order_events_are_refused(t *testing.T) {
 		before []string
 		bad    string
 	}{
-		"delta after messageStop":        {[]string{bdStart, bdArgs, bdStop, bdMsgStop}, `{"contentBlockDelta":{"contentBlockIndex":0,"delta":{"text":"x"}}}`},
-		"input for an unopened block":    {[]string{bdStart}, `{"contentBlockDelta":{"contentBlockIndex":3,"delta":{"toolUse":{"input":"{}"}}}}`},
-		"input after contentBlockStop":   {[]string{bdStart, bdArgs, bdStop}, bdArgs},
-		"input as an object":             {[]string{bdStart}, `{"contentBlockDelta":{"contentBlockIndex":0,"delta":{"toolUse":{"input":{"a":1}}}}}`},
-		"block started twice":            {[]string{bdStart}, bdStart},
-		"two members in one event":       {[]string{bdStart}, `{"contentBlockStop":{"contentBlockIndex":0},"messageStop":{"stopReason":"end_turn"}}`},
-		"unwrapped event":                {nil, `{"contentBlockIndex":0,"delta":{"text":"x"}}`},
-		"messageStop without stopReason": {[]string{bdStart}, `{"messageStop":{}}`},
-		"delta without index":            {[]string{bdStart}, `{"contentBlockDelta":{"delta":{"text":"x"}}}`},
-		"second metadata":                {[]string{bdStart, bdMeta}, bdMeta},
+		"delta after messageStop":          {[]string{bdStart, bdArgs, bdStop, bdMsgStop}, `{"contentBlockDelta":{"contentBlockIndex":0,"delta":{"text":"x"}}}`},
+		"input for an unopened block":      {[]string{bdStart}, `{"contentBlockDelta":{"contentBlockIndex":3,"delta":{"toolUse":{"input":"{}"}}}}`},
+		"input after contentBlockStop":     {[]string{bdStart, bdArgs, bdStop}, bdArgs},
+		"input as an object":               {[]string{bdStart}, `{"contentBlockDelta":{"contentBlockIndex":0,"delta":{"toolUse":{"input":{"a":1}}}}}`},
+		"block started twice":              {[]string{bdStart}, bdStart},
+		"two members in one event":         {[]string{bdStart}, `{"contentBlockStop":{"contentBlockIndex":0},"messageStop":{"stopReason":"end_turn"}}`},
+		"unwrapped event":                  {nil, `{"contentBlockIndex":0,"delta":{"text":"x"}}`},
+		"messageStop without stopReason":   {[]string{bdStart}, `{"messageStop":{}}`},
+		"messageStop with stopReason \"\"": {[]string{bdStart}, `{"messageStop":{"stopReason":""}}`},
+		"delta without index":              {[]string{bdStart}, `{"contentBlockDelta":{"delta":{"text":"x"}}}`},
+		"metadata after the end":           {[]string{bdStart, bdMsgStop, bdMeta}, bdMeta},
 	} {
 		t.Run(name, func(t *testing.T) {
 			a := feed(t, BedrockConverse, test.before...)

@@ -54,8 +54,8 @@ type state struct {
 	gemOpen     *callBuf
 	// openai-responses: call ids answered inside the response (run by the provider)
 	respAnswered map[string]bool
-	// bedrock-converse: messageStop and metadata seen (both end a stream)
-	bedrockStop, bedrockMeta bool
+	// bedrock-converse: messageStop seen (metadata, after it, ends a stream)
+	bedrockStop bool
 }
 
 func (s *state) newCall(key int) *callBuf {

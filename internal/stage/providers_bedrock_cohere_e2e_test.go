@@ -192,3 +192,28 @@ func TestPipeline_bedrock_guardrail_intervened_never_executes(t *testing.T) {
 		t.Fatalf("executed %d times, want 0", n)
 	}
 }
+
+// Cohere's tool_plan is the model's plan, not its text: a call written in
+// the plan is never recovered, even tolerant, while the same call in the
+// visible text is (the control). Bedrock reasoning content likewise.
+func TestPipeline_cohere_tool_plan_and_bedrock_reasoning_are_never_recovered(t *testing.T) {
+	p := startPipeline(t)
+	call := `<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}\n</tool_call>`
+	p.publish("co-plan", provider.Cohere, []byte(`{"id":"co-p","message":{"role":"assistant","tool_plan":"`+call+`","content":[{"type":"text","text":"I cannot help with that."}]},"finish_reason":"COMPLETE"}`),
+		streams.HeaderTolerant, "true")
+	p.publish("bd-reason", provider.BedrockConverse, []byte(`{"output":{"message":{"role":"assistant","content":[{"reasoningContent":{"reasoningText":{"text":"`+call+`","signature":"s"}}},{"text":"No call needed."}]}},"stopReason":"end_turn"}`),
+		streams.HeaderTolerant, "true")
+	for _, rid := range []string{"co-plan", "bd-reason"} {
+		if r := p.waitResults(rid, 1)[0]; r["status"] != "no_tool_calls" {
+			t.Fatalf("%s: %v, want no_tool_calls", rid, r)
+		}
+	}
+	p.publish("co-text", provider.Cohere, []byte(`{"id":"co-t","message":{"role":"assistant","content":[{"type":"text","text":"`+call+`"}]},"finish_reason":"COMPLETE"}`),
+		streams.HeaderTolerant, "true")
+	if r := p.waitResults("co-text", 1)[0]; r["status"] != "executed" || r["source"] != "textjson" {
+		t.Fatalf("control: %v, want the call in the text recovered and executed", r)
+	}
+	if n := p.executed.Load(); n != 1 {
+		t.Fatalf("executed %d, want 1", n)
+	}
+}
