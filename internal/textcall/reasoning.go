@@ -46,21 +46,33 @@ func (r *recoverer) reasoning() {
 		r.claimReasoning(0, end)
 		i = end
 	}
-	for seen := 0; seen < maxMarkers; seen++ {
-		k, tag := -1, thinkTag{}
-		for _, g := range thinkTags() {
-			if p := indexFrom(t, g.open, i); p >= 0 && (k < 0 || p < k) {
-				k, tag = p, g
+	// Cached next positions keep the scan linear however the tags repeat.
+	opens, closes := [5]int{-2, -2, -2, -2, -2}, [5]int{-2, -2, -2, -2, -2}
+	harmony, stops := -2, [5]int{-2, -2, -2, -2, -2}
+	tags := thinkTags()
+	for seen := 0; ; seen++ {
+		k, g := -1, 0
+		for j := range tags {
+			if p := nextIndex(t, tags[j].open, i, &opens[j]); p >= 0 && (k < 0 || p < k) {
+				k, g = p, j
 			}
 		}
-		if h := indexFrom(t, harmonyAnalysisTag, i); h >= 0 && (k < 0 || h < k) {
-			i = r.harmonyAnalysis(h)
-			continue
-		}
-		if k < 0 {
+		h := nextIndex(t, harmonyAnalysisTag, i, &harmony)
+		if k < 0 && h < 0 {
 			return
 		}
-		if c := indexFrom(t, tag.close, k+len(tag.open)); c >= 0 {
+		if seen == maxMarkers {
+			at := min(uint(k), uint(h)) // the -1 of one that is absent is the largest uint
+			r.discard("reasoning", int(at), len(t), "more than "+itoa(maxMarkers)+" reasoning tags: the rest of the text is not searched for calls")
+			r.claimReasoning(int(at), len(t))
+			return
+		}
+		if h >= 0 && (k < 0 || h < k) {
+			i = r.harmonyAnalysis(h, i, &stops)
+			continue
+		}
+		tag := tags[g]
+		if c := nextIndex(t, tag.close, k+len(tag.open), &closes[g]); c >= 0 {
 			r.claimReasoning(k, c+len(tag.close))
 			i = c + len(tag.close)
 			continue
@@ -162,19 +174,22 @@ func lineStart(t string, p int) bool {
 // functions.X on the analysis channel is reasoning too (gpt-oss calls
 // functions on the commentary channel): a Discard says so. So does a
 // message never closed.
-func (r *recoverer) harmonyAnalysis(h int) int {
+func (r *recoverer) harmonyAnalysis(h, from int, stops *[5]int) int {
 	t := r.text
 	after := h + len(harmonyAnalysisTag)
 	if after < len(t) && isNameByte(t[after]) {
 		return after // another channel name that starts with "analysis"
 	}
 	start := h
-	if s := strings.LastIndex(t[:h], "<|start|>"); s >= 0 && !strings.Contains(t[s:h], "<|end|>") && !strings.Contains(t[s:h], "<|call|>") && !strings.Contains(t[s:h], "<|return|>") {
-		start = s
+	if s := strings.LastIndex(t[from:h], "<|start|>"); s >= 0 {
+		s += from
+		if m := t[s:h]; !strings.Contains(m, "<|end|>") && !strings.Contains(m, "<|call|>") && !strings.Contains(m, "<|return|>") {
+			start = s
+		}
 	}
 	end, closed := len(t), false
-	for _, stop := range []string{"<|end|>", "<|call|>", "<|return|>", "<|start|>", "<|channel|>"} {
-		if k := indexFrom(t[:end], stop, after); k >= 0 {
+	for j, stop := range [5]string{"<|end|>", "<|call|>", "<|return|>", "<|start|>", "<|channel|>"} {
+		if k := nextIndex(t, stop, after, &stops[j]); k >= 0 && k < end {
 			end, closed = k, true
 			if stop != "<|start|>" && stop != "<|channel|>" {
 				end = k + len(stop)

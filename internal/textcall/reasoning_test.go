@@ -55,6 +55,7 @@ func TestRecover_unclosed_reasoning_yields_no_call_and_says_so(t *testing.T) {
 		"Sure.\n<seed:think>" + `{"name": "get_weather", "arguments": {"city": "Paris"}}`,
 		`<|channel|>analysis<|message|>{"name": "get_weather", "arguments": {"city": "Paris"}}`,
 		`<|start|>assistant<|channel|>analysis to=functions.get_weather <|constrain|>json<|message|>{"city":"Paris"}<|call|>`,
+		`<|start|>assistant to=functions.get_weather<|channel|>analysis <|constrain|>json<|message|>{"city":"Paris"}<|call|>`,
 	} {
 		calls, discards := Recover(text)
 		if len(calls) != 0 || len(discards) != 1 || !strings.Contains(discards[0].Reason, "not") {
@@ -148,5 +149,27 @@ func TestMayReason_sees_every_tag_and_not_prose(t *testing.T) {
 	}
 	if mayReason(prose4KiB) || mayReason("I think [THINKING] is <b>bold</b> K] [1]") {
 		t.Error("mayReason sees a tag in prose")
+	}
+}
+
+// TestRecover_many_reasoning_tags_are_bounded: repeated, unclosed or
+// unbalanced tags keep the reasoning scan linear (a quadratic scan of 1 MiB
+// would stall this test) and the report small.
+func TestRecover_many_reasoning_tags_are_bounded(t *testing.T) {
+	const n = MaxTextBytes
+	for _, test := range []struct{ name, text string }{
+		{"unclosed_mid_line", strings.Repeat("x <think> ", n/10)},
+		{"closed_pairs", strings.Repeat("<think></think>", n/15)},
+		{"orphan_closes", strings.Repeat("</think>\n", n/9)},
+		{"harmony_analysis", strings.Repeat("<|channel|>analysis<|message|>x<|end|>", n/38)},
+		{"harmony_unclosed", "a " + strings.Repeat("<|channel|>analysis", n/19)},
+		{"every_tag", strings.Repeat("x <seed:think> [THINK] ◁think▷ <thinking> ", n/45)},
+	} {
+		t.Run(test.name, func(t *testing.T) {
+			calls, discards := Recover(test.text)
+			if len(calls) != 0 || len(discards) > 2 {
+				t.Fatalf("%d calls, %d discards, want none and at most 2", len(calls), len(discards))
+			}
+		})
 	}
 }
