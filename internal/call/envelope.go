@@ -75,9 +75,13 @@ type Repair struct {
 // in raw_arguments_b64 / text_b64, which decoding prefers, so the parse gate
 // and every dead letter see the bytes the provider sent.
 type Envelope struct {
-	CallID         string          `json:"call_id"`
-	ResponseID     string          `json:"response_id"`
-	ProviderCallID string          `json:"provider_call_id,omitempty"`
+	CallID         string `json:"call_id"`
+	ResponseID     string `json:"response_id"`
+	ProviderCallID string `json:"provider_call_id,omitempty"`
+	// ProviderKind is the provider's item type of a call that is not a
+	// plain function call (OpenAI Responses local_shell_call, custom_tool_call,
+	// ...): its result goes back as that kind's own output item.
+	ProviderKind   string          `json:"provider_kind,omitempty"`
 	Provider       string          `json:"provider"`
 	Model          string          `json:"model,omitempty"`
 	Source         string          `json:"source"`

@@ -170,6 +170,7 @@ func (a *Accumulate) envelope(h nats.Header, rid string, resp provider.Response,
 	e := call.New(rid, c.Index, a.Now())
 	e.Provider, e.Model, e.Request = resp.Provider, model, req
 	e.ProviderCallID, e.ToolName, e.RawArguments = c.ID, c.Name, c.Arguments
+	e.ProviderKind = c.Kind
 	e.FinishReason, e.ProviderFinish = string(resp.Finish), resp.ProviderFinish
 	e.Batch = call.Batch{ID: rid, Index: c.Index, Size: len(resp.Calls), Atomic: atomicHeader(h)}
 	if c.Truncated {

@@ -116,7 +116,7 @@ func WritesStatus(stage string, e call.Envelope) bool {
 func (em *Emitter) ResultOf(e call.Envelope) Result {
 	budget := em.bodyBudget()
 	o := result.Outcome{
-		Provider: e.Provider, CallID: e.CallID, ProviderCallID: e.ProviderCallID, Tool: e.ToolName,
+		Provider: e.Provider, CallID: e.CallID, ProviderCallID: e.ProviderCallID, Tool: e.ToolName, Kind: e.ProviderKind,
 		Status: string(e.Status), OK: e.Status.OK(), Errors: FitErrors(e.Errors), ValidTools: e.ValidTools,
 		Result: result.Cut(e.Result, result.Limit(em.maxPayload()), ExcerptMax),
 	}

@@ -30,7 +30,7 @@ func Message(o Outcome) (json.RawMessage, error) {
 	_, cut := IsCut(o.Result)
 	m, err := provider.ToolResult(o.Provider, provider.Answer{
 		ID: o.callID(), ProviderCallID: o.ProviderCallID, Tool: o.Tool, Text: Text(o), OK: o.OK,
-		Result: o.Result, TextOnly: cut || o.Status == string(wire.DryRun),
+		Result: o.Result, TextOnly: cut || o.Status == string(wire.DryRun), Kind: o.Kind,
 	})
 	switch {
 	case errors.Is(err, provider.ErrNoCallID):

@@ -39,6 +39,9 @@ type Outcome struct {
 	Errors []string
 	// ValidTools lists the tools the model may call, for no_such_tool.
 	ValidTools []string
+	// Kind is the provider's item type of a call that is not a plain
+	// function call (provider.Call.Kind); its answer is that kind's item.
+	Kind string
 }
 
 // callID returns the id the provider's tool result must carry: the

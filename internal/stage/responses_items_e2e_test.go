@@ -94,6 +94,11 @@ func TestPipeline_responses_client_items_are_calls_never_silence(t *testing.T) {
 	if rs[0]["status"] != "executed" || rs[0]["tool"] != "write_sql" || p.executed.Load() != 2 {
 		t.Fatalf("custom tool: %v (executed %d), want write_sql executed once", rs[0], p.executed.Load())
 	}
+	// Its answer is the kind's own item: the Responses API refuses a
+	// function_call_output for a custom tool call.
+	if msg, _ := rs[0]["message"].(map[string]any); msg["type"] != "custom_tool_call_output" || msg["call_id"] != "call_sql_1" {
+		t.Errorf("custom tool answer %v, want a custom_tool_call_output for call_sql_1", rs[0]["message"])
+	}
 	mu.Lock()
 	var in struct{ Input string }
 	if err := json.Unmarshal(got["write_sql"], &in); err != nil || in.Input != "SELECT \"name\" FROM users\nWHERE age > 25" {
