@@ -52,12 +52,13 @@ type progressEntry struct {
 // replicas. A stream whose events outgrow the budget, or that shows more
 // calls than Limits.MaxCalls, is no longer tracked.
 func (a *Accumulate) progress(rid, prov string, ev storedEvent) (terminal bool) {
-	probe, err := provider.NewAccumulator(prov)
+	probe, err := provider.NewAccumulator(prov, maxTokens(ev.header)...)
 	if err != nil {
 		return false
 	}
 	_ = probe.Add(ev.data)
-	terminal = probe.Done()
+	cap := maxTokens(ev.header)
+	terminal = probe.Done() || len(cap) > 0 && provider.EndsCappedStream(prov, ev.data)
 
 	p, tracked := a.prog.feed(rid, prov, ev, a.progressBudget(), a.Limits.CheckCalls)
 	if terminal {

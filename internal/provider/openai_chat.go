@@ -136,7 +136,14 @@ func chatEvent(ev []byte, s *state) error {
 	if s.done && ch != nil && ch.Delta != nil && (len(ch.Delta.ToolCalls) > 0 || contentText(ch.Delta.Content) != "") {
 		return ErrAfterTerminal
 	}
-	if c.common(s) || ch == nil || ch.Delta == nil && ch.FinishReason == nil {
+	errored := c.common(s)
+	if s.maxTokensOpt > 0 && c.Usage != nil && len(c.Choices) == 0 && (s.finish != "" || s.providerFinish != "") {
+		// The usage-only chunk (stream_options.include_usage) comes last,
+		// after the finish: with a cap to compare it against, it ends the
+		// stream.
+		s.done = true
+	}
+	if errored || ch == nil || ch.Delta == nil && ch.FinishReason == nil {
 		return nil
 	}
 	if d := ch.Delta; d != nil {
@@ -157,7 +164,11 @@ func chatEvent(ev []byte, s *state) error {
 	}
 	if ch.FinishReason != nil && *ch.FinishReason != "" {
 		s.finish, s.providerFinish = chatReason(*ch.FinishReason), *ch.FinishReason
-		s.done = true // a usage-only chunk and [DONE] may still follow
+		// A usage-only chunk and [DONE] may still follow. With a cap to
+		// compare (Toolgate-Max-Tokens) and no usage yet, the finish is not
+		// the end: output that reached the cap is truncation however the
+		// stream finished, so the usage chunk (or [DONE]) ends it.
+		s.done = s.maxTokensOpt == 0 || s.outputTokens > 0
 	}
 	return nil
 }
@@ -277,4 +288,19 @@ func chatToolResult(a Answer) (json.RawMessage, error) {
 		ToolCallID string `json:"tool_call_id"`
 		Content    string `json:"content"`
 	}{"tool", id, a.Text})
+}
+
+// EndsCappedStream reports whether ev, one stream event of provider, is the
+// event that ends a stream whose request set an output cap: for openai-chat
+// the usage-only chunk (stream_options.include_usage: no choices, usage
+// set), which follows the finish — the stream cannot end at the finish,
+// since only the usage says whether the output reached the cap. An
+// Accumulator given the cap (WithMaxTokens) is Done there; this tells it from
+// the one event alone, as the accumulate gate's per-event probe must.
+func EndsCappedStream(provider string, ev []byte) bool {
+	if provider != OpenAIChat || len(ev) == 0 || ev[0] != '{' {
+		return false
+	}
+	c, err := decodeChat(ev)
+	return err == nil && c.Usage != nil && len(c.Choices) == 0 && len(c.Error) == 0
 }
