@@ -121,7 +121,7 @@ func (a *Accumulate) emit(ctx context.Context, m worker.Msg, rid string, resp pr
 	for _, pc := range resp.Calls {
 		envs = append(envs, a.envelope(m.Header, rid, resp, pc, req))
 	}
-	if len(envs) == 0 && req.Tolerant {
+	if len(envs) == 0 && req.Tolerant && (resp.Error == nil || !resp.Error.Withheld) {
 		text := resp.Text
 		if resp.Error != nil && resp.Error.FailedGeneration != "" {
 			text = resp.Error.FailedGeneration // the model's own output, refused by the provider

@@ -134,7 +134,7 @@ func (s *state) withhold(code, why string) {
 	if len(names) > 0 {
 		msg = fmt.Sprintf("%s, so its %d tool call(s) (%s) are withheld and never run", why, len(names), strings.Join(names, ", "))
 	}
-	s.err = &Error{Type: code, Code: code, Message: msg}
+	s.err = &Error{Type: code, Code: code, Message: msg, Withheld: true}
 	s.calls, s.chatByIndex = nil, nil
 }
 

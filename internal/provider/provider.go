@@ -59,6 +59,10 @@ type Error struct {
 	Code             string `json:"code,omitempty"`
 	Message          string `json:"message,omitempty"`
 	FailedGeneration string `json:"failed_generation,omitempty"`
+	// Withheld: a content filter or guardrail stopped the output, and the
+	// response's calls were dropped so that none reaches a gate; its text
+	// is not a source of calls either.
+	Withheld bool `json:"withheld,omitempty"`
 }
 
 // Response is one normalized provider response.

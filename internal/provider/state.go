@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"sort"
 	"strings"
@@ -110,7 +111,25 @@ func (s *state) build() Response {
 	for i := range r.Calls {
 		markTruncated(&r.Calls[i], r, calls[i])
 	}
+	if r.Finish == ReasonContentFilter && len(r.Calls) > 0 {
+		// Whatever the provider: output its content filter stopped is not
+		// a proposal anyone vetted; its calls never reach a gate.
+		r.Error = withheldError(r.ProviderFinish, r.Calls)
+		r.Calls, r.Finish = nil, ReasonError
+	}
 	return r
+}
+
+// withheldError is the provider error of a response whose calls were
+// withheld because a content filter stopped its output.
+func withheldError(providerFinish string, calls []Call) *Error {
+	names := make([]string, len(calls))
+	for i, c := range calls {
+		names[i] = c.Name
+	}
+	return &Error{Type: "content_filter", Code: "content_filter", Withheld: true,
+		Message: fmt.Sprintf("finish reason %s: the provider's content filter stopped the output, so its %d tool call(s) (%s) are withheld and never run",
+			providerFinish, len(calls), strings.Join(names, ", "))}
 }
 
 func (c *callBuf) call(i int) Call {
