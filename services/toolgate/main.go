@@ -25,7 +25,7 @@ func commands() []command {
 	return []command{
 		{"up", []string{"up [--listen 127.0.0.1:4222] [--data DIR] [--tools FILE] [--http :8080] [--secrets DIR] [--insecure]"}, up},
 		{"tools", []string{"tools apply -f tools.yaml [--prune]", "tools ls", "tools show NAME"}, tools},
-		{"publish", []string{"publish --provider P [--response-id ID] [--wait 5s] FILE"}, publish},
+		{"publish", []string{"publish --provider P [--response-id ID] [--wait 5s] [--token JWT] [--tenant T] FILE   (a body, an SSE/NDJSON transcript, a Gemini JSON array or a Bedrock event stream)"}, publish},
 		{"status", []string{"status CALL-ID"}, status},
 		{"calls", []string{"calls ls [--response ID] [--status S] [--tool T] [--since 1h]"}, calls},
 		{"dlq", []string{"dlq ls|show SEQ|replay|purge [--stage S --failure F --tool T --since 2h --until 1h]"}, dlqCmd},
