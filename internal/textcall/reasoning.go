@@ -6,19 +6,34 @@ import "strings"
 // the model's reasoning.
 type thinkTag struct{ open, close string }
 
-// thinkTags are the reasoning notations of the families in use: <think>
-// (Qwen3, DeepSeek-R1, GLM, Kimi, MiniMax, Hunyuan, OLMo 3 Think, ...),
-// <thinking>, Seed-OSS <seed:think>, Magistral [THINK] and Kimi-VL
-// ◁think▷. Harmony's analysis channel is harmonyAnalysis.
-func thinkTags() [5]thinkTag {
-	return [5]thinkTag{
+// nThinkTags is the number of thinkTags.
+const nThinkTags = 9
+
+// thinkTags are the reasoning notations of the families in use, from their
+// chat templates and vLLM's reasoning parsers: <think> (Qwen3, DeepSeek-R1
+// and V3.1+, GLM, Kimi K2, MiniMax M2, Hunyuan, ERNIE 4.5, Step-3, OLMo 3,
+// EXAONE 4, ...), <thinking>, Seed-OSS <seed:think>, Magistral [THINK],
+// Kimi-VL ◁think▷, Apertus <|inner_prefix|>, Gemma 4's <|channel>thought
+// (its only channel), Command A Reasoning <|START_THINKING|> and MiniMax M3
+// <mm:think>. Harmony's analysis channel is harmonyAnalysis, Granite 3.2's
+// plain-text markers graniteThought.
+func thinkTags() [nThinkTags]thinkTag {
+	return [nThinkTags]thinkTag{
 		{"<think>", "</think>"},
 		{"<thinking>", "</thinking>"},
 		{"<seed:think>", "</seed:think>"},
 		{"[THINK]", "[/THINK]"},
 		{"◁think▷", "◁/think▷"},
+		{"<|inner_prefix|>", "<|inner_suffix|>"},
+		{"<|channel>", "<channel|>"},
+		{"<|START_THINKING|>", "<|END_THINKING|>"},
+		{"<mm:think>", "</mm:think>"},
 	}
 }
+
+// kimiSection starts Kimi K2's tool-call section, which ends a <think> the
+// model never closed (vLLM's kimi_k2 reasoning parser reads it so).
+const kimiSection = "<|tool_calls_section_begin|>"
 
 const harmonyAnalysisTag = "<|channel|>analysis"
 
@@ -32,23 +47,30 @@ const harmonyAnalysisTag = "<|channel|>analysis"
 //     inside the reasoning;
 //   - from an open tag at the start of a line to the end of the text when
 //     it is never closed: the model never got to its answer. A Discard
-//     says so, so that nothing is dropped silently;
-//   - a harmony message on the analysis channel (harmonyAnalysis).
+//     says so, so that nothing is dropped silently. An unclosed <think>
+//     ends at a Kimi K2 tool-call section (kimiSection) instead;
+//   - a harmony message on the analysis channel (harmonyAnalysis);
+//   - Granite 3.2's thought process, when both its markers open the text
+//     (graniteThought).
 //
-// Text with no tag in it costs three searches for rare bytes (mayReason).
+// Text with no tag in it costs a look at its start and three searches for
+// rare bytes (mayReason).
 func (r *recoverer) reasoning() {
 	t := r.text
+	i := r.graniteThought()
 	if !mayReason(t) {
 		return
 	}
-	i := 0
-	if end := orphanClose(t); end > 0 {
+	if end := orphanClose(t); end > i {
 		r.claimReasoning(0, end)
 		i = end
 	}
 	// Cached next positions keep the scan linear however the tags repeat.
-	opens, closes := [5]int{-2, -2, -2, -2, -2}, [5]int{-2, -2, -2, -2, -2}
-	harmony, stops := -2, [5]int{-2, -2, -2, -2, -2}
+	var opens, closes [nThinkTags]int
+	for j := range opens {
+		opens[j], closes[j] = -2, -2
+	}
+	harmony, kimi, stops := -2, -2, [5]int{-2, -2, -2, -2, -2}
 	tags := thinkTags()
 	for seen := 0; ; seen++ {
 		k, g := -1, 0
@@ -78,6 +100,13 @@ func (r *recoverer) reasoning() {
 			continue
 		}
 		if lineStart(t, k) {
+			if g == 0 {
+				if s := nextIndex(t, kimiSection, k+len(tag.open), &kimi); s >= 0 {
+					r.claimReasoning(k, s)
+					i = s
+					continue
+				}
+			}
 			r.discard("reasoning", k, len(t), "the reasoning opened by "+tag.open+" is never closed: the model gave no answer after it, and nothing in it is taken as a call")
 			r.claimReasoning(k, len(t))
 			return
@@ -97,9 +126,7 @@ func mayReason(t string) bool {
 			break
 		}
 		i += k + 1
-		rest := t[i:]
-		rest = strings.TrimPrefix(rest, "/")
-		if strings.HasPrefix(rest, "think") || strings.HasPrefix(rest, "seed:think") || strings.HasPrefix(rest, harmonyAnalysisTag[1:]) {
+		if tagAfterLT(t[i:]) {
 			return true
 		}
 	}
@@ -115,6 +142,79 @@ func mayReason(t string) bool {
 		}
 	}
 	return strings.Contains(t, "◁")
+}
+
+// tagAfterLT reports whether rest, the text after a '<', continues one of
+// the '<' reasoning tags (thinkTags and harmony's analysis channel). One
+// switch on its first byte keeps prose's '<' cheap.
+func tagAfterLT(rest string) bool {
+	if rest == "" {
+		return false
+	}
+	switch rest[0] {
+	case '/':
+		rest = rest[1:]
+		return strings.HasPrefix(rest, "think") || strings.HasPrefix(rest, "seed:think") || strings.HasPrefix(rest, "mm:think")
+	case 't':
+		return strings.HasPrefix(rest, "think")
+	case 's':
+		return strings.HasPrefix(rest, "seed:think")
+	case 'm':
+		return strings.HasPrefix(rest, "mm:think")
+	case 'c':
+		return strings.HasPrefix(rest, "channel|>") // Gemma 4's close
+	case '|':
+		rest = rest[1:]
+		return strings.HasPrefix(rest, harmonyAnalysisTag[2:]) || strings.HasPrefix(rest, "channel>") ||
+			strings.HasPrefix(rest, "inner_") || strings.HasPrefix(rest, "START_THINKING|>") || strings.HasPrefix(rest, "END_THINKING|>")
+	}
+	return false
+}
+
+// Granite 3.2's reasoning markers are plain text (vLLM's granite reasoning
+// parser), with "Here's" for "Here is" in some quantized models.
+const (
+	graniteThoughtMarker  = " my thought process:"
+	graniteResponseMarker = " my response:"
+)
+
+// graniteThought claims Granite 3.2's thought process, from its marker to
+// the end of its response marker, and returns the end (0 when there is
+// none). Being plain text, the markers count only as Granite writes them:
+// the thought marker opens the text and a response marker follows it.
+// Prose that only starts that way keeps its calls.
+func (r *recoverer) graniteThought() int {
+	t := r.text
+	start := 0
+	for start < len(t) && (t[start] == ' ' || t[start] == '\t' || t[start] == '\n' || t[start] == '\r') {
+		start++
+	}
+	rest := t[start:]
+	switch {
+	case strings.HasPrefix(rest, "Here is"):
+		rest = rest[len("Here is"):]
+	case strings.HasPrefix(rest, "Here's"):
+		rest = rest[len("Here's"):]
+	default:
+		return 0
+	}
+	if !strings.HasPrefix(rest, graniteThoughtMarker) {
+		return 0
+	}
+	from := len(t) - len(rest) + len(graniteThoughtMarker)
+	for at := from; ; {
+		k := strings.Index(t[at:], graniteResponseMarker)
+		if k < 0 {
+			return 0
+		}
+		at += k
+		if strings.HasSuffix(t[:at], "Here is") || strings.HasSuffix(t[:at], "Here's") {
+			end := at + len(graniteResponseMarker)
+			r.claimReasoning(start, end)
+			return end
+		}
+		at += len(graniteResponseMarker)
+	}
 }
 
 // claimReasoning claims text[start:end] as reasoning: scanners skip it, and

@@ -84,7 +84,8 @@ func TestRecover_reasoning_tags_in_values_do_not_hide_calls(t *testing.T) {
 
 // TestRecover_no_dialect_recovers_inside_reasoning wraps every fixture
 // that holds a call, of every dialect (the shared text formats and each
-// testdata/<family>), in <think>…</think>: nothing may come out of it, and
+// testdata/<family>), in <think>…</think> and each other reasoning
+// notation (thinkTags): nothing may come out of it, and
 // the fixture written again after the reasoning yields its calls once.
 func TestRecover_no_dialect_recovers_inside_reasoning(t *testing.T) {
 	files, _ := filepath.Glob(filepath.Join(textFormats, "*.txt"))
@@ -108,12 +109,14 @@ func TestRecover_no_dialect_recovers_inside_reasoning(t *testing.T) {
 			continue
 		}
 		tried++
-		inside := "<think>\n" + text + "\n</think>\n"
-		if calls, discards := Recover(inside); len(calls) != 0 || len(discards) != 0 {
-			t.Errorf("%s inside <think>: calls %v discards %+v, want none", f, summary(calls), discards)
-		}
-		if calls, _ := Recover(inside + text); len(calls) != len(want) {
-			t.Errorf("%s after its own draft in <think>: %d calls %v, want %d", f, len(calls), summary(calls), len(want))
+		for _, g := range thinkTags() {
+			inside := g.open + "\n" + text + "\n" + g.close + "\n"
+			if calls, discards := Recover(inside); len(calls) != 0 || len(discards) != 0 {
+				t.Errorf("%s inside %s: calls %v discards %+v, want none", f, g.open, summary(calls), discards)
+			}
+			if calls, _ := Recover(inside + text); len(calls) != len(want) {
+				t.Errorf("%s after its own draft in %s: %d calls %v, want %d", f, g.open, len(calls), summary(calls), len(want))
+			}
 		}
 	}
 	t.Logf("%d fixtures with calls tried", tried)
@@ -164,6 +167,10 @@ func TestRecover_many_reasoning_tags_are_bounded(t *testing.T) {
 		{"harmony_analysis", strings.Repeat("<|channel|>analysis<|message|>x<|end|>", n/38)},
 		{"harmony_unclosed", "a " + strings.Repeat("<|channel|>analysis", n/19)},
 		{"every_tag", strings.Repeat("x <seed:think> [THINK] ◁think▷ <thinking> ", n/45)},
+		{"every_new_tag", strings.Repeat("x <|inner_prefix|> <|channel> <|START_THINKING|> <mm:think> ", n/60)},
+		{"new_orphan_closes", strings.Repeat("<|inner_suffix|>\n<channel|>\n<|END_THINKING|>\n</mm:think>\n", n/60)},
+		{"granite_response_marker_repeated", "Here is my thought process:" + strings.Repeat(" my response:", n/13)},
+		{"unclosed_think_then_kimi_sections", strings.Repeat("<think>\n<|tool_calls_section_begin|>", n/36)},
 	} {
 		t.Run(test.name, func(t *testing.T) {
 			calls, discards := Recover(test.text)
