@@ -139,6 +139,22 @@ func BenchmarkReasoning_4KiB_no_call(b *testing.B) {
 	}
 }
 
+// BenchmarkReasoning_4KiB_markup_no_tag is the pre-check on prose full of
+// '<' (HTML, comparisons) and near-misses of the tags, none of them one.
+func BenchmarkReasoning_4KiB_markup_no_tag(b *testing.B) {
+	para := `<p>If a < b then <b>think</b> of <channel> and <|start|> in <mm>, [THINKING] K] x</p> `
+	text := strings.Repeat(para, 4096/len(para)+1)[:4096]
+	b.ReportAllocs()
+	b.SetBytes(int64(len(text)))
+	r := &recoverer{text: text}
+	for b.Loop() {
+		r.reasoning()
+	}
+	if len(r.claimed) != 0 {
+		b.Fatal(r.claimed)
+	}
+}
+
 func TestMayReason_sees_every_tag_and_not_prose(t *testing.T) {
 	for _, g := range thinkTags() {
 		for _, tag := range []string{g.open, g.close} {
