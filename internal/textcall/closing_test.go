@@ -10,7 +10,7 @@ import (
 
 // batchA are the families whose calls must be closed to count.
 func batchA() []string {
-	return []string{"kimi-k2", "glm", "gemma", "olmo3", "apertus", "deepseek-v32", "seed-oss"}
+	return []string{"kimi-k2", "glm", "gemma", "olmo3", "apertus", "deepseek-v32", "seed-oss", "deepseek-v31"}
 }
 
 // TestRecover_a_cut_text_never_yields_a_call_it_had_not_closed cuts every
@@ -72,6 +72,7 @@ func TestRecover_a_section_cut_after_one_call_yields_none(t *testing.T) {
 		{"gemma4", "<|tool_call>call:f{a:1}"},
 		{"functiongemma", "<start_function_call>call:f{a:<escape>x<escape>}"},
 		{"tool_code", "```tool_code\nf(a=1)\n"},
+		{"deepseek", "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>f<｜tool▁sep｜>{\"a\":1}<｜tool▁call▁end｜>"},
 	} {
 		t.Run(test.name, func(t *testing.T) {
 			calls, discards := Recover(test.text)

@@ -4,46 +4,123 @@ import "strings"
 
 // DeepSeek V3 special tokens, written with U+FF5C (fullwidth vertical bar)
 // and U+2581 (lower one eighth block). They reach us as ordinary text when a
-// server returns raw output, so no tokenizer is needed to find them.
+// server returns raw output, so no tokenizer is needed to find them. Every
+// one of the calls' tokens starts with dsToken, so one search finds the next.
 const (
-	dsCallBegin = "<｜tool▁call▁begin｜>"
-	dsCallEnd   = "<｜tool▁call▁end｜>"
-	dsSep       = "<｜tool▁sep｜>"
-	dsCallsEnd  = "<｜tool▁calls▁end｜>"
+	dsToken      = "<｜tool▁call"
+	dsCallsBegin = "<｜tool▁calls▁begin｜>"
+	dsCallBegin  = "<｜tool▁call▁begin｜>"
+	dsCallEnd    = "<｜tool▁call▁end｜>"
+	dsSep        = "<｜tool▁sep｜>"
+	dsCallsEnd   = "<｜tool▁calls▁end｜>"
 )
 
 // deepseek recovers DeepSeek V3 calls, both
 // <｜tool▁call▁begin｜>function<｜tool▁sep｜>NAME\n```json\n{…}\n```<｜tool▁call▁end｜>
-// and the V3.1 form <｜tool▁call▁begin｜>NAME<｜tool▁sep｜>{…}<｜tool▁call▁end｜>.
+// and the V3.1 form <｜tool▁call▁begin｜>NAME<｜tool▁sep｜>{…}<｜tool▁call▁end｜>,
+// inside a <｜tool▁calls▁begin｜>…<｜tool▁calls▁end｜> section or alone. A
+// section without <｜tool▁calls▁end｜> or a call without <｜tool▁call▁end｜>
+// was cut (closing.go): a Discard, however complete its JSON looks.
 func (r *recoverer) deepseek() {
-	nextEnd := -2
-	for i, seen := 0, 0; ; seen++ {
-		start := indexFrom(r.text, dsCallBegin, i)
-		if start < 0 {
+	secEnd, bareEnd, nextSec := -2, -2, -2
+	for i, seen := 0, 0; ; {
+		k := indexFrom(r.text, dsToken, i)
+		if k < 0 {
 			return
 		}
-		if seen == maxMarkers {
-			r.discard("deepseek", start, len(r.text), "more than "+itoa(maxMarkers)+" DeepSeek call markers")
+		rest := r.text[k:]
+		isSec := strings.HasPrefix(rest, dsCallsBegin)
+		if !isSec && !strings.HasPrefix(rest, dsCallBegin) || r.isClaimed(k) {
+			// A stray end token, reasoning, or another dialect's span.
+			i = k + len(dsToken)
+			continue
+		}
+		if seen++; seen > maxMarkers {
+			r.discard("deepseek", k, len(r.text), "more than "+itoa(maxMarkers)+" DeepSeek call markers")
 			return
 		}
-		body := start + len(dsCallBegin)
-		bodyEnd, end := len(r.text), len(r.text)
-		if e := nextIndex(r.text, dsCallEnd, body, &nextEnd); e >= 0 {
-			bodyEnd, end = e, e+len(dsCallEnd)
+		if !isSec {
+			// A call written without its section tokens, bounded by the
+			// next section.
+			to := len(r.text)
+			if n := nextIndex(r.text, dsCallsBegin, k, &nextSec); n >= 0 {
+				to = n
+			}
+			if i = r.deepseekCallAt(k, to, &bareEnd); i < 0 {
+				return
+			}
+			continue
 		}
-		if n := indexFrom(r.text[:bodyEnd], dsCallBegin, body); n >= 0 {
-			bodyEnd, end = n, n
+		body := k + len(dsCallsBegin)
+		e := nextIndex(r.text, dsCallsEnd, body, &secEnd)
+		if n := indexFrom(r.text, dsCallsBegin, body); e < 0 || (n >= 0 && n < e) {
+			if n < 0 {
+				r.truncated("deepseek", k, "the <｜tool▁calls▁begin｜> section")
+				return
+			}
+			r.discard("deepseek", k, n, "a <｜tool▁calls▁begin｜> section without <｜tool▁calls▁end｜> before the next one (truncated)")
+			r.claim(k, n)
+			i = n
+			continue
 		}
-		if e := indexFrom(r.text[:bodyEnd], dsCallsEnd, body); e >= 0 {
-			bodyEnd, end = e, e
-		}
+		end := e + len(dsCallsEnd)
+		r.claim(k, end)
+		r.deepseekSection(k, end, body, e)
 		i = end
-		if r.isClaimed(start) {
-			continue // inside reasoning (or another notation)
-		}
-		r.claim(start, end)
-		r.deepseekCall(start, end, body, bodyEnd)
 	}
+}
+
+// deepseekSection decodes the calls in text[from:to], the body of a section
+// that spans start..end.
+func (r *recoverer) deepseekSection(start, end, from, to int) {
+	nextEnd := -2
+	n := 0
+	for p := from; ; n++ {
+		c := indexFrom(r.text[:to], dsCallBegin, p)
+		if c < 0 {
+			break
+		}
+		if n == maxMarkers {
+			r.discard("deepseek", c, to, "more than "+itoa(maxMarkers)+" calls in one DeepSeek section")
+			return
+		}
+		if p = r.deepseekCallAt(c, to, &nextEnd); p < 0 {
+			return
+		}
+	}
+	if n == 0 {
+		r.discard("deepseek", start, end, "a <｜tool▁calls▁begin｜> section without a <｜tool▁call▁begin｜>")
+	}
+}
+
+// deepseekCallAt decodes the call whose <｜tool▁call▁begin｜> is at start,
+// bounded by to, and returns where scanning goes on, or -1 when the rest of
+// the text was consumed as truncated. endCache keeps the search for
+// <｜tool▁call▁end｜> (over the whole text, so that one cache serves every
+// bound) linear over many unclosed calls.
+func (r *recoverer) deepseekCallAt(start, to int, endCache *int) int {
+	body := start + len(dsCallBegin)
+	e := nextIndex(r.text, dsCallEnd, body, endCache)
+	if e+len(dsCallEnd) > to {
+		e = -1
+	}
+	if n := indexFrom(r.text[:to], dsCallBegin, body); e < 0 || (n >= 0 && n < e) {
+		stop := to
+		if n >= 0 {
+			stop = n
+		}
+		if stop == len(r.text) {
+			r.truncated("deepseek", start, "the DeepSeek call")
+			return -1
+		}
+		r.discard("deepseek", start, stop, "a DeepSeek call without <｜tool▁call▁end｜> (truncated)")
+		r.claim(start, stop)
+		return stop
+	}
+	end := e + len(dsCallEnd)
+	r.claim(start, end)
+	r.deepseekCall(start, end, body, e)
+	return end
 }
 
 func (r *recoverer) deepseekCall(start, end, body, bodyEnd int) {
