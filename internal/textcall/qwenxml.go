@@ -57,6 +57,10 @@ func (r *recoverer) qwenXML(start, end, from, to int) {
 		r.discard("qwen-xml", start, end, "<function=> without a tool name")
 		return
 	}
+	if indexFrom(r.text[:fnEnd], "<parameter=", body) < 0 {
+		r.qwenXMLNoParams(start, end, name, body, fnEnd)
+		return
+	}
 	params := map[string]string{}
 	args := map[string]any{}
 	nextClose := -2
@@ -91,6 +95,23 @@ func (r *recoverer) qwenXML(start, end, from, to int) {
 	}
 	if r.add("qwen-xml", start, end, name, args) {
 		r.calls[len(r.calls)-1].Params = params
+	}
+}
+
+// qwenXMLNoParams decodes the body text[body:fnEnd] of a <function=NAME>
+// block without a <parameter=…>: empty, it is a call without arguments; one
+// JSON object, it is the arguments (the form Seed-OSS's system prompt shows,
+// and models trained on Hermes JSON write inside <function=…>); any other
+// text is a Discard, never a call whose arguments were dropped.
+func (r *recoverer) qwenXMLNoParams(start, end int, name string, body, fnEnd int) {
+	p := skipSpace(r.text, body)
+	switch {
+	case p >= fnEnd:
+		r.add("qwen-xml", start, end, name, map[string]any{})
+	case r.text[p] == '{':
+		r.namedArgs("qwen-xml", start, end, name, p, fnEnd)
+	default:
+		r.discard("qwen-xml", start, end, "the call of "+name+" holds text that is neither <parameter=…> tags nor a JSON object: "+quote(excerpt(r.text[:fnEnd], p)))
 	}
 }
 

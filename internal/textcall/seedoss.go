@@ -1,7 +1,5 @@
 package textcall
 
-import "strings"
-
 const (
 	seedOpen  = "<seed:tool_call>"
 	seedClose = "</seed:tool_call>"
@@ -63,23 +61,16 @@ func (r *recoverer) seedFunctions(start, end, from, to int) {
 			r.discard("seed-oss", f, to, "more than "+itoa(maxMarkers)+" calls in one <seed:tool_call> section")
 			return
 		}
-		fe, bodyEnd := to, -1
+		fe := to
 		if c := nextIndex(r.text[:to], closeFn, f, &nextClose); c >= 0 {
-			fe, bodyEnd = c+len(closeFn), c
+			fe = c + len(closeFn)
 		}
 		if nf := indexFrom(r.text[:fe], open, f+len(open)); nf >= 0 {
-			fe, bodyEnd = nf, -1 // the block before it lacks </function>; qwenXML says so
+			fe = nf // the block before it lacks </function>; qwenXML says so
 		}
 		p = fe
-		if gt := strings.IndexByte(r.text[f:fe], '>'); bodyEnd >= 0 && gt >= 0 {
-			// The JSON-object body Seed-OSS's own system prompt shows:
-			// <function=NAME>\n{"k": "v"}</function>. qwenXML would read no
-			// <parameter=…> in it and lose the arguments.
-			if q := skipSpace(r.text, f+gt+1); q < bodyEnd && r.text[q] == '{' {
-				r.namedArgs("seed-oss", f, fe, strings.TrimSpace(r.text[f+len(open):f+gt]), q, bodyEnd)
-				continue
-			}
-		}
+		// qwenXML reads the JSON-object body Seed-OSS's own system prompt
+		// shows, <function=NAME>\n{"k": "v"}</function>, as the arguments.
 		r.qwenXML(f, fe, f, fe)
 	}
 	if n == 0 {
