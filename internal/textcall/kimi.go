@@ -115,7 +115,8 @@ func (r *recoverer) kimiCall(start, to int, endCache *int) int {
 		r.discard("kimi", start, end, "no <|tool_call_argument_begin|> in the Kimi call")
 		return end
 	}
-	r.namedArgs("kimi", start, end, kimiName(strings.TrimSpace(r.text[body:a])), a+len(kimiArgBegin), e)
+	// Kimi K2 may write its arguments as a Python dict ({'a': 1}).
+	r.namedArgsIn("kimi", start, end, kimiName(strings.TrimSpace(r.text[body:a])), a+len(kimiArgBegin), e, true)
 	return end
 }
 

@@ -80,13 +80,21 @@ func (r *recoverer) hermes() {
 			r.qwenXML(start, end, p, bodyEnd)
 			continue
 		}
-		r.jsonRegion("hermes", start, end, body, bodyEnd)
+		// Hermes-2-Pro, whose prompt shows the call as a Python dict, may
+		// write one: {'arguments': {'a': 1}, 'name': 'f'}.
+		r.callsIn("hermes", start, end, body, bodyEnd, true)
 	}
 }
 
 // jsonRegion decodes the JSON calls in data[from:to], separated by white
 // space, ',' or ';'. Every failure is a Discard: the region is a marker.
 func (r *recoverer) jsonRegion(format string, start, end, from, to int) {
+	r.callsIn(format, start, end, from, to, false)
+}
+
+// callsIn is jsonRegion; with python, a value that is not JSON may be one
+// Python literal (pyLiteral).
+func (r *recoverer) callsIn(format string, start, end, from, to int, python bool) {
 	p := from
 	for found := false; ; found = true {
 		for p < to && strings.IndexByte(" \t\r\n,;", r.text[p]) >= 0 {
@@ -106,8 +114,15 @@ func (r *recoverer) jsonRegion(format string, start, end, from, to int) {
 		}
 		v, next, err := r.decodeIn(p, to)
 		if err != nil {
-			r.discard(format, start, end, reasonOf(err))
-			return
+			if !python {
+				r.discard(format, start, end, reasonOf(err))
+				return
+			}
+			var perr string
+			if v, next, perr = pyLiteral(r.text, p, to); perr != "" {
+				r.discard(format, start, end, reasonOf(err)+"; nor a Python literal: "+perr)
+				return
+			}
 		}
 		r.addValue(format, start, end, v)
 		p = next

@@ -88,10 +88,14 @@ type pyCall struct {
 // pyParser reads the Python literal subset models write in calls: strings,
 // numbers, True/False/None, lists, tuples and dicts, nested at most
 // parse.DefaultMaxDepth deep. Errors are messages; "" means success.
+//
+// literal (pyLiteral) narrows it to Python's own literals: no tuples, no
+// JSON true/false/null, and Python's other escapes decoded (pyEscape).
 type pyParser struct {
-	s     string
-	p     int
-	depth int
+	s       string
+	p       int
+	depth   int
+	literal bool
 }
 
 func (ps *pyParser) ws() { ps.p = skipSpace(ps.s, ps.p) }
@@ -191,7 +195,7 @@ func (ps *pyParser) value() (any, string) {
 		return ps.str(c)
 	case c == '[':
 		return ps.seq(']')
-	case c == '(':
+	case c == '(' && !ps.literal:
 		return ps.seq(')')
 	case c == '{':
 		return ps.dict()
@@ -203,14 +207,14 @@ func (ps *pyParser) value() (any, string) {
 		ps.p += n
 		return v, ""
 	}
-	switch word := ps.name(); word {
-	case "True", "true":
+	switch word := ps.name(); {
+	case word == "True" || word == "true" && !ps.literal:
 		return true, ""
-	case "False", "false":
+	case word == "False" || word == "false" && !ps.literal:
 		return false, ""
-	case "None", "null":
+	case word == "None" || word == "null" && !ps.literal:
 		return nil, ""
-	case "":
+	case word == "":
 		return nil, ps.unexpected("a value")
 	default:
 		return nil, "unsupported value " + word
@@ -313,6 +317,17 @@ func (ps *pyParser) str(q byte) (any, string) {
 				b.WriteString(v.(string))
 				i += 4
 			default:
+				if ps.literal {
+					text, last, ok, err := pyEscape(ps.s, i)
+					if err != "" {
+						return nil, err
+					}
+					if ok {
+						b.WriteString(text)
+						i = last
+						continue
+					}
+				}
 				b.WriteByte('\\')
 				b.WriteByte(e)
 			}

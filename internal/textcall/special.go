@@ -154,6 +154,12 @@ func (r *recoverer) deepseekCall(start, end, body, bodyEnd int) {
 // namedArgs records a call whose name is known and whose arguments are the
 // one JSON object in text[from:to].
 func (r *recoverer) namedArgs(format string, start, end int, name string, from, to int) {
+	r.namedArgsIn(format, start, end, name, from, to, false)
+}
+
+// namedArgsIn is namedArgs; with python, arguments that are not JSON may be
+// one Python dict (pyLiteral).
+func (r *recoverer) namedArgsIn(format string, start, end int, name string, from, to int, python bool) {
 	if name == "" || strings.IndexFunc(name, func(c rune) bool { return c > 0x7f || !isNameByte(byte(c)) }) >= 0 {
 		r.discard(format, start, end, "no valid tool name")
 		return
@@ -165,8 +171,15 @@ func (r *recoverer) namedArgs(format string, start, end int, name string, from, 
 	}
 	v, next, err := r.decodeIn(p, to)
 	if err != nil {
-		r.discard(format, start, end, reasonOf(err))
-		return
+		if !python {
+			r.discard(format, start, end, reasonOf(err))
+			return
+		}
+		var perr string
+		if v, next, perr = pyLiteral(r.text, p, to); perr != "" {
+			r.discard(format, start, end, reasonOf(err)+"; nor a Python literal: "+perr)
+			return
+		}
 	}
 	if q := skipSpace(r.text, next); q < to {
 		r.discard(format, start, end, "unexpected text after the arguments of "+name)
