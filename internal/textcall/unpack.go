@@ -34,8 +34,8 @@ func unpack(v any) (name string, args map[string]any, reason string) {
 		name = stringAt(fn, nameKeys()[:1])
 	}
 	if strings.TrimSpace(name) == "" {
-		if n, a, ok := nameToArgs(m); ok {
-			return n, a, ""
+		if n, a, why, ok := nameToArgs(m); ok {
+			return n, a, why
 		}
 		return "", nil, "no tool name (expected one of name, tool, tool_name, function, function.name, or {\"NAME\": {arguments}})"
 	}
@@ -62,19 +62,33 @@ func unpack(v any) (name string, args map[string]any, reason string) {
 }
 
 // nameToArgs reads the {"NAME": {arguments}} shape (Apertus): one key that
-// is no spelling of a name or arguments, whose value is an object.
-func nameToArgs(m map[string]any) (string, map[string]any, bool) {
+// is no spelling of a name or arguments, whose value is an object, or a
+// string that holds one JSON object ({"NAME": "{\"a\": 1}"}, the arguments
+// as the OpenAI API carries them). ok reports the shape; reason is
+// non-empty when the string is not a JSON object.
+func nameToArgs(m map[string]any) (name string, args map[string]any, reason string, ok bool) {
 	if len(m) != 1 {
-		return "", nil, false
+		return "", nil, "", false
 	}
 	for k, v := range m {
-		a, isObj := v.(map[string]any)
-		if !isObj || strings.TrimSpace(k) == "" || slices.Contains(nameKeys(), k) || slices.Contains(argKeys(), k) {
-			return "", nil, false
+		if strings.TrimSpace(k) == "" || slices.Contains(nameKeys(), k) || slices.Contains(argKeys(), k) {
+			return "", nil, "", false
 		}
-		return k, a, true
+		switch a := v.(type) {
+		case map[string]any:
+			return k, a, "", true
+		case string:
+			if s := strings.TrimSpace(a); !strings.HasPrefix(s, "{") || !strings.HasSuffix(s, "}") {
+				return "", nil, "", false // {"city": "Paris"}: no call
+			}
+			_, obj, err := parse.Strict([]byte(a), parse.DefaultLimits())
+			if err != nil {
+				return k, nil, "the arguments string of " + k + " is not a JSON object: " + reasonOf(err), true
+			}
+			return k, obj, "", true
+		}
 	}
-	return "", nil, false
+	return "", nil, "", false
 }
 
 func stringAt(m map[string]any, keys []string) string {
