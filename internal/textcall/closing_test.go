@@ -73,6 +73,7 @@ func TestRecover_a_section_cut_after_one_call_yields_none(t *testing.T) {
 		{"functiongemma", "<start_function_call>call:f{a:<escape>x<escape>}"},
 		{"tool_code", "```tool_code\nf(a=1)\n"},
 		{"deepseek", "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>f<｜tool▁sep｜>{\"a\":1}<｜tool▁call▁end｜>"},
+		{"dsml_ascii", "<|DSML|function_calls>\n<|DSML|invoke name=\"f\">\n<|DSML|parameter name=\"a\" string=\"true\">x</|DSML|parameter>\n</|DSML|invoke>\n"},
 	} {
 		t.Run(test.name, func(t *testing.T) {
 			calls, discards := Recover(test.text)

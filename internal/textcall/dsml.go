@@ -7,18 +7,36 @@ import (
 )
 
 // DeepSeek V3.2 DSML markup (deepseek-ai/DeepSeek-V3.2 encoding_dsv32.py);
-// the bars are U+FF5C, as in the older DeepSeek tokens.
+// the bars are U+FF5C, as in the older DeepSeek tokens. DeepSeek's hosted
+// API has been seen writing the same markup with ASCII bars in content
+// (<|DSML|function_calls>), so both spellings are read; a block is closed
+// in the spelling it was opened in.
 const (
-	dsmlToken       = "｜DSML｜"
-	dsmlCalls       = "<｜DSML｜function_calls>"
-	dsmlCallsEnd    = "</｜DSML｜function_calls>"
-	dsmlInvoke      = "<｜DSML｜invoke"
-	dsmlInvokeEnd   = "</｜DSML｜invoke>"
-	dsmlParam       = "<｜DSML｜parameter"
-	dsmlParamEnd    = "</｜DSML｜parameter>"
+	dsmlWord        = "DSML"
 	dsmlFormat      = "deepseek-dsml"
 	dsmlMaxAttrByte = 512
 )
+
+// dsmlTokens are the tags of one spelling of DSML.
+type dsmlTokens struct {
+	calls, callsEnd, invoke, invokeEnd, param, paramEnd string
+}
+
+// dsmlSpelling returns the fullwidth-bar tags, or the ASCII-bar ones.
+func dsmlSpelling(ascii bool) dsmlTokens {
+	if ascii {
+		return dsmlTokens{
+			"<|DSML|function_calls>", "</|DSML|function_calls>",
+			"<|DSML|invoke", "</|DSML|invoke>",
+			"<|DSML|parameter", "</|DSML|parameter>",
+		}
+	}
+	return dsmlTokens{
+		"<｜DSML｜function_calls>", "</｜DSML｜function_calls>",
+		"<｜DSML｜invoke", "</｜DSML｜invoke>",
+		"<｜DSML｜parameter", "</｜DSML｜parameter>",
+	}
+}
 
 // dsml recovers DeepSeek V3.2 calls:
 // <｜DSML｜function_calls>
@@ -30,56 +48,65 @@ const (
 // Arguments (text that is not JSON is a Discard); a parameter without the
 // attribute is guessed like Qwen3-Coder's. Params keeps every parameter's raw
 // text, for the schema to re-type. An invoke may carry one JSON object
-// instead of parameters. Missing closing tags are truncation.
+// instead of parameters. Missing closing tags are truncation. One search for
+// "DSML" finds the tags of both spellings.
 func (r *recoverer) dsml() {
-	for i, seen := 0, 0; ; seen++ {
-		k := indexFrom(r.text, dsmlToken, i)
+	for i, seen := 0, 0; ; {
+		k := indexFrom(r.text, dsmlWord, i)
 		if k < 0 {
 			return
 		}
-		if seen == maxMarkers {
+		i = k + len(dsmlWord)
+		if !(k >= 3 && r.text[k-3:k] == "｜") && !(k >= 1 && r.text[k-1] == '|') {
+			continue // the word in prose
+		}
+		if seen++; seen > maxMarkers {
 			r.discard(dsmlFormat, k, len(r.text), "more than "+itoa(maxMarkers)+" DSML tags")
 			return
 		}
-		start := k - 1
-		if start >= 0 && r.isClaimed(start) {
-			i = k + len(dsmlToken) // reasoning, or another dialect's span
-			continue
-		}
+		start, ascii := -1, false
 		switch {
-		case start >= 0 && strings.HasPrefix(r.text[start:], dsmlCalls):
-			body := start + len(dsmlCalls)
-			e := indexFrom(r.text, dsmlCallsEnd, body)
+		case k >= 4 && r.text[k-4:k] == "<｜":
+			start = k - 4
+		case k >= 2 && r.text[k-2:k] == "<|":
+			start, ascii = k-2, true
+		}
+		if start < 0 || r.isClaimed(start) {
+			continue // a closing tag, reasoning, or another dialect's span
+		}
+		t := dsmlSpelling(ascii)
+		switch {
+		case strings.HasPrefix(r.text[start:], t.calls):
+			body := start + len(t.calls)
+			e := indexFrom(r.text, t.callsEnd, body)
 			if e < 0 {
-				r.truncated(dsmlFormat, start, "the DSML <｜DSML｜function_calls> block")
+				r.truncated(dsmlFormat, start, "the DSML "+t.calls+" block")
 				return
 			}
-			end := e + len(dsmlCallsEnd)
+			end := e + len(t.callsEnd)
 			r.claim(start, end)
-			r.dsmlInvokes(start, end, body, e)
+			r.dsmlInvokes(t, start, end, body, e)
 			i = end
-		case start >= 0 && strings.HasPrefix(r.text[start:], dsmlInvoke):
+		case strings.HasPrefix(r.text[start:], t.invoke):
 			// An invoke written without its function_calls block.
-			e := indexFrom(r.text, dsmlInvokeEnd, start)
+			e := indexFrom(r.text, t.invokeEnd, start)
 			if e < 0 {
 				r.truncated(dsmlFormat, start, "the DSML invoke")
 				return
 			}
-			end := e + len(dsmlInvokeEnd)
+			end := e + len(t.invokeEnd)
 			r.claim(start, end)
-			r.dsmlInvokes(start, end, start, end)
+			r.dsmlInvokes(t, start, end, start, end)
 			i = end
-		default:
-			i = k + len(dsmlToken)
 		}
 	}
 }
 
 // dsmlInvokes decodes every invoke in text[from:to].
-func (r *recoverer) dsmlInvokes(start, end, from, to int) {
+func (r *recoverer) dsmlInvokes(t dsmlTokens, start, end, from, to int) {
 	n, nextEnd := 0, -2
 	for p := from; ; n++ {
-		v := indexFrom(r.text[:to], dsmlInvoke, p)
+		v := indexFrom(r.text[:to], t.invoke, p)
 		if v < 0 {
 			break
 		}
@@ -87,18 +114,18 @@ func (r *recoverer) dsmlInvokes(start, end, from, to int) {
 			r.discard(dsmlFormat, v, to, "more than "+itoa(maxMarkers)+" DSML invokes in one block")
 			return
 		}
-		e := nextIndex(r.text[:to], dsmlInvokeEnd, v, &nextEnd)
-		if nv := indexFrom(r.text[:to], dsmlInvoke, v+len(dsmlInvoke)); e < 0 || (nv >= 0 && nv < e) {
+		e := nextIndex(r.text[:to], t.invokeEnd, v, &nextEnd)
+		if nv := indexFrom(r.text[:to], t.invoke, v+len(t.invoke)); e < 0 || (nv >= 0 && nv < e) {
 			stop := to
 			if nv >= 0 {
 				stop = nv
 			}
-			r.discard(dsmlFormat, v, stop, "a DSML invoke without </｜DSML｜invoke> (truncated)")
+			r.discard(dsmlFormat, v, stop, "a DSML invoke without "+t.invokeEnd+" (truncated)")
 			p = stop
 			continue
 		}
-		r.dsmlInvoke(v, e+len(dsmlInvokeEnd), e)
-		p = e + len(dsmlInvokeEnd)
+		r.dsmlInvoke(t, v, e+len(t.invokeEnd), e)
+		p = e + len(t.invokeEnd)
 	}
 	if n == 0 {
 		r.discard(dsmlFormat, start, end, "a DSML function_calls block without an invoke")
@@ -106,8 +133,8 @@ func (r *recoverer) dsmlInvokes(start, end, from, to int) {
 }
 
 // dsmlInvoke decodes the invoke at text[start:end] whose body ends at bodyEnd.
-func (r *recoverer) dsmlInvoke(start, end, bodyEnd int) {
-	attrs, body, ok := dsmlTag(r.text[:bodyEnd], start+len(dsmlInvoke))
+func (r *recoverer) dsmlInvoke(t dsmlTokens, start, end, bodyEnd int) {
+	attrs, body, ok := dsmlTag(r.text[:bodyEnd], start+len(t.invoke))
 	name := attrs["name"]
 	if !ok || strings.TrimSpace(name) == "" {
 		r.discard(dsmlFormat, start, end, `a DSML invoke without name="…"`)
@@ -124,13 +151,13 @@ func (r *recoverer) dsmlInvoke(start, end, bodyEnd int) {
 		if p >= bodyEnd {
 			break
 		}
-		if !strings.HasPrefix(r.text[p:], dsmlParam) {
+		if !strings.HasPrefix(r.text[p:], t.param) {
 			r.discard(dsmlFormat, start, end, "unexpected text "+quote(excerpt(r.text[:bodyEnd], p))+" in the DSML invoke of "+name)
 			return
 		}
-		attrs, v, ok := dsmlTag(r.text[:bodyEnd], p+len(dsmlParam))
+		attrs, v, ok := dsmlTag(r.text[:bodyEnd], p+len(t.param))
 		key := attrs["name"]
-		ve := indexFrom(r.text[:bodyEnd], dsmlParamEnd, v)
+		ve := indexFrom(r.text[:bodyEnd], t.paramEnd, v)
 		if !ok || ve < 0 {
 			r.discard(dsmlFormat, start, end, "a DSML parameter of "+name+" is not closed")
 			return
@@ -153,7 +180,7 @@ func (r *recoverer) dsmlInvoke(start, end, bodyEnd int) {
 		default:
 			args[key], params[key] = typedValue(raw), raw
 		}
-		p = ve + len(dsmlParamEnd)
+		p = ve + len(t.paramEnd)
 	}
 	if r.add(dsmlFormat, start, end, name, args) && len(params) > 0 {
 		r.calls[len(r.calls)-1].Params = params
