@@ -129,7 +129,8 @@ func (r *recoverer) gemmaFences() {
 }
 
 // gemmaPythonic parses the pythonic calls in text[from:to], all or none;
-// print(f(…)) is read as f(…), as the code Gemma 3 is prompted to write.
+// print(f(…)) is read as f(…), and default_api.f(…) as f(…), as the code
+// Gemma 3 is prompted to write.
 func (r *recoverer) gemmaPythonic(start, end, from, to int) {
 	ps := &pyParser{s: r.text[:to], p: skipSpace(r.text, from)}
 	var calls []pyCall
@@ -173,8 +174,18 @@ func (r *recoverer) gemmaPythonic(start, end, from, to int) {
 		return
 	}
 	for _, c := range calls {
-		r.add("gemma", start, end, c.name, c.args)
+		r.add("gemma", start, end, gemmaToolName(c.name), c.args)
 	}
+}
+
+// gemmaToolName drops the default_api. prefix of a ```tool_code call: the
+// prompts of Google's Gemma function-calling guide declare the tools as
+// methods of default_api, so Gemma 3 writes default_api.get_weather(…).
+func gemmaToolName(name string) string {
+	if n, ok := strings.CutPrefix(name, "default_api."); ok && n != "" {
+		return n
+	}
+	return name
 }
 
 // gemmaParser reads Gemma's call grammar. Errors are messages; "" is success.
