@@ -1,8 +1,33 @@
 // Package textcall recovers tool calls that a model wrote into its text
-// instead of emitting native tool calls: Hermes/Qwen <tool_call> blocks,
-// Qwen3-Coder XML, Mistral [TOOL_CALLS], Llama 3.x <|python_tag|> and bare
-// JSON, pythonic call lists, DeepSeek and harmony (gpt-oss) special-token
-// text, markdown fences and JSON objects floating in prose.
+// instead of emitting native tool calls. It reads (dialects.go lists them,
+// one file each):
+//
+//   - JSON calls: Hermes/Qwen <tool_call> blocks (Hermes-2-Pro's Python
+//     dicts too), Mistral [TOOL_CALLS] (pre-v11 lists and v11+ NAME[ARGS]),
+//     Llama 3.x <|python_tag|> and bare JSON, Llama 3.1 <function=NAME>{…},
+//     Llama 4 pythonic and JSON, Granite <|tool_call|> and
+//     <function_call>, Phi-4-mini functools[…], Jamba / Hunyuan / MiniMax-M1
+//     <tool_calls>, Nemotron <TOOLCALL>, LongCat, Cohere <|START_ACTION|>,
+//     InternLM <|action_start|><|plugin|>, functionary >>>NAME, Qwen-Agent
+//     ✿FUNCTION✿, GigaChat's function call turn, Apertus <|tools_prefix|>
+//     ({"NAME": args} objects), xLAM lists, markdown fences and JSON
+//     objects floating in prose;
+//   - special-token notations: DeepSeek V3 / V3.1 <｜tool▁call▁begin｜>,
+//     DeepSeek V3.2 DSML (fullwidth or ASCII bars), harmony (gpt-oss),
+//     Kimi K2 <|tool_calls_section_begin|> with functions.NAME:IDX ids,
+//     FunctionGemma and Gemma 4 call:NAME{…} tokens;
+//   - XML and parameter notations: Qwen3-Coder <function=NAME><parameter=…>,
+//     Seed-OSS <seed:tool_call>, GLM-4.5/4.6/4.7 <arg_key>/<arg_value>,
+//     MiniMax M2 <minimax:tool_call><invoke>, bare <invoke> blocks and
+//     StepFun Step-3 <steptml:invoke>;
+//   - pythonic calls: bracketed [f(a=1)] lists in prose, OLMo 3
+//     <function_calls>, MiniCPM <|tool_call_start|> and Gemma 3 ```tool_code
+//     fences.
+//
+// A call is recovered only when its notation is complete (a hermes
+// <tool_call> or a harmony message, whose end token servers often strip,
+// only when its JSON is): truncated or malformed text inside a marker is a
+// Discard with a reason, never completed and never dropped in silence.
 //
 // Text inside reasoning (<think>…</think>, <seed:think>, harmony's analysis
 // channel, ...: reasoning.go) is never a source of calls.
