@@ -209,9 +209,11 @@ func (r *streamRig) finishedMark(t *testing.T, rid string) {
 
 // settled waits until the accumulate durable has nothing pending, so no
 // late output can still come.
+// The deadline is generous: a test that floods thousands of events runs in
+// about 2 s alone, but `make test` runs two packages at once on two cores.
 func (r *streamRig) settled(t *testing.T) {
 	t.Helper()
-	testenv.Eventually(t, 10*time.Second, 10*time.Millisecond, func() error {
+	testenv.Eventually(t, 45*time.Second, 10*time.Millisecond, func() error {
 		c, err := r.js.Consumer(context.Background(), streams.StreamIn, streams.Accumulate)
 		if err != nil {
 			return err
