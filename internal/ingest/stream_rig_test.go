@@ -208,8 +208,7 @@ func (r *streamRig) finishedMark(t *testing.T, rid string) {
 }
 
 // settled waits until the accumulate durable has nothing pending, so no
-// late output can still come.
-// The deadline is generous: a test that floods thousands of events runs in
+// late output can still come. The deadline is generous: a test that floods thousands of events runs in
 // about 2 s alone, but `make test` runs two packages at once on two cores.
 func (r *streamRig) settled(t *testing.T) {
 	t.Helper()
