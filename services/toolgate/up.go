@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/signal"
@@ -165,5 +166,16 @@ func logger(level string) (zerolog.Logger, error) {
 	if err != nil {
 		return zerolog.Logger{}, fmt.Errorf("--log-level %q: %w", level, err)
 	}
-	return zerolog.New(zerolog.ConsoleWriter{Out: os.Stderr, TimeFormat: "15:04:05.000"}).Level(lv).With().Timestamp().Logger(), nil
+	return newLogger(os.Stderr, isTerminal(os.Stderr)).Level(lv), nil
+}
+
+// newLogger writes human-readable lines to w, coloured only on a terminal
+// (a log file or a CI log gets no ANSI escapes), with millisecond
+// timestamps: zerolog's own Timestamp() keeps whole seconds, so every line
+// read ".000".
+func newLogger(w io.Writer, colour bool) zerolog.Logger {
+	cw := zerolog.ConsoleWriter{Out: w, TimeFormat: "15:04:05.000", NoColor: !colour}
+	return zerolog.New(cw).Hook(zerolog.HookFunc(func(e *zerolog.Event, _ zerolog.Level, _ string) {
+		e.Str(zerolog.TimestampFieldName, time.Now().Format(time.RFC3339Nano))
+	}))
 }
