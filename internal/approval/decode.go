@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/toolgate/toolgate/internal/call"
+	"github.com/toolgate/toolgate/internal/redact"
 )
 
 // ErrMalformed: a stored record could not be read, or broke an invariant
@@ -36,11 +37,11 @@ func Decode(key string, data []byte) (Record, error) {
 func (r Record) check(key string) error {
 	switch {
 	case r.CallID == "" || r.CallID != key:
-		return fmt.Errorf("call_id %q is not the key", clip(r.CallID))
+		return fmt.Errorf("call_id %q is not the key", redact.Clip(r.CallID))
 	case r.Tool == "":
 		return errors.New("no tool")
-	case !isHash(r.ArgsHash):
-		return fmt.Errorf("args_hash %q is not a sha256 in hex", clip(r.ArgsHash))
+	case !redact.IsSHA256Hex(r.ArgsHash):
+		return fmt.Errorf("args_hash %q is not a sha256 in hex", redact.Clip(r.ArgsHash))
 	case r.RequestedAt.IsZero() || r.ExpiresAt.IsZero():
 		return errors.New("no requested_at or expires_at")
 	}
@@ -51,16 +52,16 @@ func (r Record) check(key string) error {
 			return fmt.Errorf("state %s without by or decided_at", r.State)
 		}
 	default:
-		return fmt.Errorf("unknown state %q", clip(string(r.State)))
+		return fmt.Errorf("unknown state %q", redact.Clip(string(r.State)))
 	}
 	e, err := call.Unmarshal(r.Envelope)
 	switch {
 	case err != nil:
 		return fmt.Errorf("envelope: %v", err)
 	case e.CallID != r.CallID || e.ToolName != r.Tool:
-		return fmt.Errorf("envelope is call %q of tool %q, not this record's", clip(e.CallID), clip(e.ToolName))
+		return fmt.Errorf("envelope is call %q of tool %q, not this record's", redact.Clip(e.CallID), redact.Clip(e.ToolName))
 	case e.Status != call.ApprovalRequired:
-		return fmt.Errorf("envelope is %s, not %s", clip(string(e.Status)), call.ApprovalRequired)
+		return fmt.Errorf("envelope is %s, not %s", redact.Clip(string(e.Status)), call.ApprovalRequired)
 	case ArgsHash(e.Arguments) != r.ArgsHash:
 		return errors.New("envelope arguments do not have the record's args_hash")
 	}
@@ -83,24 +84,4 @@ func Salvage(key string, data []byte) (call.Envelope, bool) {
 		return call.Envelope{}, false
 	}
 	return e, true
-}
-
-func isHash(s string) bool {
-	if len(s) != 64 {
-		return false
-	}
-	for _, c := range []byte(s) {
-		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
-			return false
-		}
-	}
-	return true
-}
-
-// clip keeps an attacker's value short enough for a log line.
-func clip(s string) string {
-	if len(s) > 64 {
-		return s[:64] + "..."
-	}
-	return s
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/toolgate/toolgate/internal/call"
+	"github.com/toolgate/toolgate/internal/redact"
 	"github.com/toolgate/toolgate/streams"
 )
 
@@ -132,7 +133,7 @@ func FuzzDecode(f *testing.F) {
 		}
 		e, uerr := call.Unmarshal(r.Envelope)
 		switch {
-		case r.CallID != key, r.Tool == "", !isHash(r.ArgsHash), len(ShortHash(r.ArgsHash)) != 16:
+		case r.CallID != key, r.Tool == "", !redact.IsSHA256Hex(r.ArgsHash), len(ShortHash(r.ArgsHash)) != 16:
 			t.Fatalf("accepted %+v under %q", r, key)
 		case r.State != Pending && r.State != Approved && r.State != Denied && r.State != Expired:
 			t.Fatalf("accepted state %q", r.State)

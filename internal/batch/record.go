@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/toolgate/toolgate/internal/redact"
 )
 
 // maxBatchReason bounds the reason text a decision record may carry.
@@ -62,7 +64,7 @@ func DecodePassMark(callID string, data []byte) (PassMark, error) {
 	}
 	switch {
 	case m.CallID != callID:
-		return m, fmt.Errorf("gates: passed mark names call %q, not %s", clipText(m.CallID), callID)
+		return m, fmt.Errorf("gates: passed mark names call %q, not %s", redact.Clip(m.CallID), callID)
 	case m.At.IsZero():
 		return m, errors.New("gates: passed mark has no time")
 	}
@@ -78,7 +80,7 @@ func DecodeFailMark(callID string, data []byte) (FailMark, error) {
 	}
 	switch {
 	case m.CallID != callID:
-		return m, fmt.Errorf("gates: failed mark names call %q, not %s", clipText(m.CallID), callID)
+		return m, fmt.Errorf("gates: failed mark names call %q, not %s", redact.Clip(m.CallID), callID)
 	case m.Status == "" || len(m.Status) > 64:
 		return m, errors.New("gates: failed mark has no status")
 	case len(m.Error) > maxBatchReason:
@@ -92,26 +94,18 @@ func DecodeFailMark(callID string, data []byte) (FailMark, error) {
 func parseBatchKey(id string, size int, key string) (kind string, index int, err error) {
 	rest, ok := strings.CutPrefix(key, id+".")
 	if !ok {
-		return "", 0, fmt.Errorf("gates: key %q is not of batch %s", clipText(key), id)
+		return "", 0, fmt.Errorf("gates: key %q is not of batch %s", redact.Clip(key), id)
 	}
 	if rest == "decision" {
 		return rest, -1, nil
 	}
 	kind, num, ok := strings.Cut(rest, ".")
 	if !ok || (kind != "tool" && kind != "passed" && kind != "failed") {
-		return "", 0, fmt.Errorf("gates: key %q is no batch record toolgate writes", clipText(key))
+		return "", 0, fmt.Errorf("gates: key %q is no batch record toolgate writes", redact.Clip(key))
 	}
 	i, err := strconv.Atoi(num)
 	if err != nil || i < 0 || i >= size || strconv.Itoa(i) != num {
-		return "", 0, fmt.Errorf("gates: key %q: index outside the batch of %d", clipText(key), size)
+		return "", 0, fmt.Errorf("gates: key %q: index outside the batch of %d", redact.Clip(key), size)
 	}
 	return kind, i, nil
-}
-
-// clipText keeps a stored value short enough for an error message.
-func clipText(s string) string {
-	if len(s) > 64 {
-		return s[:64] + "..."
-	}
-	return s
 }

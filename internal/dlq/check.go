@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/toolgate/toolgate/internal/call"
+	"github.com/toolgate/toolgate/internal/redact"
 	"github.com/toolgate/toolgate/streams"
 )
 
@@ -20,21 +21,21 @@ var callSuffixRE = regexp.MustCompile(`^[A-Za-z0-9_]{1,32}$`)
 // its headers name; input keeps the ingest subject it arrived on.
 func (l Letter) check() string {
 	if !strings.HasPrefix(l.Subject, strings.TrimSuffix(streams.DLQ("", ""), ".")) || strings.Count(l.Subject, ".") != 3 || !streams.IsStage(l.Stage) {
-		return fmt.Sprintf("subject %q is not toolgate.dlq.<stage>.<failure> of a toolgate stage", clip(l.Subject))
+		return fmt.Sprintf("subject %q is not toolgate.dlq.<stage>.<failure> of a toolgate stage", redact.Clip(l.Subject))
 	}
 	if e := l.Envelope; e != nil {
 		suffix, ok := strings.CutPrefix(e.CallID, e.ResponseID+"-")
 		switch {
 		case !call.ValidResponseID(e.ResponseID):
-			return fmt.Sprintf("response id %q is not a token", clip(e.ResponseID))
+			return fmt.Sprintf("response id %q is not a token", redact.Clip(e.ResponseID))
 		case !ok || !callSuffixRE.MatchString(suffix):
-			return fmt.Sprintf("call id %q is not a call of response %s", clip(e.CallID), e.ResponseID)
+			return fmt.Sprintf("call id %q is not a call of response %s", redact.Clip(e.CallID), e.ResponseID)
 		case e.Replays < 0 || e.Replays > maxReplays || e.RepairAttempts < 0:
 			return "negative or out-of-range replay or repair counts"
 		case !slices.Contains(call.Statuses(), e.Status):
-			return fmt.Sprintf("unknown status %q", clip(string(e.Status)))
+			return fmt.Sprintf("unknown status %q", redact.Clip(string(e.Status)))
 		case l.Header.Get(streams.HeaderCallID) != "" && l.Header.Get(streams.HeaderCallID) != e.CallID:
-			return fmt.Sprintf("header names call %q, the envelope %s", clip(l.Header.Get(streams.HeaderCallID)), e.CallID)
+			return fmt.Sprintf("header names call %q, the envelope %s", redact.Clip(l.Header.Get(streams.HeaderCallID)), e.CallID)
 		}
 		return ""
 	}
@@ -42,9 +43,9 @@ func (l Letter) check() string {
 	case l.OrigSubject == "":
 		return "neither a call envelope nor input with the subject it arrived on"
 	case !ingest(l.OrigSubject) && !strings.HasPrefix(l.OrigSubject, streams.Gate("")):
-		return fmt.Sprintf("input from %q, which no toolgate stage consumes", clip(l.OrigSubject))
+		return fmt.Sprintf("input from %q, which no toolgate stage consumes", redact.Clip(l.OrigSubject))
 	case l.ResponseID != "" && !call.ValidResponseID(l.ResponseID):
-		return fmt.Sprintf("response id %q is not a token", clip(l.ResponseID))
+		return fmt.Sprintf("response id %q is not a token", redact.Clip(l.ResponseID))
 	}
 	return ""
 }
@@ -56,11 +57,4 @@ func ingest(subject string) bool {
 	}
 	rid, ok := strings.CutPrefix(subject, streams.InStreamPrefix)
 	return ok && call.ValidResponseID(rid)
-}
-
-func clip(s string) string {
-	if len(s) > 64 {
-		return s[:64] + "..."
-	}
-	return s
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/toolgate/toolgate/internal/call"
 	"github.com/toolgate/toolgate/internal/pipeline"
+	"github.com/toolgate/toolgate/internal/redact"
 	"github.com/toolgate/toolgate/streams"
 )
 
@@ -179,7 +180,7 @@ func planReplay(letters []Letter, toStage string) []*planned {
 				p.key = "input-seq:" + strconv.FormatUint(l.Seq, 10)
 			}
 			if !ingest(l.OrigSubject) {
-				p.skip = "input that arrived on " + clip(l.OrigSubject) + ", not from a producer: only input from an ingest subject is replayed"
+				p.skip = "input that arrived on " + redact.Clip(l.OrigSubject) + ", not from a producer: only input from an ingest subject is replayed"
 			}
 		case isTransportIncomplete(l.Envelope):
 			p.skip = "the stream never finalized: it is never executed; the producer must send the response again"

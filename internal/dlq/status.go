@@ -9,6 +9,7 @@ import (
 
 	"github.com/toolgate/toolgate/internal/call"
 	"github.com/toolgate/toolgate/internal/pipeline"
+	"github.com/toolgate/toolgate/internal/redact"
 )
 
 // ErrMalformedStatus: a status record in toolgate_calls that cannot be read
@@ -34,7 +35,7 @@ func DecodeStatus(key string, data []byte) (pipeline.StatusRecord, error) {
 		err = checkStatus(key, r)
 	}
 	if err != nil {
-		return pipeline.StatusRecord{}, fmt.Errorf("%w %s: %v", ErrMalformedStatus, clip(key), err)
+		return pipeline.StatusRecord{}, fmt.Errorf("%w %s: %v", ErrMalformedStatus, redact.Clip(key), err)
 	}
 	return r, nil
 }
@@ -43,17 +44,17 @@ func checkStatus(key string, r pipeline.StatusRecord) error {
 	statuses := call.Statuses()
 	switch {
 	case r.CallID != key:
-		return fmt.Errorf("call_id %q is not the key", clip(r.CallID))
+		return fmt.Errorf("call_id %q is not the key", redact.Clip(r.CallID))
 	case !call.ValidResponseID(r.ResponseID):
-		return fmt.Errorf("response_id %q is not a token", clip(r.ResponseID))
+		return fmt.Errorf("response_id %q is not a token", redact.Clip(r.ResponseID))
 	case !slices.Contains(statuses, r.Status):
-		return fmt.Errorf("unknown status %q", clip(string(r.Status)))
+		return fmt.Errorf("unknown status %q", redact.Clip(string(r.Status)))
 	case r.RepairAttempts < 0 || r.Replays < 0 || r.Replays > maxReplays:
 		return errors.New("negative or out-of-range counts")
 	}
 	for i, s := range r.History {
 		if !slices.Contains(statuses, s.Status) {
-			return fmt.Errorf("history step %d: unknown status %q", i, clip(string(s.Status)))
+			return fmt.Errorf("history step %d: unknown status %q", i, redact.Clip(string(s.Status)))
 		}
 	}
 	return nil

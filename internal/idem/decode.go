@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+
+	"github.com/toolgate/toolgate/internal/redact"
 )
 
 // Decode reads the record stored under key and checks it: it is one JSON
@@ -33,42 +35,23 @@ func Decode(key string, data []byte) Record {
 // gate treats it as a claim whose answer was lost: it asks the tool whether
 // the call happened and otherwise ends it outcome_unknown, never running it.
 func malformed(key string, err error) Record {
-	return Record{Key: key, State: Pending, Malformed: fmt.Sprintf("idem: record %s is malformed: %v", clip(key), err)}
+	return Record{Key: key, State: Pending, Malformed: fmt.Sprintf("idem: record %s is malformed: %v", redact.Clip(key), err)}
 }
 
 func (r Record) check(key string) error {
 	switch {
 	case r.Key != key:
-		return fmt.Errorf("key %q is not the record's key", clip(r.Key))
+		return fmt.Errorf("key %q is not the record's key", redact.Clip(r.Key))
 	case r.CallID == "":
 		return errors.New("no call_id")
-	case !isHex64(r.Fingerprint):
-		return fmt.Errorf("fingerprint %q is not a sha256 in hex", clip(r.Fingerprint))
+	case !redact.IsSHA256Hex(r.Fingerprint):
+		return fmt.Errorf("fingerprint %q is not a sha256 in hex", redact.Clip(r.Fingerprint))
 	case r.State != Pending && r.State != Completed:
-		return fmt.Errorf("unknown state %q", clip(string(r.State)))
+		return fmt.Errorf("unknown state %q", redact.Clip(string(r.State)))
 	case r.State == Pending && r.Owner == "":
 		return errors.New("a pending claim without an owner")
 	}
 	return nil
-}
-
-func isHex64(s string) bool {
-	if len(s) != 64 {
-		return false
-	}
-	for _, c := range []byte(s) {
-		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
-			return false
-		}
-	}
-	return true
-}
-
-func clip(s string) string {
-	if len(s) > 64 {
-		return s[:64] + "..."
-	}
-	return s
 }
 
 // existingFor checks that the record found under claim's key is for the same
@@ -76,7 +59,7 @@ func clip(s string) string {
 // malformed.
 func existingFor(claim, existing Record) Record {
 	if existing.Malformed == "" && (existing.CallID != claim.CallID || existing.Fingerprint != claim.Fingerprint) {
-		return malformed(claim.Key, fmt.Errorf("it is for call %q with fingerprint %q, not this claim's", clip(existing.CallID), clip(existing.Fingerprint)))
+		return malformed(claim.Key, fmt.Errorf("it is for call %q with fingerprint %q, not this claim's", redact.Clip(existing.CallID), redact.Clip(existing.Fingerprint)))
 	}
 	return existing
 }

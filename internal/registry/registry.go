@@ -15,6 +15,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/rs/zerolog"
 
+	"github.com/toolgate/toolgate/internal/redact"
 	"github.com/toolgate/toolgate/internal/tool"
 )
 
@@ -147,16 +148,9 @@ func Decode(key string, data []byte) (tool.Definition, error) {
 		return tool.Definition{}, fmt.Errorf("registry: tool %s: data after the definition", key)
 	}
 	if d.Name != key {
-		return tool.Definition{}, fmt.Errorf("registry: the definition stored as tool %s names tool %q; apply it again with `toolgate tools apply`", key, clip(d.Name))
+		return tool.Definition{}, fmt.Errorf("registry: the definition stored as tool %s names tool %q; apply it again with `toolgate tools apply`", key, redact.Clip(d.Name))
 	}
 	return d, nil
-}
-
-func clip(s string) string {
-	if len(s) > 64 {
-		return s[:64] + "..."
-	}
-	return s
 }
 
 // Lookup returns the compiled tool called name.

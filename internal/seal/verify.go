@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/toolgate/toolgate/internal/call"
+	"github.com/toolgate/toolgate/internal/redact"
 )
 
 // Error is a failed seal check: the stage whose seal is missing, forged or
@@ -143,8 +144,5 @@ func (kr *Keyring) verifyOne(e *call.Envelope, i int) error {
 
 // clip bounds what an error quotes of a hostile envelope.
 func clip(s string) string {
-	if len(s) > 64 {
-		s = s[:64] + "..."
-	}
-	return strings.ToValidUTF8(s, "?")
+	return strings.ToValidUTF8(redact.Clip(s), "?")
 }
