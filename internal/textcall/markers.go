@@ -92,6 +92,26 @@ func (r *recoverer) jsonRegion(format string, start, end, from, to int) {
 	r.callsIn(format, start, end, from, to, false)
 }
 
+// valueIn decodes the JSON value at p, bounded by to; with python, a value
+// that is not JSON may be one Python literal (pyLiteral). A failure is a
+// Discard of start..end, and ok is false.
+func (r *recoverer) valueIn(format string, start, end, p, to int, python bool) (v any, next int, ok bool) {
+	v, next, err := r.decodeIn(p, to)
+	if err == nil {
+		return v, next, true
+	}
+	if !python {
+		r.discard(format, start, end, reasonOf(err))
+		return nil, 0, false
+	}
+	v, next, perr := pyLiteral(r.text, p, to)
+	if perr != "" {
+		r.discard(format, start, end, reasonOf(err)+"; nor a Python literal: "+perr)
+		return nil, 0, false
+	}
+	return v, next, true
+}
+
 // callsIn is jsonRegion; with python, a value that is not JSON may be one
 // Python literal (pyLiteral).
 func (r *recoverer) callsIn(format string, start, end, from, to int, python bool) {
@@ -112,17 +132,9 @@ func (r *recoverer) callsIn(format string, start, end, from, to int, python bool
 			}
 			return
 		}
-		v, next, err := r.decodeIn(p, to)
-		if err != nil {
-			if !python {
-				r.discard(format, start, end, reasonOf(err))
-				return
-			}
-			var perr string
-			if v, next, perr = pyLiteral(r.text, p, to); perr != "" {
-				r.discard(format, start, end, reasonOf(err)+"; nor a Python literal: "+perr)
-				return
-			}
+		v, next, ok := r.valueIn(format, start, end, p, to, python)
+		if !ok {
+			return
 		}
 		r.addValue(format, start, end, v)
 		p = next

@@ -169,17 +169,9 @@ func (r *recoverer) namedArgsIn(format string, start, end int, name string, from
 		r.discard(format, start, end, "the arguments of "+name+" are not a JSON object")
 		return
 	}
-	v, next, err := r.decodeIn(p, to)
-	if err != nil {
-		if !python {
-			r.discard(format, start, end, reasonOf(err))
-			return
-		}
-		var perr string
-		if v, next, perr = pyLiteral(r.text, p, to); perr != "" {
-			r.discard(format, start, end, reasonOf(err)+"; nor a Python literal: "+perr)
-			return
-		}
+	v, next, ok := r.valueIn(format, start, end, p, to, python)
+	if !ok {
+		return
 	}
 	if q := skipSpace(r.text, next); q < to {
 		r.discard(format, start, end, "unexpected text after the arguments of "+name)

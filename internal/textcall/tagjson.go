@@ -6,6 +6,13 @@ package textcall
 // JSON's own brackets end it; otherwise a block without close was cut off
 // and is a Discard, even when its JSON looks whole.
 func (r *recoverer) taggedJSON(format, open, close string) {
+	r.blocks(format, open, close, r.jsonRegion)
+}
+
+// blocks finds the closed open…close blocks (closedBlock) not claimed yet,
+// claims each and hands decode its span start..end and its body
+// from..to; an unclosed block is a Discard.
+func (r *recoverer) blocks(format, open, close string, decode func(format string, start, end, from, to int)) {
 	closeCache := -2
 	for i, seen := 0, 0; ; seen++ {
 		start := indexFrom(r.text, open, i)
@@ -26,7 +33,7 @@ func (r *recoverer) taggedJSON(format, open, close string) {
 			continue
 		}
 		r.claim(start, end)
-		r.jsonRegion(format, start, end, start+len(open), bodyEnd)
+		decode(format, start, end, start+len(open), bodyEnd)
 	}
 }
 
