@@ -24,3 +24,29 @@ func (r *recoverer) relabel(format string, calls, discards int) {
 		r.discards[i].Format = format
 	}
 }
+
+// sectionCalls decodes each call beginning with callBegin in text[from:to],
+// the body of a section spanning start..end, with call (which returns where
+// scanning goes on, or -1 when the rest was consumed as truncated). A
+// section with more than maxMarkers calls is a Discard saying "more than N
+// <tooMany>", one without a call a Discard saying empty.
+func (r *recoverer) sectionCalls(format, callBegin string, start, end, from, to int, call func(start, to int, endCache *int) int, tooMany, empty string) {
+	nextEnd := -2
+	n := 0
+	for p := from; ; n++ {
+		c := indexFrom(r.text[:to], callBegin, p)
+		if c < 0 {
+			break
+		}
+		if n == maxMarkers {
+			r.discard(format, c, to, "more than "+itoa(maxMarkers)+" "+tooMany)
+			return
+		}
+		if p = call(c, to, &nextEnd); p < 0 {
+			return
+		}
+	}
+	if n == 0 {
+		r.discard(format, start, end, empty)
+	}
+}

@@ -68,24 +68,8 @@ func (r *recoverer) kimi() {
 // kimiSection decodes the calls in text[from:to], the body of a section
 // that spans start..end.
 func (r *recoverer) kimiSection(start, end, from, to int) {
-	nextEnd := -2
-	n := 0
-	for p := from; ; n++ {
-		c := indexFrom(r.text[:to], kimiCallBegin, p)
-		if c < 0 {
-			break
-		}
-		if n == maxMarkers {
-			r.discard("kimi", c, to, "more than "+itoa(maxMarkers)+" calls in one Kimi section")
-			return
-		}
-		if p = r.kimiCall(c, to, &nextEnd); p < 0 {
-			return
-		}
-	}
-	if n == 0 {
-		r.discard("kimi", start, end, "a Kimi tool-call section without a <|tool_call_begin|>")
-	}
+	r.sectionCalls("kimi", kimiCallBegin, start, end, from, to, r.kimiCall,
+		"calls in one Kimi section", "a Kimi tool-call section without a <|tool_call_begin|>")
 }
 
 // kimiCall decodes the call whose <|tool_call_begin|> is at start, bounded

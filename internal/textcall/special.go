@@ -73,24 +73,8 @@ func (r *recoverer) deepseek() {
 // deepseekSection decodes the calls in text[from:to], the body of a section
 // that spans start..end.
 func (r *recoverer) deepseekSection(start, end, from, to int) {
-	nextEnd := -2
-	n := 0
-	for p := from; ; n++ {
-		c := indexFrom(r.text[:to], dsCallBegin, p)
-		if c < 0 {
-			break
-		}
-		if n == maxMarkers {
-			r.discard("deepseek", c, to, "more than "+itoa(maxMarkers)+" calls in one DeepSeek section")
-			return
-		}
-		if p = r.deepseekCallAt(c, to, &nextEnd); p < 0 {
-			return
-		}
-	}
-	if n == 0 {
-		r.discard("deepseek", start, end, "a <｜tool▁calls▁begin｜> section without a <｜tool▁call▁begin｜>")
-	}
+	r.sectionCalls("deepseek", dsCallBegin, start, end, from, to, r.deepseekCallAt,
+		"calls in one DeepSeek section", "a <｜tool▁calls▁begin｜> section without a <｜tool▁call▁begin｜>")
 }
 
 // deepseekCallAt decodes the call whose <｜tool▁call▁begin｜> is at start,
