@@ -6,7 +6,6 @@ import (
 	"encoding/json/jsontext"
 	"errors"
 	"fmt"
-	"strings"
 )
 
 // BedrockConverse is the provider name of the AWS Bedrock Converse and
@@ -126,15 +125,11 @@ func (s *state) bedrockStopReason(w string) {
 // withhold drops the response's calls and records why as a provider error
 // naming them: they never reach a gate.
 func (s *state) withhold(code, why string) {
-	names := make([]string, 0, len(s.calls))
+	var names []string
 	for _, c := range s.ordered() {
 		names = append(names, c.name)
 	}
-	msg := why
-	if len(names) > 0 {
-		msg = fmt.Sprintf("%s, so its %d tool call(s) (%s) are withheld and never run", why, len(names), strings.Join(names, ", "))
-	}
-	s.err = &Error{Type: code, Code: code, Message: msg, Withheld: true}
+	s.err = withheldError(code, why, names)
 	s.calls, s.chatByIndex = nil, nil
 }
 

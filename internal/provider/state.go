@@ -114,22 +114,25 @@ func (s *state) build() Response {
 	if r.Finish == ReasonContentFilter && len(r.Calls) > 0 {
 		// Whatever the provider: output its content filter stopped is not
 		// a proposal anyone vetted; its calls never reach a gate.
-		r.Error = withheldError(r.ProviderFinish, r.Calls)
+		names := make([]string, len(r.Calls))
+		for i, c := range r.Calls {
+			names[i] = c.Name
+		}
+		r.Error = withheldError("content_filter", "finish reason "+r.ProviderFinish+": the provider's content filter stopped the output", names)
 		r.Calls, r.Finish = nil, ReasonError
 	}
 	return r
 }
 
-// withheldError is the provider error of a response whose calls were
-// withheld because a content filter stopped its output.
-func withheldError(providerFinish string, calls []Call) *Error {
-	names := make([]string, len(calls))
-	for i, c := range calls {
-		names[i] = c.Name
+// withheldError is the provider error of a response whose calls (names)
+// were withheld because a content filter or guardrail stopped its output:
+// why, and which calls never run.
+func withheldError(code, why string, names []string) *Error {
+	msg := why
+	if len(names) > 0 {
+		msg = fmt.Sprintf("%s, so its %d tool call(s) (%s) are withheld and never run", why, len(names), strings.Join(names, ", "))
 	}
-	return &Error{Type: "content_filter", Code: "content_filter", Withheld: true,
-		Message: fmt.Sprintf("finish reason %s: the provider's content filter stopped the output, so its %d tool call(s) (%s) are withheld and never run",
-			providerFinish, len(calls), strings.Join(names, ", "))}
+	return &Error{Type: code, Code: code, Message: msg, Withheld: true}
 }
 
 func (c *callBuf) call(i int) Call {
