@@ -41,6 +41,9 @@ type StatusRecord struct {
 	// deployment's issuer signed) or unverified (taken from headers).
 	Identity string      `json:"identity"`
 	History  []call.Step `json:"history"`
+	// Waiting is what the call waits for now (wait.go); nil: it is moving,
+	// or done.
+	Waiting *Wait `json:"waiting,omitempty"`
 }
 
 // Outputs turns one envelope a gate returned into what the worker publishes.

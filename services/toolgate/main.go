@@ -4,6 +4,8 @@
 package main
 
 import (
+	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"strings"
@@ -86,10 +88,28 @@ func main() {
 		fmt.Fprintf(os.Stderr, "toolgate: unknown command %q\n\n%s", name, usage())
 		os.Exit(2)
 	}
-	if err := c.run(args); err != nil {
+	os.Exit(exitCode(c.run(args)))
+}
+
+// exitCode is the process exit code of a command's error: 0 for none or a
+// help request, 2 for a bad command line (errUsage), a command's own code
+// (exitError, e.g. publish's), else 1. It prints the error.
+func exitCode(err error) int {
+	var ee *exitError
+	switch {
+	case err == nil, errors.Is(err, flag.ErrHelp):
+		return 0
+	case errors.As(err, &ee):
+		if ee.err != nil {
+			fmt.Fprintln(os.Stderr, "toolgate:", ee.err)
+		}
+		return ee.code
+	case errors.Is(err, errUsage):
 		fmt.Fprintln(os.Stderr, "toolgate:", err)
-		os.Exit(1)
+		return 2
 	}
+	fmt.Fprintln(os.Stderr, "toolgate:", err)
+	return 1
 }
 
 // env is the TOOLGATE_* variable k, or def when it is unset or empty.

@@ -1,0 +1,25 @@
+package pipeline
+
+import "time"
+
+// Wait kinds: what a call that is not moving waits for.
+const (
+	WaitExecutor = "executor" // no executor answers on the tool's subject: retried
+	WaitApproval = "approval" // a human decision (policy)
+	WaitRetry    = "retry"    // a transient failure of a dependency (Redis, NATS): retried
+)
+
+// Wait is what a call waits for (StatusRecord.Waiting), written by the
+// stage that holds it whenever the wait starts or its attempt count moves,
+// and cleared by the call's next transition. `toolgate status` prints it.
+type Wait struct {
+	Stage   string    `json:"stage"`
+	For     string    `json:"for"`              // WaitExecutor, WaitApproval, WaitRetry
+	Detail  string    `json:"detail,omitempty"` // e.g. "no executor listens on toolgate.exec.transfer_funds"
+	Attempt int       `json:"attempt,omitempty"`
+	Of      int       `json:"of,omitempty"` // attempts before the call is dead-lettered; 0: no bound
+	Since   time.Time `json:"since"`
+	Next    time.Time `json:"next,omitempty"`  // the next attempt
+	Until   time.Time `json:"until,omitempty"` // when the wait ends by itself (an approval's expiry)
+	By      []string  `json:"by,omitempty"`    // who may end it (an approval's approver roles)
+}
