@@ -8,8 +8,6 @@ import (
 	"regexp"
 	"sort"
 	"strings"
-
-	"sigs.k8s.io/yaml"
 )
 
 var nameRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
@@ -29,16 +27,17 @@ func known(k string) bool {
 	return false
 }
 
-// Load reads definitions from YAML or JSON. file names the source in errors.
+// Load reads definitions from JSON or YAML 1.2 (a key or a value written
+// on, no, y or off is a string; see toJSON). file names the source in errors.
 // Accepted shapes: a list of tools; {"tools": [...]}; an MCP JSON-RPC
 // response {"result": {"tools": [...]}}. Each entry may be toolgate's own,
 // OpenAI's {"type":"function","function":{...}} (toolgate keys beside
 // "function"), Anthropic's or MCP's. Any unknown key, missing name or schema,
 // or duplicate name refuses the whole file.
 func Load(file string, data []byte) ([]Definition, error) {
-	js, err := yaml.YAMLToJSON(data)
+	js, err := toJSON(data)
 	if err != nil {
-		return nil, fmt.Errorf("%s: not YAML or JSON: %w", file, err)
+		return nil, fmt.Errorf("%s: %w", file, err)
 	}
 	items, err := entries(js)
 	if err != nil {
