@@ -145,6 +145,7 @@ func resultOf(e call.Envelope, o result.Outcome) Result {
 		CallID: e.CallID, ResponseID: e.ResponseID, ProviderCallID: e.ProviderCallID, Provider: e.Provider,
 		Tool: e.ToolName, Status: e.Status, Failure: e.Failure, OK: o.OK, Errors: o.Errors, Result: o.Result,
 		RepairAttempts: e.RepairAttempts, Source: e.Source, Text: result.Text(o), Message: msg, History: e.History,
+		ResponseCalls: e.Batch.Size,
 	}
 }
 

@@ -32,6 +32,11 @@ type Result struct {
 	Text           string          `json:"text"`
 	Message        json.RawMessage `json:"message"`
 	History        []Step          `json:"history"`
+	// ResponseCalls is how many calls the response proposed: a producer
+	// holds every outcome of the response once it holds this many distinct
+	// call ids (producer.Watch.AwaitAll). 0 (absent) from a toolgate that
+	// predates it.
+	ResponseCalls int `json:"response_calls,omitempty"`
 }
 
 // ResponseResult is the result of a response as a whole, published on
