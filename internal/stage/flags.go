@@ -19,10 +19,16 @@ type Defaults struct {
 	// connects the stages to its embedded server).
 	NATSURL  string
 	HTTPAddr string // the --http default
+	// IdemStore is the --idem-store default (idemstore.go); the zero value,
+	// IdemAuto, is toolgate up's: Redis when given, else the embedded bucket.
+	IdemStore string
 }
 
-// ServiceDefaults are the defaults of services/<stage>.
-func ServiceDefaults() Defaults { return Defaults{NATSURL: "nats://127.0.0.1:4222", HTTPAddr: ":8080"} }
+// ServiceDefaults are the defaults of services/<stage>: health and metrics
+// on loopback only, and an execute stage that needs Redis.
+func ServiceDefaults() Defaults {
+	return Defaults{NATSURL: "nats://127.0.0.1:4222", HTTPAddr: "127.0.0.1:8080", IdemStore: IdemRedis}
+}
 
 // Flagged is what the stage flags configure: a Config without Stages and
 // Log, and the log level as given.
@@ -49,7 +55,8 @@ func Flags(fs *flag.FlagSet, getenv func(string) string, d Defaults) func() (Fla
 	if d.NATSURL != "" {
 		natsURL = fs.String("nats", def("TOOLGATE_NATS_URL", d.NATSURL), "NATS server URL (TOOLGATE_NATS_URL)")
 	}
-	redisURL := fs.String("redis", def("TOOLGATE_REDIS_URL", ""), "Redis URL for idempotency keys (TOOLGATE_REDIS_URL; execute only); empty: a JetStream key-value bucket")
+	redisURL := fs.String("redis", def("TOOLGATE_REDIS_URL", ""), "Redis URL for idempotency keys, e.g. redis://127.0.0.1:6379/0 (TOOLGATE_REDIS_URL; execute only)")
+	idemStore := fs.String("idem-store", def("TOOLGATE_IDEM_STORE", d.IdemStore), "execute only: where idempotency keys live: "+IdemRedis+" (Redis at --redis, required) or "+IdemEmbedded+" (the JetStream key-value bucket); unset: Redis when --redis is given, else the bucket (TOOLGATE_IDEM_STORE)")
 	httpAddr := fs.String("http", def("TOOLGATE_HTTP_ADDR", d.HTTPAddr), "/healthz, /readyz and /metrics address (TOOLGATE_HTTP_ADDR); empty: none")
 	level := fs.String("log-level", def("TOOLGATE_LOG_LEVEL", "info"), "debug, info, warn, error (TOOLGATE_LOG_LEVEL)")
 	ensure := fs.Bool("ensure", def("TOOLGATE_ENSURE", "true") == "true", "create or update streams, buckets and consumers at start (TOOLGATE_ENSURE); false when an admin applies them and this stage runs as a least-privilege NATS user")
@@ -108,7 +115,7 @@ func Flags(fs *flag.FlagSet, getenv func(string) string, d Defaults) func() (Fla
 			natsOpts = authz.ClientOptions(*user, getenv("TOOLGATE_NATS_PASSWORD"))
 		}
 		cfg := Config{
-			NATSOpts: natsOpts, RedisURL: *redisURL, HTTPAddr: *httpAddr, Settings: settings, SkipEnsure: !*ensure,
+			NATSOpts: natsOpts, RedisURL: *redisURL, IdemStore: *idemStore, HTTPAddr: *httpAddr, Settings: settings, SkipEnsure: !*ensure,
 			Repair: repair, StreamIdle: *idle, StreamMaxEvents: *maxEvents, TolerantProviders: SplitList(*tolerant),
 		}
 		cfg.Exec = execCfg

@@ -33,6 +33,10 @@ func Main(stageName string, args []string, getenv func(string) string) int {
 	}
 	cfg := f.Config
 	cfg.Stages = []string{stageName}
+	if err := cfg.Validate(); err != nil { // before connecting: a usage error
+		fmt.Fprintf(os.Stderr, "%s: %v\n", stageName, err)
+		return 2
+	}
 	cfg.Log = zerolog.New(os.Stderr).Level(lv).With().Timestamp().Str("service", stageName).Logger()
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()

@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -31,10 +32,13 @@ import (
 type Config struct {
 	NATSURL  string // TOOLGATE_NATS_URL
 	NATSOpts []nats.Option
-	RedisURL string   // TOOLGATE_REDIS_URL; empty: idempotency keys in a JetStream KV bucket
-	Stages   []string // which stages this process runs
-	HTTPAddr string   // TOOLGATE_HTTP_ADDR: /healthz, /readyz; empty: none
-	Settings streams.Settings
+	RedisURL string // TOOLGATE_REDIS_URL
+	// IdemStore is where execute keeps idempotency keys (idemstore.go):
+	// IdemRedis, IdemEmbedded, or IdemAuto (Redis when RedisURL is set).
+	IdemStore string
+	Stages    []string // which stages this process runs
+	HTTPAddr  string   // TOOLGATE_HTTP_ADDR: /healthz, /readyz; empty: none
+	Settings  streams.Settings
 	// SkipEnsure leaves streams, buckets and consumers alone: an admin
 	// applies them (`toolgate streams apply`), and the stage, connected as a
 	// least-privilege user (internal/authz) that may not create them, only looks
@@ -100,6 +104,9 @@ func (c *Config) Validate() error {
 		if !streams.IsStage(s) {
 			return fmt.Errorf("stage: unknown stage %q (stages: %s)", s, strings.Join(streams.Names(), ", "))
 		}
+	}
+	if slices.Contains(c.Stages, streams.Execute) {
+		return idemStoreErr(c.IdemStore, c.RedisURL)
 	}
 	return nil
 }
@@ -249,6 +256,6 @@ func openStore(ctx context.Context, cfg Config, js jetstream.JetStream, log zero
 	if err != nil {
 		return nil, nil, fmt.Errorf("stage: %w", err)
 	}
-	log.Warn().Str("bucket", streams.BucketIdempotency).Msg("no TOOLGATE_REDIS_URL: idempotency keys kept in the JetStream key-value bucket (embedded default)")
+	log.Warn().Str("bucket", streams.BucketIdempotency).Msg("idempotency keys kept in the JetStream key-value bucket (embedded store; give --redis for Redis)")
 	return idem.NewKV(kv), func() {}, nil
 }

@@ -34,8 +34,8 @@ func TestUp_has_every_stage_flag(t *testing.T) {
 			t.Errorf("the stage flags have no --%s", name)
 		}
 	}
-	if up.Lookup("http").DefValue != "127.0.0.1:8080" || fs.Lookup("http").DefValue != ":8080" {
-		t.Errorf("--http defaults: up %s, stage %s; want 127.0.0.1:8080 and :8080", up.Lookup("http").DefValue, fs.Lookup("http").DefValue)
+	if up.Lookup("http").DefValue != "127.0.0.1:8080" || fs.Lookup("http").DefValue != "127.0.0.1:8080" {
+		t.Errorf("--http defaults: up %s, stage %s; want 127.0.0.1:8080 for both", up.Lookup("http").DefValue, fs.Lookup("http").DefValue)
 	}
 }
 
