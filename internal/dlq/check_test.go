@@ -85,7 +85,7 @@ func FuzzDecode(f *testing.F) {
 		}
 		l := Decode(subject, 1, time.Time{}, h, data)
 		_ = l.FirstError()
-		plan := planReplay([]Letter{l}, "")
+		plan := planReplay([]Letter{l}, "", nil, false)
 		if len(plan) != 1 {
 			t.Fatalf("plan of one letter: %d items", len(plan))
 		}

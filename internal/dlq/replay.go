@@ -31,7 +31,15 @@ type Options struct {
 	// Progress, when set, is told how far each phase ("publish", "wait")
 	// has come.
 	Progress func(phase string, done, total int)
-	Now      func() time.Time
+	// Denied replays calls a human denied (approval_denied) too; without it
+	// they are skipped: a replay must not overturn a human decision unless
+	// the operator asks for exactly that.
+	Denied bool
+	// Limit replays at most this many letters, the oldest first; the letters
+	// after the Limit-th replayed one are left out of the summary (Beyond).
+	// 0: no limit.
+	Limit int
+	Now   func() time.Time
 }
 
 // Item is one dead letter in a replay.
@@ -52,6 +60,7 @@ type Summary struct {
 	Executed    int // replayed and now ended ok (executed, dry_run)
 	FailedAgain int // replayed and ended with a failure again
 	Pending     int // replayed, no outcome within Wait (e.g. waiting for approval)
+	Beyond      int // letters left for a later run by Options.Limit
 	Outcomes    map[call.Status]int
 	Items       []Item
 }
@@ -69,7 +78,10 @@ type Summary struct {
 //
 // Of several letters of one call only the newest is replayed. A call whose
 // stream never finalized (transport_incomplete) is never replayed: it must
-// never execute. With Wait > 0 Replay watches the results stream for the
+// never execute. A call whose status record says it has ended ok since
+// (replayed and executed) is skipped as settled, so the summary counts only
+// what this replay changed; a call a human denied is skipped unless
+// Options.Denied. With Wait > 0 Replay watches the results stream for the
 // replayed calls' new outcomes and counts them.
 func Replay(ctx context.Context, js jetstream.JetStream, letters []Letter, o Options) (Summary, error) {
 	if o.Now == nil {
@@ -78,8 +90,16 @@ func Replay(ctx context.Context, js jetstream.JetStream, letters []Letter, o Opt
 	if o.ToStage != "" && streams.Entry(o.ToStage) == "" {
 		return Summary{}, fmt.Errorf("dlq: --to-stage %q: a replay enters parse, validate, business, policy or execute", o.ToStage)
 	}
-	sum := Summary{Selected: len(letters), Outcomes: map[call.Status]int{}}
-	plan := planReplay(letters, o.ToStage)
+	calls, err := js.KeyValue(ctx, streams.BucketCalls)
+	if err != nil {
+		return Summary{}, fmt.Errorf("dlq: bucket %s: %w", streams.BucketCalls, err)
+	}
+	fate, err := fates(ctx, calls, letters)
+	if err != nil {
+		return Summary{}, err
+	}
+	plan, beyond := limit(planReplay(letters, o.ToStage, fate, o.Denied), o.Limit)
+	sum := Summary{Selected: len(plan), Beyond: beyond, Outcomes: map[call.Status]int{}}
 	for _, it := range plan {
 		if it.skip != "" {
 			sum.Skipped++
@@ -94,10 +114,6 @@ func Replay(ctx context.Context, js jetstream.JetStream, letters []Letter, o Opt
 	from, err := resultsTail(ctx, js)
 	if err != nil {
 		return sum, err
-	}
-	calls, err := js.KeyValue(ctx, streams.BucketCalls)
-	if err != nil {
-		return sum, fmt.Errorf("dlq: bucket %s: %w", streams.BucketCalls, err)
 	}
 	var futures []jetstream.PubAckFuture
 	done := 0
@@ -162,8 +178,25 @@ type planned struct {
 	outcome call.Status
 }
 
-// planReplay picks the newest letter of each call and where it goes.
-func planReplay(letters []Letter, toStage string) []*planned {
+// limit keeps the plan up to its n-th replayed item (n <= 0: all) and
+// returns how many letters it left out.
+func limit(plan []*planned, n int) ([]*planned, int) {
+	if n <= 0 {
+		return plan, 0
+	}
+	for i, p := range plan {
+		if p.skip == "" {
+			if n--; n == 0 {
+				return plan[:i+1], len(plan) - i - 1
+			}
+		}
+	}
+	return plan, 0
+}
+
+// planReplay picks the newest letter of each call and where it goes, and
+// skips what must not or need not run again (fate: by sequence).
+func planReplay(letters []Letter, toStage string, fate map[uint64]Fate, denied bool) []*planned {
 	sorted := append([]Letter(nil), letters...)
 	sort.Slice(sorted, func(i, j int) bool { return sorted[i].Seq > sorted[j].Seq })
 	seen := map[string]bool{}
@@ -184,6 +217,10 @@ func planReplay(letters []Letter, toStage string) []*planned {
 			}
 		case isTransportIncomplete(l.Envelope):
 			p.skip = "the stream never finalized: it is never executed; the producer must send the response again"
+		case fate[l.Seq].Kind == FateExecuted:
+			p.skip = "settled: its call has " + string(fate[l.Seq].Status) + " since (replayed before); nothing to replay"
+		case isDenied(l) && !denied:
+			p.skip = "a human denied it (approval_denied): a replay would ask policy again; replay it on purpose with --failure approval_denied"
 		default:
 			p.stage, p.skip = replayStage(l, toStage)
 		}
@@ -195,6 +232,10 @@ func planReplay(letters []Letter, toStage string) []*planned {
 	}
 	sort.Slice(plan, func(i, j int) bool { return plan[i].letter.Seq < plan[j].letter.Seq })
 	return plan
+}
+
+func isDenied(l Letter) bool {
+	return call.Status(l.Failure) == call.ApprovalDenied || l.Envelope.Status == call.ApprovalDenied || l.Envelope.Failure == call.ApprovalDenied
 }
 
 func isTransportIncomplete(e *call.Envelope) bool {

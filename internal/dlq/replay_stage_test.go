@@ -63,7 +63,7 @@ func TestReplay_enters_where_the_envelope_failed_never_later(t *testing.T) {
 		{"forged, no seals", letter(streams.Execute, forged), "", streams.Execute, "no accumulate or repair seal"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			plan := planReplay([]Letter{c.l}, c.toStage)
+			plan := planReplay([]Letter{c.l}, c.toStage, nil, false)
 			if len(plan) != 1 {
 				t.Fatalf("plan %v", plan)
 			}
@@ -79,7 +79,7 @@ func TestReplay_enters_where_the_envelope_failed_never_later(t *testing.T) {
 	half.ToolName, half.RawArguments = "create_invoice", `{"amount":1}`
 	through(t, kr, &half, []string{streams.Parse, streams.Validate}, streams.Business, call.BusinessInvalid)
 	half.Status, half.History = call.OutcomeUnknown, append(half.History, call.Step{Stage: streams.Execute, Status: call.OutcomeUnknown})
-	p := planReplay([]Letter{letter(streams.Execute, half)}, "")[0]
+	p := planReplay([]Letter{letter(streams.Execute, half)}, "", nil, false)[0]
 	if !strings.Contains(p.skip, "no seal of the business gate") {
 		t.Fatalf("a call whose history claims execute but whose seals end at validate: skip %q", p.skip)
 	}
