@@ -7,7 +7,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"sort"
 	"sync"
@@ -173,41 +172,17 @@ func (r *Registry) Names() []string {
 	return names
 }
 
-// Apply compiles every definition and stores them all, or none when any is
-// broken. With prune, tools absent from defs are deleted. It returns the
-// stored revision per tool.
+// Apply is Sync for callers that want only the revision of each tool of
+// defs: an unchanged tool keeps its revision.
 func Apply(ctx context.Context, kv jetstream.KeyValue, file string, defs []tool.Definition, prune bool) (map[string]uint64, error) {
-	if _, err := tool.CompileAll(file, defs); err != nil {
-		return nil, err
-	}
+	changes, err := Sync(ctx, kv, file, defs, prune)
 	revs := map[string]uint64{}
-	keep := map[string]bool{}
-	for _, d := range defs {
-		data, err := json.Marshal(d)
-		if err != nil {
-			return revs, fmt.Errorf("registry: %s: %w", d.Name, err)
-		}
-		rev, err := kv.Put(ctx, d.Name, data)
-		if err != nil {
-			return revs, fmt.Errorf("registry: store %s: %w", d.Name, err)
-		}
-		revs[d.Name] = rev
-		keep[d.Name] = true
-	}
-	if prune {
-		keys, err := kv.Keys(ctx)
-		if err != nil && !errors.Is(err, jetstream.ErrNoKeysFound) {
-			return revs, fmt.Errorf("registry: list: %w", err)
-		}
-		for _, k := range keys {
-			if !keep[k] {
-				if err := kv.Delete(ctx, k); err != nil {
-					return revs, fmt.Errorf("registry: prune %s: %w", k, err)
-				}
-			}
+	for _, c := range changes {
+		if c.Action != Removed && c.Action != Kept {
+			revs[c.Name] = c.Revision
 		}
 	}
-	return revs, nil
+	return revs, err
 }
 
 // Get reads one stored definition and its revision.
