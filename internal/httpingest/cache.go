@@ -1,0 +1,159 @@
+package httpingest
+
+import (
+	"container/list"
+	"encoding/json"
+	"sync"
+	"time"
+)
+
+// cache holds the outcomes published on each results subject
+// (toolgate.results.<tenant>.<response-id>) for Keep, bounded in bytes,
+// responses and outcomes per response; the oldest response goes first. A
+// call's outcome seen twice (a stage redelivered and published it again)
+// is kept once.
+type cache struct {
+	keep                          time.Duration
+	maxBytes, maxEntries, maxEach int
+	now                           func() time.Time
+
+	mu      sync.Mutex
+	entries map[string]*list.Element // of *entry, oldest at the front
+	order   *list.List
+	bytes   int
+	waiters map[string]*waiter
+}
+
+// waiter is the readers of one subject waiting for its next outcome: ch is
+// closed when it comes.
+type waiter struct {
+	ch chan struct{}
+	n  int
+}
+
+type entry struct {
+	subject  string
+	at       time.Time // first outcome
+	outcomes []json.RawMessage
+	calls    map[string]bool
+	response bool // a response-level outcome came: nothing more will
+	dropped  int  // outcomes past maxEach
+	bytes    int
+}
+
+// view is what a reader gets of one subject.
+type view struct {
+	Outcomes []json.RawMessage
+	Calls    int
+	Response bool
+	Dropped  int
+}
+
+func newCache(keep time.Duration, maxBytes, maxEntries, maxEach int) *cache {
+	return &cache{keep: keep, maxBytes: maxBytes, maxEntries: maxEntries, maxEach: maxEach, now: time.Now,
+		entries: map[string]*list.Element{}, order: list.New(), waiters: map[string]*waiter{}}
+}
+
+// add records one result message published on subject.
+func (c *cache) add(subject string, data []byte) {
+	var probe struct {
+		CallID string `json:"call_id"`
+	}
+	if json.Unmarshal(data, &probe) != nil {
+		return // not a result: nothing a reader could use
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.expire()
+	el, ok := c.entries[subject]
+	if !ok {
+		el = c.order.PushBack(&entry{subject: subject, at: c.now(), calls: map[string]bool{}})
+		c.entries[subject] = el
+	}
+	e := el.Value.(*entry)
+	switch {
+	case probe.CallID != "" && e.calls[probe.CallID]:
+		return
+	case probe.CallID == "" && e.response:
+		return
+	case len(e.outcomes) >= c.maxEach:
+		e.dropped++
+	default:
+		if probe.CallID != "" {
+			e.calls[probe.CallID] = true
+		} else {
+			e.response = true
+		}
+		e.outcomes = append(e.outcomes, json.RawMessage(append([]byte(nil), data...)))
+		e.bytes += len(data)
+		c.bytes += len(data)
+	}
+	if w, ok := c.waiters[subject]; ok {
+		close(w.ch)
+		delete(c.waiters, subject)
+	}
+	for c.order.Len() > 1 && (c.bytes > c.maxBytes || c.order.Len() > c.maxEntries) {
+		c.remove(c.order.Front())
+	}
+}
+
+// get returns subject's outcomes so far, and a waiter whose channel is
+// closed at its next outcome; the caller releases it.
+func (c *cache) get(subject string) (view, *waiter) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.expire()
+	v := c.viewOf(subject)
+	w, ok := c.waiters[subject]
+	if !ok {
+		w = &waiter{ch: make(chan struct{})}
+		c.waiters[subject] = w
+	}
+	w.n++
+	return v, w
+}
+
+// peek returns subject's outcomes so far.
+func (c *cache) peek(subject string) view {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.expire()
+	return c.viewOf(subject)
+}
+
+// viewOf copies subject's outcomes. Lock held.
+func (c *cache) viewOf(subject string) view {
+	el, ok := c.entries[subject]
+	if !ok {
+		return view{}
+	}
+	e := el.Value.(*entry)
+	return view{Outcomes: append([]json.RawMessage(nil), e.outcomes...), Calls: len(e.calls), Response: e.response, Dropped: e.dropped}
+}
+
+// release ends one reader's wait on w, dropping w when nobody waits on it
+// any more, so polls that were never answered leave nothing behind.
+func (c *cache) release(subject string, w *waiter) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	w.n--
+	if w.n == 0 && c.waiters[subject] == w {
+		delete(c.waiters, subject)
+	}
+}
+
+// expire drops responses older than keep. Lock held.
+func (c *cache) expire() {
+	cut := c.now().Add(-c.keep)
+	for f := c.order.Front(); f != nil && f.Value.(*entry).at.Before(cut); f = c.order.Front() {
+		c.remove(f)
+	}
+}
+
+// remove drops one response. Lock held.
+func (c *cache) remove(el *list.Element) {
+	e := el.Value.(*entry)
+	c.order.Remove(el)
+	delete(c.entries, e.subject)
+	c.bytes -= e.bytes
+}

@@ -1,0 +1,34 @@
+package httpingest
+
+import (
+	"encoding/json"
+	"net/http"
+)
+
+// Error codes of the JSON error body {"error": "...", "code": "..."}.
+const (
+	CodeBadRequest   = "bad_request"       // a header, parameter or body toolgate cannot take
+	CodeTooLarge     = "too_large"         // the body is over the limit
+	CodeUnauthorized = "unauthorized"      // no valid Toolgate-Token where identity is verified
+	CodeTenant       = "tenant_not_served" // no connection of this service reads the tenant's results
+	CodeUnavailable  = "unavailable"       // NATS did not take the message
+	CodeNotFound     = "not_found"
+	CodeMethod       = "method_not_allowed"
+)
+
+// problem is the body of every error answer.
+type problem struct {
+	Error string `json:"error"`
+	Code  string `json:"code"`
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+func fail(w http.ResponseWriter, status int, code, msg string) {
+	writeJSON(w, status, problem{Error: msg, Code: code})
+}
