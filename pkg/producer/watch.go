@@ -31,6 +31,8 @@ type Watch struct {
 	ch     chan *nats.Msg
 	mu     sync.Mutex
 	sub    []*nats.Subscription
+	rids   []string
+	prog   map[string]Progress // the latest progress of each open stream
 }
 
 // buffered bounds the outcomes a Watch holds before the caller reads them;
@@ -39,7 +41,7 @@ const buffered = 1024
 
 // Watch subscribes to the results of each response id.
 func (p *Producer) Watch(responseIDs ...string) (*Watch, error) {
-	w := &Watch{nc: p.nc, tenant: p.tenant, ch: make(chan *nats.Msg, buffered)}
+	w := &Watch{nc: p.nc, tenant: p.tenant, ch: make(chan *nats.Msg, buffered), prog: map[string]Progress{}}
 	for _, rid := range responseIDs {
 		if err := w.Add(rid); err != nil {
 			w.Stop()
@@ -50,7 +52,8 @@ func (p *Producer) Watch(responseIDs ...string) (*Watch, error) {
 }
 
 // Add watches one more response id (a recording that holds several
-// responses back to back).
+// responses back to back): its results, and its stream's progress events
+// (see Progress).
 func (w *Watch) Add(responseID string) error {
 	if !ValidResponseID(responseID) {
 		return fmt.Errorf("producer: watch %q: not a valid response id", responseID)
@@ -59,10 +62,23 @@ func (w *Watch) Add(responseID string) error {
 	if err != nil {
 		return fmt.Errorf("producer: watch %s: %w", responseID, err)
 	}
+	prog, err := w.nc.Subscribe(wire.Progress(w.tenant, responseID), w.progressed)
+	if err != nil {
+		_ = sub.Unsubscribe()
+		return fmt.Errorf("producer: watch %s: %w", responseID, err)
+	}
 	w.mu.Lock()
-	w.sub = append(w.sub, sub)
+	w.sub = append(w.sub, sub, prog)
+	w.rids = append(w.rids, responseID)
 	w.mu.Unlock()
 	return nil
+}
+
+// responseIDs lists the watched response ids in the order added.
+func (w *Watch) responseIDs() []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return append([]string(nil), w.rids...)
 }
 
 // Stop unsubscribes from every response.
