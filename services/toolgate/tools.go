@@ -1,84 +1,86 @@
 package main
 
 import (
-	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
-	"text/tabwriter"
-
-	"github.com/nats-io/nats.go/jetstream"
-
-	"github.com/toolgate/toolgate/internal/registry"
-	"github.com/toolgate/toolgate/streams"
+	"strings"
 )
+
+// toolsIO is where the tools subcommands read and write; tests give buffers.
+type toolsIO struct {
+	in       io.Reader // `tools apply -f -`
+	out, err io.Writer // report, warnings and help
+}
+
+// toolsSub is one tools subcommand: its usage line (after "toolgate ") and
+// its implementation.
+type toolsSub struct {
+	name, usage string
+	run         func(args []string, tio toolsIO) error
+}
+
+func toolsSubs() []toolsSub {
+	return []toolsSub{
+		{"apply", "tools apply -f FILE|- [--policy FILE] [--prune] [--executor-groups G=T,T;G=T]", toolsApply},
+		{"ls", "tools ls", toolsLs},
+		{"show", "tools show NAME", toolsShow},
+	}
+}
+
+// toolsUsage are the usage lines of the tools command, for commands().
+func toolsUsage() []string {
+	var out []string
+	for _, s := range toolsSubs() {
+		out = append(out, s.usage)
+	}
+	return out
+}
 
 // tools: apply, ls, show.
 func tools(args []string) error {
+	return toolsWith(args, toolsIO{in: os.Stdin, out: os.Stdout, err: os.Stderr})
+}
+
+func toolsWith(args []string, tio toolsIO) error {
+	names := make([]string, 0, 3)
+	for _, s := range toolsSubs() {
+		names = append(names, s.name)
+	}
 	if len(args) == 0 {
-		return errors.New("tools: want apply, ls or show")
+		return usageError("tools: want a subcommand: %s", strings.Join(names, ", "))
 	}
-	fs := flag.NewFlagSet("tools "+args[0], flag.ExitOnError)
-	url := natsFlag(fs)
-	file := fs.String("f", "", "tool definitions file (YAML or JSON: toolgate, OpenAI, Anthropic or MCP form)")
-	prune := fs.Bool("prune", false, "delete registered tools that the file does not define")
-	fs.Parse(args[1:])
-	switch args[0] {
-	case "apply":
-		if *file == "" {
-			return errors.New("tools apply: -f FILE is required")
+	if isHelpArg(args[0]) {
+		fmt.Fprintln(tio.err, "Usage:")
+		for _, u := range toolsUsage() {
+			fmt.Fprintln(tio.err, "  toolgate "+u)
 		}
-		return applyFile(*url, *file, *prune)
-	case "ls", "show":
-	default:
-		return fmt.Errorf("tools: unknown subcommand %q (apply, ls, show)", args[0])
+		fmt.Fprintln(tio.err, "\nFlags of each: toolgate tools SUBCOMMAND --help")
+		return flag.ErrHelp
 	}
-	ctx, kv, done, err := openBucket(*url, streams.BucketTools)
-	if err != nil {
-		return err
+	for _, s := range toolsSubs() {
+		if s.name == args[0] {
+			return s.run(args[1:], tio)
+		}
 	}
-	defer done()
-	if args[0] == "show" {
-		if fs.NArg() != 1 {
-			return errors.New("tools show: want one tool name")
+	return usageError("tools: unknown subcommand %q (want %s)", args[0], strings.Join(names, ", "))
+}
+
+func isHelpArg(a string) bool { return a == "-h" || a == "--help" || a == "-help" || a == "help" }
+
+// toolsFlags is the flag set of one tools subcommand: its --help prints the
+// subcommand's usage line and its own flags, and every one takes --nats.
+func toolsFlags(sub string, tio toolsIO) (*flag.FlagSet, *string) {
+	fs := flag.NewFlagSet("tools "+sub, flag.ContinueOnError)
+	fs.SetOutput(tio.err)
+	fs.Usage = func() {
+		for _, s := range toolsSubs() {
+			if s.name == sub {
+				fmt.Fprintf(fs.Output(), "Usage:\n  toolgate %s [--nats URL]\n\nFlags:\n", s.usage)
+			}
 		}
-		d, rev, err := registry.Get(ctx, kv, fs.Arg(0))
-		if err != nil {
-			return err
-		}
-		out, _ := json.MarshalIndent(d, "", "  ")
-		fmt.Printf("# revision %d\n%s\n", rev, out)
-		return nil
+		fs.PrintDefaults()
 	}
-	keys, err := kv.Keys(ctx)
-	if errors.Is(err, jetstream.ErrNoKeysFound) {
-		fmt.Println("no tools registered; apply some with: toolgate tools apply -f tools.yaml")
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "NAME\tREVISION\tRISK\tEXECUTOR\tDESCRIPTION")
-	for _, k := range keys {
-		d, rev, err := registry.Get(ctx, kv, k)
-		if err != nil {
-			return err
-		}
-		risk := "(no policy: denied)"
-		if d.Policy != nil {
-			risk = d.Policy.Risk
-		}
-		ex := d.Executor.Type
-		if ex == "" {
-			ex = "nats " + streams.Exec(d.Name)
-		}
-		desc := d.Description
-		if len(desc) > 50 {
-			desc = desc[:47] + "..."
-		}
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\n", d.Name, rev, risk, ex, desc)
-	}
-	return tw.Flush()
+	return fs, natsFlag(fs)
 }

@@ -1,0 +1,125 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/toolgate/toolgate/internal/policy"
+	"github.com/toolgate/toolgate/internal/redact"
+	"github.com/toolgate/toolgate/internal/registry"
+	"github.com/toolgate/toolgate/internal/tool"
+	"github.com/toolgate/toolgate/streams"
+)
+
+// toolsLs lists the registered tools with what decides their calls: risk,
+// approval, executor, revision.
+func toolsLs(args []string, tio toolsIO) error {
+	fs, url := toolsFlags("ls", tio)
+	ops, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(ops) > 0 {
+		return usageError("tools ls: takes no operands (got %q); toolgate tools show NAME shows one tool", ops[0])
+	}
+	ctx, kv, done, err := openBucket(*url, streams.BucketTools)
+	if err != nil {
+		return err
+	}
+	defer done()
+	keys, err := kv.Keys(ctx)
+	if errors.Is(err, jetstream.ErrNoKeysFound) {
+		fmt.Fprintln(tio.out, "no tools registered; apply some with: toolgate tools apply -f tools.yaml")
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	sort.Strings(keys)
+	tw := tabwriter.NewWriter(tio.out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAME\tREVISION\tRISK\tAPPROVAL\tEXECUTOR\tDESCRIPTION")
+	for _, k := range keys {
+		d, rev, err := registry.Get(ctx, kv, k)
+		if err != nil {
+			fmt.Fprintf(tw, "%s\t-\t-\t-\t-\tunreadable, not served: %s\n", redact.Clip(k), err)
+			continue
+		}
+		risk, approval := policyColumns(d.Policy)
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\n", d.Name, rev, risk, approval, executorColumn(d), oneLine(d.Description, 50))
+	}
+	return tw.Flush()
+}
+
+// policyColumns are the RISK and APPROVAL of a policy as the policy gate
+// applies it: approval unset means required for irreversible tools only.
+func policyColumns(p *policy.Policy) (risk, approval string) {
+	if p == nil {
+		return "none: every call denied", "-"
+	}
+	risk = p.Risk
+	if p.DryRun {
+		risk += " (dry run)"
+	}
+	need := p.Risk == policy.RiskIrreversible
+	if p.Approval != nil {
+		need = *p.Approval
+	}
+	if need {
+		return risk, "required"
+	}
+	return risk, "no"
+}
+
+// executorColumn is where an approved call goes.
+func executorColumn(d tool.Definition) string {
+	switch {
+	case d.Executor.Type == "http":
+		return "http " + d.Executor.URL
+	case d.Executor.Subject != "":
+		return "nats " + d.Executor.Subject
+	}
+	return "nats " + streams.Exec(d.Name)
+}
+
+// oneLine is s on one line of at most n characters, control characters
+// escaped (a description is shown on an operator's terminal).
+func oneLine(s string, n int) string {
+	r := []rune(printable(strings.Join(strings.Fields(s), " ")))
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n-3]) + "..."
+}
+
+// toolsShow prints one stored definition and its revision.
+func toolsShow(args []string, tio toolsIO) error {
+	fs, url := toolsFlags("show", tio)
+	ops, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(ops) != 1 {
+		return usageError("tools show: want one tool name (toolgate tools ls lists them)")
+	}
+	ctx, kv, done, err := openBucket(*url, streams.BucketTools)
+	if err != nil {
+		return err
+	}
+	defer done()
+	d, rev, err := registry.Get(ctx, kv, ops[0])
+	if errors.Is(err, jetstream.ErrKeyNotFound) {
+		return fmt.Errorf("tools show: no tool %s is registered (toolgate tools ls lists them)", redact.Clip(ops[0]))
+	}
+	if err != nil {
+		return err
+	}
+	out, _ := json.MarshalIndent(d, "", "  ")
+	fmt.Fprintf(tio.out, "# revision %d\n%s\n", rev, out)
+	return nil
+}
