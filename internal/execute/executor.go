@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/toolgate/toolgate/pkg/wire"
 )
@@ -58,4 +59,15 @@ func refused(where, reason, answer string) error {
 		"(exec-signing.pub in toolgate up's secrets directory, TOOLGATE_EXEC_PUBLIC_KEY for pkg/toolserver) "+
 		"or give the execute stage the key the tool trusts (--exec-signing-key), and check both clocks",
 		ErrNotRun, ErrRefused, reason, where, answer)
+}
+
+// Why is what an error of an executor says past ErrNotRun's own words:
+// "no executor listens on toolgate.exec.x" rather than "execute: the tool
+// did not receive the call: no executor listens on toolgate.exec.x".
+func Why(err error) string {
+	s := err.Error()
+	if i := strings.Index(s, ErrNotRun.Error()+": "); i >= 0 {
+		return s[i+len(ErrNotRun.Error())+2:]
+	}
+	return s
 }

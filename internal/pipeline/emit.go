@@ -75,7 +75,7 @@ func (em *Emitter) Outputs(stage string, e call.Envelope) ([]worker.Output, erro
 	}
 	var outs []worker.Output
 	if WritesStatus(stage, e) {
-		status := em.fitJSON(StatusOf(pub), e.CallID, e.ResponseID)
+		status := em.fitJSON(em.statusOf(stage, e, pub), e.CallID, e.ResponseID)
 		outs = append(outs, worker.Output{Subject: streams.CallStatus(e.CallID), Data: status})
 	}
 	outs = append(outs, batch.Marks(pub, CutText)...)
@@ -106,8 +106,28 @@ func (em *Emitter) Outputs(stage string, e call.Envelope) ([]worker.Output, erro
 // transition travels in the envelope's history and lands in the record with
 // the next write, so the record still holds every transition; skipping the
 // intermediate writes halves the JetStream publishes of a valid call.
+//
+// A call that leaves a wait (a human decided on it) is written too, so its
+// record stops saying it waits.
 func WritesStatus(stage string, e call.Envelope) bool {
-	return stage == streams.Accumulate || stage == streams.Repair || streams.Next(e.Status) == "" || e.Replays > 0
+	return stage == streams.Accumulate || stage == streams.Repair || streams.Next(e.Status) == "" || e.Replays > 0 || leftWait(e)
+}
+
+// leftWait reports whether e's last transition took it out of
+// approval_required.
+func leftWait(e call.Envelope) bool {
+	n := len(e.History)
+	return n >= 2 && e.History[n-2].Status == call.ApprovalRequired && e.Status != call.ApprovalRequired
+}
+
+// statusOf is the status record of e (pub: as records show it); a call
+// left waiting at stage says what for (Emitter.Waits).
+func (em *Emitter) statusOf(stage string, e, pub call.Envelope) StatusRecord {
+	rec := StatusOf(pub)
+	if em != nil && em.Waits != nil && !e.Status.Terminal() && streams.Next(e.Status) == "" {
+		rec.Waiting = em.Waits(stage, e)
+	}
+	return rec
 }
 
 // ResultOf builds the result message of a terminal envelope, fitted to what

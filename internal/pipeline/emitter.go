@@ -32,6 +32,10 @@ type Emitter struct {
 	// process's stages' keys. nil: nothing is sealed (tests of other
 	// concerns), and no execute stage will run such a call.
 	Seals *seal.Keyring
+	// Waits says what a call that stage leaves waiting (not terminal, and
+	// for no stage: approval_required) waits for, written into its status
+	// record; nil, or a nil Wait: nothing said.
+	Waits func(stage string, e call.Envelope) *Wait
 }
 
 // seal appends stage's seal to e when stage passed it and em seals.

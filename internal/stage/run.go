@@ -168,7 +168,8 @@ func Run(ctx context.Context, cfg Config, ready chan<- struct{}) error {
 	if err != nil {
 		return err
 	}
-	emit := &pipeline.Emitter{Transition: transitionHook(m, log, reg), Sensitive: sensitiveOf(reg), Registered: registeredIn(reg), MaxPayload: nc.MaxPayload(), Seals: seals}
+	emit := &pipeline.Emitter{Transition: transitionHook(m, log, reg), Sensitive: sensitiveOf(reg), Registered: registeredIn(reg), MaxPayload: nc.MaxPayload(), Seals: seals,
+		Waits: approvalWaits(js, cfg.ApprovalTTL)}
 	defer m.WatchConsumers(cfg.Stages, metrics.JetStreamInfo(js, streams.StreamOf))()
 	repairModel, err := repairClient(cfg, log)
 	if err != nil {

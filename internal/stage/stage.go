@@ -52,10 +52,15 @@ func New(stages []string, d Deps) (*Set, error) {
 		if conc == 0 {
 			conc = b.concurrency
 		}
-		w, err := worker.New(d.JS, worker.Config{
+		wc := worker.Config{
 			Stage: st, Stream: row.Stream, Concurrency: conc,
 			DeadLetter: d.Emit.DeadLetter(st, d.Now), Log: d.Log, Observe: d.Observe,
-		}, built.Handler)
+		}
+		if st == streams.Execute { // it waits on executors: its status records say so
+			wt := newWaits(st, d)
+			wc.Retrying, wc.Redelivered = wt.retrying, wt.redelivered
+		}
+		w, err := worker.New(d.JS, wc, built.Handler)
 		if err != nil {
 			return nil, err
 		}

@@ -63,6 +63,16 @@ type Config struct {
 	// Observe, when set, is told how long the handler took for each input
 	// and what it returned (metrics). It must not block.
 	Observe func(stage string, d time.Duration, err error)
+	// Retrying, when set, builds what is published when an input is nak'ed
+	// for a transient failure, once per failed delivery (a call's status
+	// record saying what it waits for; retrying.go). The nak waits for
+	// those publish acks, whatever they say: they never change the input's
+	// fate. nil: nothing is published.
+	Retrying func(m Msg, err error, a Attempt) []Output
+	// Redelivered, when set, is given every input delivered before
+	// (NumDelivered > 1); the handler, Retrying and DeadLetter see what it
+	// returns (the waits a call's record kept, carried into its history).
+	Redelivered func(m Msg) Msg
 }
 
 func (c *Config) setDefaults() {
@@ -119,6 +129,7 @@ type pending struct {
 	in       Msg // as the handler saw it, for a dead letter built late
 	futures  []jetstream.PubAckFuture
 	tooLarge error         // a publish failed for its size: retrying cannot help
+	retrying bool          // the outputs say the input waits; it is nak'ed whatever their acks say
 	term     bool          // a dead letter was published: Term once it is acked
 	nak      bool          // nak without waiting (publish could not even start)
 	delay    time.Duration // nak delay
@@ -192,6 +203,9 @@ func (w *Worker) handle(jm jetstream.Msg) pending {
 		return pending{msg: jm, nak: true, delay: time.Second}
 	}
 	m := Msg{Subject: jm.Subject(), Header: jm.Headers(), Data: jm.Data(), NumDelivered: md.NumDelivered, StreamSeq: md.Sequence.Stream}
+	if m.NumDelivered > 1 && w.cfg.Redelivered != nil {
+		m = w.redelivered(m)
+	}
 	start := time.Now()
 	outs, herr := w.call(m)
 	if w.cfg.Observe != nil {
@@ -211,7 +225,7 @@ func (w *Worker) handle(jm jetstream.Msg) pending {
 	log := w.cfg.Log.With().Str("stage", w.cfg.Stage).Uint64("seq", m.StreamSeq).Uint64("delivered", m.NumDelivered).Str("code", code).Err(herr).Logger()
 	if !permanent && (w.maxDeliver <= 0 || m.NumDelivered < uint64(w.maxDeliver)) {
 		log.Warn().Msg("transient failure, will retry")
-		return pending{msg: jm, nak: true, delay: max(delay, w.nakDelay(m.NumDelivered))}
+		return w.retry(jm, m, herr, max(delay, w.nakDelay(m.NumDelivered)))
 	}
 	if !permanent {
 		code = "max_deliver"
@@ -316,7 +330,7 @@ func (w *Worker) settle(p pending) {
 			}
 		}
 	}
-	if failed && tooBig != nil && !p.term {
+	if failed && tooBig != nil && !p.term && !p.retrying {
 		w.cfg.Log.Error().Err(tooBig).Str("stage", w.cfg.Stage).Uint64("seq", p.in.StreamSeq).Msg("dead-lettering input: an output is too large to store")
 		w.settle(w.deadLetter(p.msg, p.in, string(call.OutputTooLarge), Permanent(string(call.OutputTooLarge), tooBig)))
 		return
