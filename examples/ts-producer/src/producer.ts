@@ -1,0 +1,98 @@
+// A toolgate producer in TypeScript: it publishes one provider response on
+// toolgate.in.response with the Toolgate-* headers (the same contract as
+// pkg/producer), waits for the outcomes of its tool calls on
+// toolgate.results.<tenant>.<response-id>, and prints them as JSON lines.
+//
+//   npm ci && npx tsc -p . && node dist/producer.js ../responses/valid-invoice.json
+//
+// Environment: NATS_URL (default nats://127.0.0.1:4222), NATS_USER and
+// NATS_PASSWORD (a producer user: `producer`, or `producer-<tenant>`),
+// TOOLGATE_PROVIDER (default openai-chat), TOOLGATE_TENANT, TOOLGATE_TOKEN,
+// TOOLGATE_CALLS (how many tool calls to wait for, default 1) and
+// TOOLGATE_WAIT_MS (default 30000). Exit 0 when every call executed.
+import { readFileSync } from "node:fs";
+import { connect, headers, type ConnectionOptions, type Msg } from "nats";
+
+interface Outcome {
+  call_id?: string;
+  response_id: string;
+  tool?: string;
+  status: string;
+  ok: boolean;
+  errors?: string[];
+  result?: unknown;
+  message?: unknown;
+}
+
+// tenantToken is toolgate's subject token for a tenant (pkg/wire
+// TenantToken) for the plain names a producer user is made for.
+function tenantToken(tenant: string): string {
+  if (tenant === "") return "_";
+  if (/^[A-Za-z0-9_-]{1,64}$/.test(tenant) && tenant !== "_") return tenant;
+  throw new Error(`tenant ${JSON.stringify(tenant)}: use 1-64 letters, digits, '-' or '_'`);
+}
+
+async function main(): Promise<number> {
+  const file = process.argv[2];
+  if (!file) {
+    console.error("usage: node dist/producer.js RESPONSE.json");
+    return 2;
+  }
+  const body = new Uint8Array(readFileSync(file));
+  const env = process.env;
+  const tenant = env.TOOLGATE_TENANT ?? "";
+  const calls = Number(env.TOOLGATE_CALLS ?? "1");
+  const waitMs = Number(env.TOOLGATE_WAIT_MS ?? "30000");
+  const responseId = env.TOOLGATE_RESPONSE_ID ?? `ts-${Date.now()}-${Math.floor(Math.random() * 1e9)}`;
+  const user = env.NATS_USER ?? "";
+  const opts: ConnectionOptions = { servers: env.NATS_URL ?? "nats://127.0.0.1:4222" };
+  if (user !== "") {
+    opts.user = user;
+    opts.pass = env.NATS_PASSWORD ?? "";
+    opts.inboxPrefix = `_INBOX_${user}`; // toolgate's users read replies only there
+  }
+  const nc = await connect(opts);
+  try {
+    // Subscribe before publishing: results are plain messages, not replayed.
+    const sub = nc.subscribe(`toolgate.results.${tenantToken(tenant)}.${responseId}`);
+    const h = headers();
+    h.set("Toolgate-Provider", env.TOOLGATE_PROVIDER ?? "openai-chat");
+    h.set("Toolgate-Response-Id", responseId);
+    if (tenant !== "") h.set("Toolgate-Tenant", tenant);
+    if (env.TOOLGATE_TOKEN) h.set("Toolgate-Token", env.TOOLGATE_TOKEN);
+    const ack = await nc.jetstream().publish("toolgate.in.response", body, { headers: h, msgID: responseId });
+    console.error(`published ${responseId} (stream ${ack.stream}, seq ${ack.seq}${ack.duplicate ? ", duplicate" : ""})`);
+
+    const outcomes: Outcome[] = [];
+    const seen = new Set<string>();
+    const timer = setTimeout(() => sub.unsubscribe(), waitMs);
+    for await (const m of sub as AsyncIterable<Msg>) {
+      const o = m.json<Outcome>();
+      if (o.call_id === undefined) {
+        outcomes.push(o); // the response's own outcome: no call will come
+        break;
+      }
+      if (seen.has(o.call_id)) continue; // a stage redelivered it
+      seen.add(o.call_id);
+      outcomes.push(o);
+      if (seen.size >= calls) break;
+    }
+    clearTimeout(timer);
+    for (const o of outcomes) console.log(JSON.stringify(o));
+    if (outcomes.length === 0) {
+      console.error(`no outcome within ${waitMs} ms`);
+      return 1;
+    }
+    return outcomes.every((o) => o.status === "executed") ? 0 : 1;
+  } finally {
+    await nc.drain();
+  }
+}
+
+main().then(
+  (code) => process.exit(code),
+  (err) => {
+    console.error("ts-producer:", err instanceof Error ? err.message : err);
+    process.exit(1);
+  },
+);
