@@ -1,222 +1,209 @@
 package main
 
 import (
-	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
+	"github.com/toolgate/toolgate/internal/authz"
 	"github.com/toolgate/toolgate/internal/call"
 	"github.com/toolgate/toolgate/internal/provider"
 	"github.com/toolgate/toolgate/pkg/producer"
-	"github.com/toolgate/toolgate/pkg/wire"
 )
 
-// publish sends a whole response, or an SSE / NDJSON transcript event by
-// event, as a producer would; with --wait it prints each outcome.
-func publish(args []string) error {
-	fs := flag.NewFlagSet("publish", flag.ExitOnError)
-	url := natsFlag(fs)
-	prov := fs.String("provider", provider.OpenAIChat, strings.Join(provider.Names(), ", "))
-	rid := fs.String("response-id", "", "Toolgate-Response-Id (default: derived from the file name and time)")
-	wait := fs.Duration("wait", 0, "wait this long for outcomes and print them")
-	tolerant := fs.Bool("tolerant", false, "recover tool calls written as text (Toolgate-Tolerant: true)")
-	principal := fs.String("principal", "", "Toolgate-Principal (ignored where toolgate verifies identity: the token's is used)")
-	roles := fs.String("roles", "", "Toolgate-Roles, comma separated (ignored where toolgate verifies identity)")
-	tenant := fs.String("tenant", os.Getenv("TOOLGATE_TENANT"), "Toolgate-Tenant, and the tenant whose results --wait reads (TOOLGATE_TENANT); where toolgate verifies identity, give the token's tenant")
-	token := fs.String("token", os.Getenv("TOOLGATE_TOKEN"), "identity token, a JWT of the deployment's issuer, sent as Toolgate-Token (TOOLGATE_TOKEN)")
-	dryRun := fs.Bool("dry-run", false, "Toolgate-Dry-Run: true")
-	maxTokens := fs.Int("max-tokens", 0, "Toolgate-Max-Tokens: the request's output token cap")
-	fs.Parse(args)
-	if fs.NArg() != 1 {
-		return errors.New("publish: want one file (a response body or an SSE/NDJSON transcript)")
+// Exit codes of publish (README "toolgate publish"): what became of the
+// response, so a script can branch on it.
+const (
+	exitPublishFailed   = 3 // a call failed, was denied or rejected, or the response was refused
+	exitPublishWaiting  = 4 // --wait ended with outcomes missing: approval, an open stream, silence
+	exitPublishConflict = 5 // a duplicate (already published) or a response id / stream conflict
+)
+
+// maxPublishInput bounds what publish reads from a file or stdin.
+const maxPublishInput = 256 << 20
+
+// publishFlags are publish's command line.
+type publishFlags struct {
+	fs                                 *flag.FlagSet
+	url, prov, rid, principal, roles   *string
+	tenant, token, model, conversation *string
+	end                                *string
+	wait                               *time.Duration
+	tolerant, dryRun, atomic           *bool
+	maxTokens                          *int
+}
+
+func newPublishFlags() publishFlags {
+	fs := flag.NewFlagSet("publish", flag.ContinueOnError)
+	return publishFlags{
+		fs:           fs,
+		url:          natsFlag(fs),
+		prov:         fs.String("provider", "", "Toolgate-Provider: "+strings.Join(provider.Names(), ", ")+" (default: detected from the body)"),
+		rid:          fs.String("response-id", "", "Toolgate-Response-Id (default: derived from the file name and the time)"),
+		wait:         fs.Duration("wait", 0, "wait this long for every outcome and print each; the exit code says what happened"),
+		tolerant:     fs.Bool("tolerant", false, "recover tool calls written as text (Toolgate-Tolerant: true)"),
+		principal:    fs.String("principal", "", "Toolgate-Principal (ignored where toolgate verifies identity: the token's is used)"),
+		roles:        fs.String("roles", "", "Toolgate-Roles, comma separated (ignored where toolgate verifies identity)"),
+		tenant:       fs.String("tenant", os.Getenv("TOOLGATE_TENANT"), "Toolgate-Tenant, the NATS user producer-TENANT publish connects as, and the tenant whose results --wait reads (TOOLGATE_TENANT); where toolgate verifies identity, give the token's tenant"),
+		token:        fs.String("token", os.Getenv("TOOLGATE_TOKEN"), "identity token, a JWT of the deployment's issuer, sent as Toolgate-Token (TOOLGATE_TOKEN)"),
+		model:        fs.String("model", "", "Toolgate-Model: the model that wrote the response"),
+		conversation: fs.String("conversation", "", "Toolgate-Conversation: the conversation the response belongs to"),
+		atomic:       fs.Bool("atomic", false, "Toolgate-Atomic: true: the response's calls run all or none"),
+		dryRun:       fs.Bool("dry-run", false, "Toolgate-Dry-Run: true: every gate runs, nothing executes"),
+		maxTokens:    fs.Int("max-tokens", 0, "Toolgate-Max-Tokens: the request's output token cap"),
+		end:          fs.String("end", "", "after a transcript's events, send Toolgate-End: REASON (the stream ends unfinished now, not at toolgate's idle timeout)"),
 	}
-	data, err := os.ReadFile(fs.Arg(0))
+}
+
+// publish sends a whole response, or a recorded stream event by event, as a
+// producer does: as the NATS user producer[-TENANT]. With --wait it prints
+// every outcome and exits with what happened (exitPublish*).
+func publish(args []string) error {
+	pf := newPublishFlags()
+	ops, err := parseFlags(pf.fs, args)
 	if err != nil {
 		return err
 	}
-	if *rid == "" {
-		base := strings.TrimSuffix(filepath.Base(fs.Arg(0)), filepath.Ext(fs.Arg(0)))
-		*rid = call.SafeResponseID(fmt.Sprintf("%s-%d", strings.NewReplacer(".", "-", " ", "-").Replace(base), time.Now().UnixMilli()))
+	if len(ops) > 1 {
+		return usageError("publish: want one FILE (or - for stdin), got %d: %s", len(ops), strings.Join(ops, " "))
 	}
-	if !call.ValidResponseID(*rid) {
-		return fmt.Errorf("publish: --response-id %q: use letters, digits, '-' and '_' (it is a subject token)", *rid)
+	file := "-"
+	if len(ops) == 1 {
+		file = ops[0]
 	}
-	nc, js, err := connect(*url)
+	data, err := readPublishInput(file)
+	if err != nil {
+		return err
+	}
+	prov, err := chooseProvider(*pf.prov, data)
+	if err != nil {
+		return err
+	}
+	rid := *pf.rid
+	if rid == "" {
+		rid = defaultResponseID(file)
+	}
+	if !call.ValidResponseID(rid) {
+		return usageError("publish: --response-id %q: use 1 to 128 letters, digits, '-' and '_' (it is a subject token)", rid)
+	}
+	if *pf.end != "" && !provider.IsTranscript(data) {
+		return usageError("publish: --end marks the end of a stream; %s is one whole response body", file)
+	}
+	meta := producer.Meta{Provider: prov, ResponseID: rid, Tenant: *pf.tenant, Principal: *pf.principal, Roles: *pf.roles, Token: *pf.token,
+		Model: *pf.model, Conversation: *pf.conversation, Tolerant: *pf.tolerant, DryRun: *pf.dryRun, Atomic: *pf.atomic, MaxTokens: *pf.maxTokens}
+	plan, err := planOf(meta, data, *pf.end)
+	if err != nil {
+		return err
+	}
+	return publishPlan(*pf.url, plan, *pf.wait)
+}
+
+// readPublishInput reads FILE, or stdin for "-", up to maxPublishInput.
+func readPublishInput(file string) ([]byte, error) {
+	r := io.Reader(os.Stdin)
+	if file == "-" {
+		if isTerminal(os.Stdin) {
+			return nil, usageError("publish: want a FILE, or the body on stdin (publish - < body.json); stdin is a terminal")
+		}
+	} else {
+		f, err := os.Open(file)
+		if err != nil {
+			return nil, fmt.Errorf("publish: %w", err)
+		}
+		defer f.Close()
+		r = f
+	}
+	data, err := io.ReadAll(io.LimitReader(r, maxPublishInput+1))
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("publish: read %s: %w", file, err)
+	case len(data) > maxPublishInput:
+		return nil, fmt.Errorf("publish: %s is over %d MiB", file, maxPublishInput>>20)
+	case len(data) == 0:
+		return nil, fmt.Errorf("publish: %s is empty", file)
+	}
+	return data, nil
+}
+
+// chooseProvider returns the provider to send: the one given, checked against the
+// body's shape (a mismatch is said on stderr: toolgate would refuse the body
+// as undecodable), or the one detected.
+func chooseProvider(given string, data []byte) (string, error) {
+	detected, derr := provider.Detect(data)
+	if given == "" {
+		if derr != nil {
+			return "", usageError("publish: %v", derr)
+		}
+		return detected, nil
+	}
+	if !provider.Known(given) {
+		return "", usageError("publish: --provider %q: use one of %s", given, strings.Join(provider.Names(), ", "))
+	}
+	if derr == nil && detected != given {
+		fmt.Fprintf(os.Stderr, "toolgate: publish: the body looks like %s, not %s: toolgate will likely refuse it (undecodable); drop --provider to use the detected one, or pass --provider %s\n", detected, given, detected)
+	}
+	return given, nil
+}
+
+// defaultResponseID is FILE's base name (or "stdin") and the time.
+func defaultResponseID(file string) string {
+	base := "stdin"
+	if file != "-" {
+		base = strings.TrimSuffix(filepath.Base(file), filepath.Ext(file))
+	}
+	return call.SafeResponseID(fmt.Sprintf("%s-%d", strings.NewReplacer(".", "-", " ", "-").Replace(base), time.Now().UnixMilli()))
+}
+
+// publishPlan connects as the producer of meta's tenant, watches the plan's
+// responses, publishes them and, with wait, awaits their outcomes.
+func publishPlan(url string, plan []planned, wait time.Duration) error {
+	tenant := plan[0].meta.Tenant
+	nc, js, err := connectAs(url, authz.ProducerUser(tenant))
 	if err != nil {
 		return err
 	}
 	defer nc.Close()
-	p := producer.New(js).ForTenant(*tenant)
+	p := producer.New(js).ForTenant(tenant)
 	// Watch before publishing: a fast pipeline's outcomes come before the
 	// last publish returns.
 	var w *producer.Watch
-	if *wait > 0 {
-		if w, err = p.Watch(*rid); err != nil {
+	if wait > 0 {
+		if w, err = p.Watch(); err != nil {
 			return err
 		}
 		defer w.Stop()
-	}
-	meta := producer.Meta{Provider: *prov, ResponseID: *rid, Tenant: *tenant, Principal: *principal, Roles: *roles, Token: *token,
-		Tolerant: *tolerant, DryRun: *dryRun, MaxTokens: *maxTokens}
-	ctx, cancel := timeout()
-	defer cancel()
-	sent, dups := 0, 0
-	if provider.IsTranscript(data) {
-		events, cut, err := transcriptEvents(data)
-		if err != nil {
-			return err
-		}
-		// A recording may hold several responses back to back (an agent
-		// loop): each becomes its own response id, as a producer would send it.
-		groups := splitResponses(*prov, events)
-		for r, group := range groups {
-			m := meta
-			if r > 0 {
-				m.ResponseID = fmt.Sprintf("%s-r%d", *rid, r+1)
-				if w != nil {
-					if err := w.Add(m.ResponseID); err != nil {
-						return err
-					}
-				}
-			}
-			end := ""
-			if r == len(groups)-1 {
-				end = cut // the last response ends where the recording was cut
-			}
-			err := p.PublishStream(ctx, m, group, end)
-			if errors.Is(err, producer.ErrDuplicate) {
-				dups++
-				fmt.Println(duplicateLine(m.ResponseID))
-				continue
-			}
-			if err != nil {
+		for _, r := range plan {
+			if err := w.Add(r.meta.ResponseID); err != nil {
 				return err
 			}
-			sent++
-			fmt.Printf("published %s: %d stream events on %s\n", m.ResponseID, len(group), wire.InStream(m.ResponseID))
-			if end != "" {
-				fmt.Printf("  then %s: %s\n", wire.HeaderEnd, end)
-			}
-		}
-	} else {
-		err := p.PublishResponse(ctx, meta, data)
-		if errors.Is(err, producer.ErrDuplicate) {
-			dups++
-			fmt.Println(duplicateLine(*rid))
-		} else if err != nil {
-			return err
-		} else {
-			sent++
-			fmt.Printf("published %s: one %s response (%d bytes)\n", *rid, *prov, len(data))
 		}
 	}
-	if sent == 0 && dups > 0 {
-		return nil // its outcomes came when it first arrived: see toolgate status
+	ctx, cancel := timeout()
+	defer cancel()
+	for i := range plan {
+		if err := plan[i].send(ctx, p); err != nil {
+			return publishError(url, tenant, err)
+		}
 	}
-	if *wait > 0 {
-		return printResults(ctx, w, *wait)
+	if wait == 0 {
+		if dups := duplicateIDs(plan); len(dups) > 0 {
+			return &exitError{code: exitPublishConflict, err: errors.New(alreadyPublished(dups))}
+		}
+		return nil
 	}
-	return nil
+	return awaitPlan(url, w, plan, wait)
 }
 
-// printResults prints outcomes until none has come for a second after the
-// first, or wait has passed.
-func printResults(ctx context.Context, w *producer.Watch, wait time.Duration) error {
-	deadline := time.Now().Add(wait)
-	var idle time.Time // zero until the first outcome
-	n := 0
-	for {
-		until := deadline
-		if !idle.IsZero() && idle.Before(until) {
-			until = idle
-		}
-		c, cancel := context.WithDeadline(ctx, until)
-		o, err := w.Next(c)
-		cancel()
-		switch {
-		case ctx.Err() != nil:
-			return ctx.Err()
-		case errors.Is(err, context.DeadlineExceeded):
-			if n == 0 && !time.Now().Before(deadline) {
-				return fmt.Errorf("no outcome within %v (is `toolgate up` running?)", wait)
-			}
-			return nil
-		}
-		n++
-		printOutcome(o.Data)
-		if err := producer.Refused(o.Response); err != nil {
-			return fmt.Errorf("conflict: response id %s was used before with other content or by another producer: nothing of this one ran; publish it again with a new --response-id", o.Response.ResponseID)
-		}
-		idle = time.Now().Add(time.Second)
+// publishError says what to do about a publish JetStream did not
+// acknowledge: most often a connection without the producer's credentials.
+func publishError(url, tenant string, err error) error {
+	if c := credentialsFor(url, authz.ProducerUser(tenant), os.Getenv); c.user == "" && !errors.Is(err, producer.ErrDuplicate) {
+		return fmt.Errorf("%w (connected without credentials: found no %s; toolgate up lets such a connection publish but not read JetStream's acknowledgement: set TOOLGATE_SECRETS to its secrets directory, or TOOLGATE_NATS_USER and TOOLGATE_NATS_PASSWORD)", err, c.looked)
 	}
-}
-
-// printOutcome prints one result message: the call (or "(response)"), its
-// tool and status, its errors and result.
-func printOutcome(data []byte) {
-	var r struct {
-		CallID  string   `json:"call_id"`
-		Tool    string   `json:"tool"`
-		Status  string   `json:"status"`
-		Failure string   `json:"failure"`
-		Errors  []string `json:"errors"`
-		Result  any      `json:"result"`
-		Text    string   `json:"text"`
-	}
-	_ = json.Unmarshal(data, &r)
-	st := r.Status
-	if r.Failure != "" {
-		st += " (" + r.Failure + ")"
-	}
-	id := r.CallID
-	if id == "" {
-		id = "(response)"
-	}
-	fmt.Printf("  %-28s %-16s %s\n", id, r.Tool, st)
-	for _, e := range r.Errors {
-		fmt.Printf("      - %s\n", e)
-	}
-	if r.Result != nil {
-		out, _ := json.Marshal(r.Result)
-		fmt.Printf("      result: %s\n", out)
-	}
-}
-
-// splitResponses cuts a transcript's events into responses: a new one
-// starts where the provider's accumulator says the previous one ended.
-func splitResponses(prov string, events [][]byte) [][][]byte {
-	var groups [][][]byte
-	var cur [][]byte
-	acc, err := provider.NewAccumulator(prov)
-	if err != nil {
-		return [][][]byte{events}
-	}
-	for _, ev := range events {
-		if err := acc.Add(ev); errors.Is(err, provider.ErrAfterTerminal) && len(cur) > 0 && !isTrailer(ev) {
-			groups = append(groups, cur)
-			cur = nil
-			acc, _ = provider.NewAccumulator(prov)
-			_ = acc.Add(ev)
-		}
-		cur = append(cur, ev)
-	}
-	return append(groups, cur)
-}
-
-// isTrailer reports the events that may follow a terminal one in the same
-// response ([DONE], a usage-only chunk).
-func isTrailer(ev []byte) bool {
-	t := strings.TrimSpace(string(ev))
-	return t == "[DONE]" || strings.Contains(t, `"choices":[]`)
-}
-
-// duplicateLine says that JetStream already held exactly this message.
-func duplicateLine(rid string) string {
-	return "duplicate: response id " + rid + " was already published; nothing new was sent"
+	return err
 }

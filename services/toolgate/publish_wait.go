@@ -1,0 +1,168 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/toolgate/toolgate/internal/call"
+	"github.com/toolgate/toolgate/pkg/producer"
+)
+
+// awaitPlan prints the outcomes of plan's responses as they come, until
+// every response has all of its outcomes (producer.Tally: the results say
+// how many calls each proposed) or wait has passed; then it says what each
+// response still waits for and returns the exit code that sums it up.
+func awaitPlan(url string, w *producer.Watch, plan []planned, wait time.Duration) error {
+	var rids []string
+	fresh := map[string]bool{}
+	for _, r := range plan {
+		if !r.dup {
+			rids = append(rids, r.meta.ResponseID)
+			fresh[r.meta.ResponseID] = true
+		}
+	}
+	tally := producer.NewTally(rids...)
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	defer cancel()
+	for len(rids) > 0 && !tally.Complete() {
+		o, err := w.Next(ctx)
+		if ctx.Err() != nil {
+			break
+		}
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "toolgate: publish: %v\n", err)
+			continue
+		}
+		printOutcome(o.Data)
+		if rid := outcomeResponse(o); fresh[rid] {
+			tally.Add(o)
+		}
+	}
+	return publishVerdict(url, w, plan, tally, wait)
+}
+
+func outcomeResponse(o producer.Outcome) string {
+	if o.Call != nil {
+		return o.Call.ResponseID
+	}
+	return o.Response.ResponseID
+}
+
+// publishVerdict says what became of each response and returns its exit code:
+// exitPublishConflict for a duplicate or a refused response id, else
+// exitPublishWaiting when outcomes are missing, else exitPublishFailed when
+// one is not a success, else nil.
+func publishVerdict(url string, w *producer.Watch, plan []planned, tally *producer.Tally, wait time.Duration) error {
+	byID := map[string]*planned{}
+	for i := range plan {
+		byID[plan[i].meta.ResponseID] = &plan[i]
+	}
+	var conflicts, waiting, failed []string
+	for _, o := range tally.Responses() {
+		r := byID[o.ResponseID]
+		switch {
+		case producer.Refused(o.Response) != nil:
+			conflicts = append(conflicts, o.ResponseID)
+			fmt.Printf("conflict: response id %s was used before with other content or by another producer, or its stream's events disagree: nothing of this one ran; publish it again with a new --response-id\n", o.ResponseID)
+		case o.Complete():
+			if !o.OK() {
+				failed = append(failed, o.ResponseID)
+			}
+		default:
+			waiting = append(waiting, o.ResponseID)
+			for _, line := range explainWaiting(url, w, r, o, wait) {
+				fmt.Println(line)
+			}
+		}
+	}
+	if dups := duplicateIDs(plan); len(dups) > 0 {
+		conflicts = append(conflicts, dups...)
+		fmt.Println(alreadyPublished(dups))
+	}
+	switch {
+	case len(conflicts) > 0:
+		return &exitError{code: exitPublishConflict, err: fmt.Errorf("publish: nothing new ran for %s (duplicate or conflict)", strings.Join(conflicts, ", "))}
+	case len(waiting) > 0:
+		return &exitError{code: exitPublishWaiting, err: fmt.Errorf("publish: %s still waiting after --wait %v", strings.Join(waiting, ", "), wait)}
+	case len(failed) > 0:
+		return &exitError{code: exitPublishFailed, err: fmt.Errorf("publish: %s: not every call succeeded", strings.Join(failed, ", "))}
+	}
+	return nil
+}
+
+// explainWaiting says what a response with outcomes missing waits for: an open
+// stream (its progress events say toolgate reads it), or calls that wait,
+// as the operator sees them when the admin's credentials are at hand.
+func explainWaiting(url string, w *producer.Watch, r *planned, o *producer.Outcomes, wait time.Duration) []string {
+	rid := o.ResponseID
+	if r.stream() && !r.terminal && r.end == "" {
+		line := fmt.Sprintf("waiting: stream %s is still open: its %d events hold no terminal event, so toolgate waits for more; its idle timer ends it transport_incomplete after --stream-idle-timeout (default 60s) without a new event. Publish with --end REASON to end it at once", rid, len(r.events))
+		if p, ok := w.Progress(rid); ok {
+			line += fmt.Sprintf(" (toolgate has read it up to event %d, %d call(s) so far)", p.Seq, len(p.Calls))
+		}
+		return []string{line}
+	}
+	have := fmt.Sprintf("no outcome within %v", wait)
+	if o.Expected > 0 {
+		have = fmt.Sprintf("%d of %d calls have an outcome after %v", len(o.Calls), o.Expected, wait)
+	}
+	lines := []string{fmt.Sprintf("waiting: %s: %s (toolgate's NATS stored it)", rid, have)}
+	if view, err := operatorView(url, o); err == nil {
+		return append(lines, view...)
+	} else if !errors.Is(err, errNoOperator) {
+		lines = append(lines, "  (could not read the calls as the operator: "+err.Error()+")")
+	}
+	return append(lines,
+		"  a call may wait for a human approval (an operator sees it with `toolgate approvals ls` and decides with `toolgate approve CALL-ID --by NAME`),",
+		"  or for its executor, or toolgate's stages may be stopped: `toolgate status "+firstMissingCall(o)+"` says which; `toolgate results "+rid+" --follow` prints the outcomes when they come")
+}
+
+// firstMissingCall is the first call id of o without an outcome (<rid>-0 while no
+// result said how many calls there are).
+func firstMissingCall(o *producer.Outcomes) string {
+	have := map[string]bool{}
+	for _, c := range o.Calls {
+		have[c.CallID] = true
+	}
+	for i := 0; i < o.Expected; i++ {
+		if id := call.ID(o.ResponseID, i); !have[id] {
+			return id
+		}
+	}
+	return call.ID(o.ResponseID, 0)
+}
+
+// printOutcome prints one result message: the call (or "(response)"), its
+// tool and status, its errors and result.
+func printOutcome(data []byte) {
+	var r struct {
+		CallID  string   `json:"call_id"`
+		Tool    string   `json:"tool"`
+		Status  string   `json:"status"`
+		Failure string   `json:"failure"`
+		Errors  []string `json:"errors"`
+		Result  any      `json:"result"`
+	}
+	_ = json.Unmarshal(data, &r)
+	st := r.Status
+	if r.Failure != "" {
+		st += " (" + r.Failure + ")"
+	}
+	id := r.CallID
+	if id == "" {
+		id = "(response)"
+	}
+	fmt.Print(printable(fmt.Sprintf("  %-28s %-16s %s", id, r.Tool, st)) + "\n")
+	for _, e := range r.Errors {
+		fmt.Print(printable("      - "+e) + "\n")
+	}
+	if r.Result != nil {
+		out, _ := json.Marshal(r.Result)
+		fmt.Print(printable("      result: "+string(out)) + "\n")
+	}
+}

@@ -1,0 +1,149 @@
+package main
+
+import (
+	"bytes"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/toolgate/toolgate/internal/authz"
+	"github.com/toolgate/toolgate/internal/secrets"
+)
+
+// runPublish runs `toolgate publish args...` in this process with stdin
+// fed from stdin (nil: /dev/null) and returns what it printed on stdout and
+// the exit code main would exit with.
+func runPublish(t *testing.T, stdin []byte, args ...string) (string, int) {
+	t.Helper()
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	oldOut, oldIn := os.Stdout, os.Stdin
+	os.Stdout = w
+	if stdin != nil {
+		in := filepath.Join(t.TempDir(), "stdin")
+		if err := os.WriteFile(in, stdin, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		f, err := os.Open(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		os.Stdin = f
+	}
+	done := make(chan string)
+	go func() {
+		var b bytes.Buffer
+		_, _ = io.Copy(&b, r)
+		done <- b.String()
+	}()
+	code := exitCode(publish(args))
+	os.Stdout, os.Stdin = oldOut, oldIn
+	w.Close()
+	out := <-done
+	r.Close()
+	t.Logf("publish %s: exit %d\n%s", strings.Join(args, " "), code, out)
+	return out, code
+}
+
+func writeFile(t *testing.T, name, data string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(p, []byte(data), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+const (
+	weatherCall = `{"id":"chatcmpl-w","object":"chat.completion","created":1,"model":"gpt-4o","choices":[{"index":0,"message":{"role":"assistant","content":null,"tool_calls":[{"id":"call_w","type":"function","function":{"name":"get_weather","arguments":"{\"city\":\"Oslo\"}"}}]},"finish_reason":"tool_calls"}]}`
+	// weatherAndDelete proposes a read and an irreversible call: the
+	// second waits for a human.
+	weatherAndDelete = `{"id":"chatcmpl-wd","object":"chat.completion","created":1,"model":"gpt-4o","choices":[{"index":0,"message":{"role":"assistant","content":null,"tool_calls":[{"id":"call_w","type":"function","function":{"name":"get_weather","arguments":"{\"city\":\"Oslo\"}"}},{"id":"call_d","type":"function","function":{"name":"delete_customer_account","arguments":"{\"customer_id\":\"cus_1\",\"reason\":\"asked\"}"}}]},"finish_reason":"tool_calls"}]}`
+	// anthropicWeather is an Anthropic body: no --provider needed.
+	anthropicWeather = `{"id":"msg_1","type":"message","role":"assistant","model":"claude-sonnet-4-5","content":[{"type":"tool_use","id":"toolu_1","name":"get_weather","input":{"city":"Oslo"}}],"stop_reason":"tool_use","stop_sequence":null,"usage":{"input_tokens":1,"output_tokens":1}}`
+	// openStream is an OpenAI chat stream cut before its finish_reason.
+	openStream = "data: {\"id\":\"c\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":\"gpt-4o\",\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"tool_calls\":[{\"index\":0,\"id\":\"call_w\",\"type\":\"function\",\"function\":{\"name\":\"get_weather\",\"arguments\":\"\"}}]},\"finish_reason\":null}]}\n\n" +
+		"data: {\"id\":\"c\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":\"gpt-4o\",\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"function\":{\"arguments\":\"{\\\"city\\\":\\\"Oslo\\\"}\"}}]},\"finish_reason\":null}]}\n\n"
+)
+
+// Issue 17 point 1: against a running, authenticated `toolgate up`,
+// publish --wait tells apart a call waiting for approval (its call id, until
+// when, how to approve), a stream still open (its idle timer), and a
+// re-published response (already published: where its outcomes are), each
+// with its own exit code, and says "is toolgate up running" for none of
+// them. Before, each printed "no outcome within 5s (is `toolgate up`
+// running?)" and exited 1. Publish connects as the producer user (point 3):
+// the admin's password is moved away for the producer-only runs.
+func TestPublish_wait_tells_approval_open_stream_and_duplicate_apart(t *testing.T) {
+	u := startUp(t)
+	serveExamples(t, u)
+	// A producer beside toolgate up but without the admin's password.
+	producerOnly := t.TempDir()
+	pw, err := secrets.Read(u.secrets, authz.PasswordFile(authz.Producer))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(producerOnly, authz.PasswordFile(authz.Producer)), []byte(pw), 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	t.Run("every call executed: exit 0, provider detected", func(t *testing.T) {
+		t.Setenv("TOOLGATE_SECRETS", producerOnly)
+		out, code := runPublish(t, nil, writeFile(t, "w.json", anthropicWeather), "--nats", u.url, "--response-id", "pw-ok", "--wait", "30s")
+		if code != 0 || !strings.Contains(out, "pw-ok-0") || !strings.Contains(out, "executed") || !strings.Contains(out, "one anthropic response") {
+			t.Fatalf("exit %d:\n%s", code, out)
+		}
+	})
+
+	t.Run("a call waiting for approval: exit 4, call id, until, how", func(t *testing.T) {
+		// As the operator beside toolgate up, --wait reads where the call is.
+		out, code := runPublish(t, nil, writeFile(t, "wd.json", weatherAndDelete), "--nats", u.url, "--response-id", "pw-appr", "--roles", "admin", "--wait", "5s")
+		if code != exitPublishWaiting {
+			t.Fatalf("exit %d, want %d:\n%s", code, exitPublishWaiting, out)
+		}
+		for _, want := range []string{"pw-appr-0", "executed", "1 of 2 calls have an outcome", "pw-appr-1 delete_customer_account: approval_required", "waiting for approval", "until ", "toolgate approve pw-appr-1 --by NAME"} {
+			if !strings.Contains(out, want) {
+				t.Errorf("output lacks %q", want)
+			}
+		}
+		if strings.Contains(out, "is `toolgate up` running") {
+			t.Error("blamed toolgate up while it answered")
+		}
+		// As the producer alone, it says what it knows and what to run.
+		t.Setenv("TOOLGATE_SECRETS", producerOnly)
+		out, code = runPublish(t, nil, writeFile(t, "wd.json", weatherAndDelete), "--nats", u.url, "--response-id", "pw-appr2", "--roles", "admin", "--wait", "5s")
+		if code != exitPublishWaiting || !strings.Contains(out, "1 of 2 calls have an outcome") || !strings.Contains(out, "toolgate approvals ls") || !strings.Contains(out, "toolgate status pw-appr2-1") {
+			t.Fatalf("producer only: exit %d:\n%s", code, out)
+		}
+	})
+
+	t.Run("an open stream: exit 4, idle timer", func(t *testing.T) {
+		t.Setenv("TOOLGATE_SECRETS", producerOnly)
+		out, code := runPublish(t, nil, writeFile(t, "open.sse", openStream), "--nats", u.url, "--response-id", "pw-open", "--wait", "3s")
+		if code != exitPublishWaiting || !strings.Contains(out, "stream pw-open is still open") || !strings.Contains(out, "idle timer") || !strings.Contains(out, "--end REASON") {
+			t.Fatalf("exit %d:\n%s", code, out)
+		}
+		// --end settles it at once: transport_incomplete, a failure.
+		out, code = runPublish(t, nil, writeFile(t, "open.sse", openStream), "--nats", u.url, "--response-id", "pw-ended", "--end", "client went away", "--wait", "30s")
+		if code != exitPublishFailed || !strings.Contains(out, "transport_incomplete") {
+			t.Fatalf("--end: exit %d:\n%s", code, out)
+		}
+	})
+
+	t.Run("a duplicate: exit 5, where its outcomes are", func(t *testing.T) {
+		t.Setenv("TOOLGATE_SECRETS", producerOnly)
+		file := writeFile(t, "w.json", weatherCall)
+		if _, code := runPublish(t, nil, file, "--nats", u.url, "--response-id", "pw-dup", "--wait", "30s"); code != 0 {
+			t.Fatalf("first publish: exit %d", code)
+		}
+		out, code := runPublish(t, nil, file, "--nats", u.url, "--response-id", "pw-dup", "--wait", "3s")
+		if code != exitPublishConflict || !strings.Contains(out, "already published") || !strings.Contains(out, "toolgate results pw-dup") || strings.Contains(out, "running?") {
+			t.Fatalf("exit %d:\n%s", code, out)
+		}
+	})
+}
