@@ -50,6 +50,7 @@ func newUpFlags(getenv func(string) string) upFlags {
 func up(args []string) error {
 	uf := newUpFlags(os.Getenv)
 	listen, data, toolsFile := uf.listen, uf.data, uf.toolsFile
+	ingestAddr := ingestHTTPFlag(uf.fs, os.Getenv) // up_httpingest.go
 	uf.fs.Parse(args)
 	flagged, err := uf.stage()
 	if err != nil {
@@ -107,6 +108,9 @@ func up(args []string) error {
 	cfg.NATSURL, cfg.Stages, cfg.Log = ns.ClientURL(), streams.Names(), log
 	// The executor signing pair, made once: executors verify with its .pub.
 	if err := cfg.Exec.EnsureKey(*uf.trust.secrets); err != nil {
+		return err
+	}
+	if err := startIngestHTTP(ctx, *ingestAddr, ns.ClientURL(), lp, *uf.trust.tenant, cfg.Identity, cfg); err != nil {
 		return err
 	}
 	if lp != nil {
