@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -71,7 +72,7 @@ func publishVerdict(url string, w *producer.Watch, plan []planned, tally *produc
 			fmt.Printf("conflict: response id %s was used before with other content or by another producer, or its stream's events disagree: nothing of this one ran; publish it again with a new --response-id\n", o.ResponseID)
 		case o.Complete():
 			if !o.OK() {
-				failed = append(failed, o.ResponseID)
+				failed = append(failed, o.ResponseID+" ("+strings.Join(failures(o), ", ")+")")
 			}
 		default:
 			waiting = append(waiting, o.ResponseID)
@@ -90,9 +91,34 @@ func publishVerdict(url string, w *producer.Watch, plan []planned, tally *produc
 	case len(waiting) > 0:
 		return &exitError{code: exitPublishWaiting, err: fmt.Errorf("publish: %s still waiting after --wait %v", strings.Join(waiting, ", "), wait)}
 	case len(failed) > 0:
-		return &exitError{code: exitPublishFailed, err: fmt.Errorf("publish: %s: not every call succeeded", strings.Join(failed, ", "))}
+		return &exitError{code: exitPublishFailed, err: fmt.Errorf("publish: not every outcome is a success: %s", strings.Join(failed, ", "))}
 	}
 	return nil
+}
+
+// failures lists the statuses of o's outcomes that are not a success, each
+// once, with its failure class.
+func failures(o *producer.Outcomes) []string {
+	var out []string
+	add := func(st, failure string, errs []string) {
+		if failure != "" {
+			st += " " + failure
+		} else if st == "rejected" && len(errs) > 0 {
+			st += " " + strings.SplitN(errs[0], ":", 2)[0] // its code, e.g. undecodable_response
+		}
+		if !slices.Contains(out, st) {
+			out = append(out, st)
+		}
+	}
+	if o.Response != nil {
+		add(string(o.Response.Status), "", o.Response.Errors)
+	}
+	for _, c := range o.Calls {
+		if !c.OK {
+			add(string(c.Status), string(c.Failure), c.Errors)
+		}
+	}
+	return out
 }
 
 // explainWaiting says what a response with outcomes missing waits for: an open

@@ -13,16 +13,16 @@ import (
 )
 
 // runPublish runs `toolgate publish args...` in this process with stdin
-// fed from stdin (nil: /dev/null) and returns what it printed on stdout and
-// the exit code main would exit with.
+// fed from stdin (nil: the test's own) and returns what it printed on stdout
+// and stderr and the exit code main would exit with.
 func runPublish(t *testing.T, stdin []byte, args ...string) (string, int) {
 	t.Helper()
 	r, w, err := os.Pipe()
 	if err != nil {
 		t.Fatal(err)
 	}
-	oldOut, oldIn := os.Stdout, os.Stdin
-	os.Stdout = w
+	oldOut, oldErr, oldIn := os.Stdout, os.Stderr, os.Stdin
+	os.Stdout, os.Stderr = w, w
 	if stdin != nil {
 		in := filepath.Join(t.TempDir(), "stdin")
 		if err := os.WriteFile(in, stdin, 0o600); err != nil {
@@ -42,7 +42,7 @@ func runPublish(t *testing.T, stdin []byte, args ...string) (string, int) {
 		done <- b.String()
 	}()
 	code := exitCode(publish(args))
-	os.Stdout, os.Stdin = oldOut, oldIn
+	os.Stdout, os.Stderr, os.Stdin = oldOut, oldErr, oldIn
 	w.Close()
 	out := <-done
 	r.Close()
@@ -132,6 +132,14 @@ func TestPublish_wait_tells_approval_open_stream_and_duplicate_apart(t *testing.
 		out, code = runPublish(t, nil, writeFile(t, "open.sse", openStream), "--nats", u.url, "--response-id", "pw-ended", "--end", "client went away", "--wait", "30s")
 		if code != exitPublishFailed || !strings.Contains(out, "transport_incomplete") {
 			t.Fatalf("--end: exit %d:\n%s", code, out)
+		}
+	})
+
+	t.Run("a body of another provider than --provider: a hint, then exit 3", func(t *testing.T) {
+		t.Setenv("TOOLGATE_SECRETS", producerOnly)
+		out, code := runPublish(t, nil, writeFile(t, "a.json", anthropicWeather), "--nats", u.url, "--provider", "openai-chat", "--response-id", "pw-wrong", "--wait", "30s")
+		if code != exitPublishFailed || !strings.Contains(out, "looks like anthropic, not openai-chat") || !strings.Contains(out, "rejected") {
+			t.Fatalf("exit %d:\n%s", code, out)
 		}
 	})
 
