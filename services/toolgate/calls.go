@@ -2,11 +2,11 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -14,6 +14,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/toolgate/toolgate/internal/call"
 	"github.com/toolgate/toolgate/internal/dlq"
 	"github.com/toolgate/toolgate/internal/pipeline"
 	"github.com/toolgate/toolgate/streams"
@@ -21,16 +22,18 @@ import (
 
 // callFilter selects status records; a zero field matches everything.
 type callFilter struct {
-	response, status, tool string
-	since                  time.Time
+	response, status, stage, tool string
+	since                         time.Time
 }
 
 // match reports whether r passes f. --status matches the status or, for a
-// failed call, its failure class.
+// failed call, its failure class; --stage the stage calls ls shows
+// (stageOf: where a failed call failed).
 func (f callFilter) match(r pipeline.StatusRecord) bool {
 	switch {
 	case f.response != "" && r.ResponseID != f.response,
 		f.status != "" && string(r.Status) != f.status && string(r.Failure) != f.status,
+		f.stage != "" && stageOf(r) != f.stage,
 		f.tool != "" && r.Tool != f.tool,
 		!f.since.IsZero() && updated(r).Before(f.since):
 		return false
@@ -49,17 +52,27 @@ func updated(r pipeline.StatusRecord) time.Time {
 // calls: ls.
 func calls(args []string) error {
 	if len(args) == 0 || args[0] != "ls" {
-		return errors.New("calls: want ls (toolgate calls ls [--response ID] [--status S] [--tool T] [--since 1h])")
+		return usageError("calls: want ls (toolgate calls ls [--response ID] [--status S] [--stage S] [--tool T] [--since 1h] [--limit N])")
 	}
-	fs := flag.NewFlagSet("calls ls", flag.ExitOnError)
+	fs := flag.NewFlagSet("calls ls", flag.ContinueOnError)
 	url := natsFlag(fs)
 	response := fs.String("response", "", "only the calls of this response id")
 	status := fs.String("status", "", "only calls in this status or failure class (executed, schema_invalid, ...)")
+	stage := fs.String("stage", "", "only calls at this stage: where a failed call failed, where a waiting call waits (parse, validate, ...)")
 	toolName := fs.String("tool", "", "only calls of this tool")
 	since := fs.Duration("since", 0, "only calls updated within this long (1h, 15m)")
 	limit := fs.Int("limit", 0, "show at most this many, newest last (0: all)")
-	fs.Parse(args[1:])
-	f := callFilter{response: *response, status: *status, tool: *toolName}
+	ops, err := parseFlags(fs, args[1:])
+	if err != nil {
+		return err
+	}
+	if len(ops) > 0 {
+		return usageError("calls ls: unexpected %q (filters are flags: --response ID, --status S, ...)", printable(ops[0]))
+	}
+	if err := checkCallFilter(*status, *stage); err != nil {
+		return err
+	}
+	f := callFilter{response: *response, status: *status, stage: *stage, tool: *toolName}
 	if *since > 0 {
 		f.since = time.Now().Add(-*since)
 	}
@@ -85,11 +98,11 @@ func calls(args []string) error {
 func scanCalls(ctx context.Context, js jetstream.JetStream, f callFilter) ([]pipeline.StatusRecord, error) {
 	kv, err := js.KeyValue(ctx, streams.BucketCalls)
 	if err != nil {
-		return nil, fmt.Errorf("calls: bucket %s: %w", streams.BucketCalls, err)
+		return nil, explainNATS(err, "calls: bucket "+streams.BucketCalls)
 	}
 	w, err := kv.WatchAll(ctx, jetstream.IgnoreDeletes())
 	if err != nil {
-		return nil, fmt.Errorf("calls: %w", err)
+		return nil, explainNATS(err, "calls: bucket "+streams.BucketCalls)
 	}
 	defer w.Stop()
 	var out []pipeline.StatusRecord
@@ -113,7 +126,7 @@ func scanCalls(ctx context.Context, js jetstream.JetStream, f callFilter) ([]pip
 		fmt.Fprintf(os.Stderr, "calls: %d malformed status record(s) skipped\n", bad)
 	}
 	if ctx.Err() != nil {
-		return nil, fmt.Errorf("calls: reading the bucket: %w", ctx.Err())
+		return nil, explainNATS(ctx.Err(), "calls: reading bucket "+streams.BucketCalls)
 	}
 	sort.SliceStable(out, func(i, j int) bool { return updated(out[i]).Before(updated(out[j])) })
 	return out, nil
@@ -127,12 +140,9 @@ func printCalls(w io.Writer, recs []pipeline.StatusRecord) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "UPDATED\tCALL\tTOOL\tSTATUS\tSTAGE\tREPAIRS\tERROR")
 	for _, r := range recs {
-		st, stage := string(r.Status), ""
+		st, stage := string(r.Status), stageOf(r)
 		if r.Failure != "" {
 			st += " (" + string(r.Failure) + ")"
-		}
-		if n := len(r.History); n > 0 {
-			stage = r.History[n-1].Stage
 		}
 		first := ""
 		if len(r.Errors) > 0 {
@@ -144,6 +154,23 @@ func printCalls(w io.Writer, recs []pipeline.StatusRecord) error {
 		return err
 	}
 	fmt.Fprintf(w, "\n%d call(s); details: toolgate status CALL-ID\n", len(recs))
+	return nil
+}
+
+// checkCallFilter refuses a --status or --stage that no call can have, with
+// the valid values: a typo would otherwise match nothing, silently.
+func checkCallFilter(status, stage string) error {
+	if status != "" && !slices.Contains(call.Statuses(), call.Status(status)) {
+		var names []string
+		for _, s := range call.Statuses() {
+			names = append(names, string(s))
+		}
+		sort.Strings(names)
+		return usageError("calls ls: --status %q is not a status or failure class; use one of %s", printable(status), strings.Join(names, ", "))
+	}
+	if stage != "" && !streams.IsStage(stage) {
+		return usageError("calls ls: --stage %q is not a stage; use one of %s", printable(stage), strings.Join(streams.Names(), ", "))
+	}
 	return nil
 }
 

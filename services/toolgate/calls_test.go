@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -65,5 +66,63 @@ func TestWhen_reads_durations_and_times(t *testing.T) {
 	}
 	if _, err := when("yesterday", now); err == nil {
 		t.Error("an unreadable time was accepted")
+	}
+}
+
+// Point 14: a call that failed at parse or validate and that repair then
+// gave up on (its last step) is shown at the stage where it failed, as
+// dlq ls shows it; before, calls ls said repair.
+func TestPrintCalls_stage_is_where_the_call_failed_not_who_wrote_last(t *testing.T) {
+	at := time.Now()
+	steps := func(failedAt string, failure call.Status) []call.Step {
+		return []call.Step{{Stage: "accumulate", Status: call.Received, At: at}, {Stage: failedAt, Status: failure, At: at},
+			{Stage: "repair", Status: call.Failed, At: at, Note: "no repair model"}}
+	}
+	parseFail := pipeline.StatusRecord{CallID: "r1-0", ResponseID: "r1", Tool: "t", Status: call.Failed, Failure: call.InvalidJSON, History: steps("parse", call.InvalidJSON)}
+	validateFail := pipeline.StatusRecord{CallID: "r1-1", ResponseID: "r1", Tool: "t", Status: call.Failed, Failure: call.SchemaInvalid, History: steps("validate", call.SchemaInvalid)}
+	waiting := pipeline.StatusRecord{CallID: "r1-2", ResponseID: "r1", Tool: "t", Status: call.Approved,
+		History: []call.Step{{Stage: "policy", Status: call.Approved, At: at}}, Waiting: &pipeline.Wait{Stage: "execute", For: pipeline.WaitExecutor}}
+	for _, c := range []struct {
+		r    pipeline.StatusRecord
+		want string
+	}{{parseFail, "parse"}, {validateFail, "validate"}, {waiting, "execute"}} {
+		if got := stageOf(c.r); got != c.want {
+			t.Errorf("%s: stage %q, want %q", c.r.CallID, got, c.want)
+		}
+	}
+	var b bytes.Buffer
+	if err := printCalls(&b, []pipeline.StatusRecord{parseFail, validateFail}); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(b.String(), "repair") {
+		t.Errorf("calls ls shows repair:\n%s", b.String())
+	}
+	if !(callFilter{stage: "parse"}).match(parseFail) || (callFilter{stage: "repair"}).match(parseFail) {
+		t.Error("--stage does not match the stage shown")
+	}
+}
+
+// Point 13: a --status or --stage no call can have is a usage error that
+// lists the valid values, not a filter that silently matches nothing.
+func TestCalls_unknown_status_or_stage_is_a_usage_error_listing_the_valid_ones(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"ls", "--status", "execute"}, []string{`--status "execute" is not a status`, "executed", "schema_invalid"}},
+		{[]string{"ls", "--stage", "validation"}, []string{`--stage "validation" is not a stage`, "accumulate, parse, validate"}},
+	} {
+		err := calls(c.args)
+		if !errors.Is(err, errUsage) {
+			t.Fatalf("%v: %v, want a usage error", c.args, err)
+		}
+		for _, w := range c.want {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("%v: %v lacks %q", c.args, err, w)
+			}
+		}
+	}
+	if err := checkCallFilter("schema_invalid", "validate"); err != nil {
+		t.Errorf("valid values refused: %v", err)
 	}
 }

@@ -1,60 +1,131 @@
 package main
 
 import (
-	"errors"
+	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
 	"os"
-	"strings"
-	"text/tabwriter"
 	"time"
 
-	"github.com/toolgate/toolgate/internal/dlq"
-	"github.com/toolgate/toolgate/streams"
+	"github.com/toolgate/toolgate/internal/call"
+	"github.com/toolgate/toolgate/internal/ingest"
+	"github.com/toolgate/toolgate/internal/stage"
+	"github.com/toolgate/toolgate/pkg/wire"
 )
 
-// status prints one call's current status and history.
-func status(args []string) error {
-	fs := flag.NewFlagSet("status", flag.ExitOnError)
+// responseStory is `status RESPONSE-ID`: the response's calls, its own
+// result when it yielded none, and its stream while one is stored.
+type responseStory struct {
+	ResponseID string               `json:"response_id"`
+	Calls      []story              `json:"calls"`
+	Result     *wire.ResponseResult `json:"result,omitempty"`
+	Stream     *streamState         `json:"stream,omitempty"`
+	seq        uint64               // the last result read, for a follower
+}
+
+// status prints a call's whole story (status CALL-ID), or a response's
+// calls and stream (status RESPONSE-ID).
+func status(args []string) error { return runStatus(os.Stdout, args) }
+
+// runStatus is status writing to w.
+func runStatus(w io.Writer, args []string) error {
+	fs := flag.NewFlagSet("status", flag.ContinueOnError)
 	url := natsFlag(fs)
-	asJSON := fs.Bool("json", false, "print the record as JSON")
-	fs.Parse(args)
-	if fs.NArg() != 1 {
-		return errors.New("status: want one call id (results carry it as call_id)")
-	}
-	ctx, kv, done, err := openBucket(*url, streams.BucketCalls)
+	asJSON := fs.Bool("json", false, "print one JSON object: {status, waiting, result} for a call; {response_id, calls, result, stream} for a response")
+	idle := idleFlag(fs)
+	ops, err := parseFlags(fs, args)
 	if err != nil {
 		return err
 	}
-	defer done()
-	e, err := kv.Get(ctx, fs.Arg(0))
+	if len(ops) != 1 {
+		return usageError("status: want one call id (rid-0; results carry it as call_id) or response id")
+	}
+	id := ops[0]
+	if !call.ValidResponseID(id) {
+		return usageError("status: %q is neither a call id nor a response id: both are 1 to 128 letters, digits, '-' and '_'", printable(id))
+	}
+	nc, js, err := connect(*url)
 	if err != nil {
-		return fmt.Errorf("status: call %s: %w", fs.Arg(0), err)
+		return err
 	}
-	if *asJSON {
-		fmt.Println(string(e.Value()))
-		return nil
-	}
-	r, err := dlq.DecodeStatus(fs.Arg(0), e.Value())
+	defer nc.Close()
+	ctx, cancel := timeout()
+	defer cancel()
+	rd := &reader{ctx: ctx, js: js, now: time.Now, idle: *idle}
+	return rd.status(w, id, *asJSON)
+}
+
+// status writes the story of id, a call id or else a response id.
+func (rd *reader) status(w io.Writer, id string, asJSON bool) error {
+	rec, err := rd.record(id)
 	if err != nil {
-		return fmt.Errorf("status: %w (toolgate did not write it as it stands; see the raw record with --json)", err)
+		return err
 	}
-	fmt.Printf("call      %s\nresponse  %s\ntool      %s (revision %d)\nprovider  %s %s\nsource    %s\nstatus    %s", r.CallID, r.ResponseID, r.Tool, r.ToolRevision, r.Provider, r.Model, r.Source, r.Status)
-	if r.Failure != "" {
-		fmt.Printf(" (%s)", r.Failure)
+	if rec != nil {
+		results, _, _, err := rd.outcomes(rec.ResponseID)
+		if err != nil {
+			return err
+		}
+		s, err := rd.storyOf(*rec, results)
+		if err != nil {
+			return err
+		}
+		if asJSON {
+			return writeJSON(w, s)
+		}
+		return printStory(w, s, rd.now())
 	}
-	fmt.Printf("\nrepairs   %d\nargs hash %s\n", r.RepairAttempts, r.ArgumentsHash)
-	if r.IdempotencyKey != "" {
-		fmt.Printf("idem key  %s\n", r.IdempotencyKey)
+	rs, err := rd.response(id)
+	if err != nil {
+		return err
 	}
-	for _, er := range r.Errors {
-		fmt.Printf("error     %s\n", er)
+	if len(rs.Calls) == 0 && rs.Result == nil && rs.Stream == nil {
+		return fmt.Errorf("status: no call or response %s (is it a call id like %s-0, or a response id? `toolgate calls ls` lists the calls toolgate keeps, 7 days by default)", id, id)
 	}
-	fmt.Println()
-	tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "TIME\tSTAGE\tSTATUS\tNOTE")
-	for _, s := range r.History {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", s.At.Local().Format(time.TimeOnly+".000"), s.Stage, s.Status, strings.ReplaceAll(s.Note, "\n", " "))
+	if asJSON {
+		return writeJSON(w, rs)
 	}
-	return tw.Flush()
+	return printResponse(w, rs, rd.now(), rd.idle)
+}
+
+// response gathers what toolgate keeps of responseID.
+func (rd *reader) response(responseID string) (responseStory, error) {
+	rs := responseStory{ResponseID: responseID, Calls: []story{}}
+	results, resp, seq, err := rd.outcomes(responseID)
+	if err != nil {
+		return rs, err
+	}
+	rs.Result, rs.seq = resp, seq
+	recs, err := rd.callsOf(responseID, results)
+	if err != nil {
+		return rs, err
+	}
+	for _, r := range recs {
+		s, err := rd.storyOf(r, results)
+		if err != nil {
+			return rs, err
+		}
+		rs.Calls = append(rs.Calls, s)
+	}
+	if rs.Stream, err = rd.streamOf(responseID); err != nil {
+		return rs, err
+	}
+	return rs, nil
+}
+
+// idleFlag adds --stream-idle-timeout: the accumulate stage's, to say when
+// an open stream ends.
+func idleFlag(fs *flag.FlagSet) *time.Duration {
+	def := ingest.DefaultIdleTimeout
+	if d, err := time.ParseDuration(stage.EnvOr(os.Getenv, "TOOLGATE_STREAM_IDLE_TIMEOUT", "")); err == nil && d > 0 {
+		def = d
+	}
+	return fs.Duration("stream-idle-timeout", def, "the accumulate stage's stream idle timeout, to tell when an open stream ends (TOOLGATE_STREAM_IDLE_TIMEOUT)")
+}
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
 }

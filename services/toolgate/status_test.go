@@ -1,0 +1,205 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/toolgate/toolgate/internal/approval"
+	"github.com/toolgate/toolgate/internal/testenv"
+	"github.com/toolgate/toolgate/streams"
+)
+
+// A call's whole story: status CALL-ID shows where it ended, its result
+// and its tool-result message; status RESPONSE-ID lists its calls (before:
+// `nats: key not found`); results prints every outcome with exit 3 when one
+// is not ok; calls ls shows the failed call at validate, where it failed.
+func TestStatus_call_and_response_show_result_message_and_failure_stage(t *testing.T) {
+	r := startStoryRig(t)
+	r.publish(t, "story-1",
+		toolCall{"call_ok", "get_weather", `{"city":"Paris"}`},
+		toolCall{"call_bad", "get_weather", `{"city":5}`})
+
+	out := r.waitFor(t, resultsCmd, []string{"story-1"}, "story-1-0", "story-1-1", "result    ok, executed", "schema_invalid")
+	if _, err := r.run(resultsCmd, "story-1"); code(err) != exitResultsNotOK {
+		t.Fatalf("results with a failed call: exit %d (%v), want %d\n%s", code(err), err, exitResultsNotOK, out)
+	}
+	for _, want := range []string{`"temp_c": 21`, "message   (the tool-result message for openai-chat", `"tool_call_id": "call_ok"`, "error     "} {
+		if !strings.Contains(out, want) {
+			t.Errorf("results lacks %q:\n%s", want, out)
+		}
+	}
+
+	out, err := r.run(statusCmd, "story-1-0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"status    executed", "now       ended ok at execute", "result    ok, executed", `"temp_c": 21`, `"tool_call_id": "call_ok"`, "TIME", "accumulate"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("status of an executed call lacks %q:\n%s", want, out)
+		}
+	}
+	out, err = r.run(statusCmd, "story-1-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, "now       ended, not ok at validate") {
+		t.Errorf("status of a schema_invalid call does not name validate:\n%s", out)
+	}
+
+	// --json: one object {status, waiting, result} for scripts.
+	out, err = r.run(statusCmd, "story-1-0", "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s struct {
+		Status  map[string]any  `json:"status"`
+		Waiting *map[string]any `json:"waiting"`
+		Result  struct {
+			OK      bool            `json:"ok"`
+			Result  json.RawMessage `json:"result"`
+			Message json.RawMessage `json:"message"`
+		} `json:"result"`
+	}
+	if err := json.Unmarshal([]byte(out), &s); err != nil {
+		t.Fatalf("status --json is not one object: %v\n%s", err, out)
+	}
+	if s.Status["call_id"] != "story-1-0" || !s.Result.OK || len(s.Result.Message) == 0 || !strings.Contains(string(s.Result.Result), "temp_c") || s.Waiting != nil {
+		t.Errorf("status --json: %s", out)
+	}
+
+	// A response id lists its calls.
+	out, err = r.run(statusCmd, "story-1")
+	if err != nil {
+		t.Fatalf("status RESPONSE-ID: %v", err)
+	}
+	for _, want := range []string{"response  story-1", "calls     2", "story-1-0  get_weather  executed", "story-1-1  get_weather  failed (schema_invalid)"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("status of a response lacks %q:\n%s", want, out)
+		}
+	}
+
+	// Point 14: calls ls says where the call failed.
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	recs, err := scanCalls(ctx, r.js, callFilter{response: "story-1", stage: streams.Validate})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != 1 || recs[0].CallID != "story-1-1" {
+		t.Fatalf("calls ls --stage validate: %d records (%v), want story-1-1", len(recs), recs)
+	}
+	var b bytes.Buffer
+	if err := printCalls(&b, recs); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), " validate ") || strings.Contains(b.String(), " repair ") {
+		t.Errorf("calls ls stage column:\n%s", b.String())
+	}
+}
+
+// An unknown id says what to do, and results says nothing yet with exit 4.
+func TestStatus_unknown_id_says_what_it_looked_for(t *testing.T) {
+	r := startStoryRig(t)
+	_, err := r.run(statusCmd, "no-such-thing")
+	if err == nil || !strings.Contains(err.Error(), "no call or response no-such-thing (is it a call id like no-such-thing-0, or a response id?") || strings.Contains(err.Error(), "key not found") {
+		t.Fatalf("status of an unknown id: %v", err)
+	}
+	out, err := r.run(resultsCmd, "no-such-thing")
+	if code(err) != exitResultsWaiting || !strings.Contains(out, "no outcome yet for response no-such-thing") {
+		t.Fatalf("results of an unknown id: exit %d (%v)\n%s", code(err), err, out)
+	}
+	if _, err := r.run(statusCmd, "a.b"); code(err) != 2 {
+		t.Fatalf("status a.b: exit %d (%v), want 2", code(err), err)
+	}
+}
+
+// A NATS server without toolgate's streams: say so, not "stream not found".
+func TestStatus_server_without_toolgate_streams_says_run_up_or_streams_apply(t *testing.T) {
+	t.Setenv("TOOLGATE_SECRETS", t.TempDir())
+	t.Setenv("TOOLGATE_NATS_USER", "")
+	srv := testenv.RunJetStream(t)
+	for _, fn := range []func(*bytes.Buffer, []string) error{statusCmd, resultsCmd} {
+		var b bytes.Buffer
+		err := fn(&b, []string{"--nats", srv.ClientURL(), "r1-0"})
+		if err == nil || !strings.Contains(err.Error(), "this NATS server has no toolgate streams") || !strings.Contains(err.Error(), "toolgate streams apply") {
+			t.Errorf("against a bare server: %v", err)
+		}
+	}
+}
+
+// A call waiting for a human: status shows the wait with its expiry and
+// the command that ends it; results --follow prints the outcome once the
+// call is approved, and exits 0.
+func TestStatus_approval_wait_and_results_follow_until_approved(t *testing.T) {
+	r := startStoryRig(t)
+	r.publish(t, "story-ap", toolCall{"call_close", "close_account", `{"id":"c-7"}`})
+	out := r.waitFor(t, statusCmd, []string{"story-ap-0"}, "waiting for approval", " until ", "(expires in ", "toolgate approve story-ap-0 --by NAME")
+	if !strings.Contains(out, "status    approval_required") {
+		t.Errorf("status of a waiting call:\n%s", out)
+	}
+	if _, err := r.run(resultsCmd, "story-ap"); code(err) != exitResultsWaiting {
+		t.Fatalf("results of a waiting call: exit %d (%v), want %d", code(err), err, exitResultsWaiting)
+	}
+	out, err := r.run(resultsCmd, "story-ap", "--follow", "--timeout", "300ms")
+	if code(err) != exitResultsWaiting || !strings.Contains(out, "story-ap-0  close_account  approval_required") {
+		t.Fatalf("results --follow that times out: exit %d (%v)\n%s", code(err), err, out)
+	}
+
+	type res struct {
+		out string
+		err error
+	}
+	done := make(chan res, 1)
+	go func() {
+		out, err := r.run(resultsCmd, "story-ap", "--follow", "--timeout", "60s")
+		done <- res{out, err}
+	}()
+	kv, err := r.js.KeyValue(context.Background(), streams.BucketApprovals)
+	if err != nil {
+		t.Fatal(err)
+	}
+	store := approval.NewStore(kv)
+	rec, _, err := store.Get(context.Background(), "story-ap-0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := approve([]string{"story-ap-0", "--nats", r.url, "--by", "ops", "--hash", rec.ArgsHash}); err != nil {
+		t.Fatal(err)
+	}
+	got := <-done
+	if got.err != nil || !strings.Contains(got.out, "result    ok, executed") || !strings.Contains(got.out, `"tool": "close_account"`) {
+		t.Fatalf("results --follow: %v\n%s", got.err, got.out)
+	}
+}
+
+// A streamed response still open: status says how many events, how long
+// since the last, and when it ends unless it completes.
+func TestStatus_open_stream_shows_events_and_its_idle_end(t *testing.T) {
+	r := startStoryRig(t)
+	m := []byte(`{"id":"c1","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"role":"assistant","content":"thinking"}}]}`)
+	for i, data := range [][]byte{m, m} {
+		msg := natsMsg(streams.InStream("story-st"), data)
+		msg.Header.Set(streams.HeaderProvider, "openai-chat")
+		msg.Header.Set(streams.HeaderResponseID, "story-st")
+		msg.Header.Set(streams.HeaderSeq, []string{"1", "2"}[i])
+		if _, err := r.js.PublishMsg(context.Background(), msg); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out, err := r.run(statusCmd, "story-st")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"stream    stream open: 2 events, last ", "ends transport_incomplete at ", "unless it completes", "calls     0"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("status of an open stream lacks %q:\n%s", want, out)
+		}
+	}
+	if _, err := r.run(resultsCmd, "story-st"); code(err) != exitResultsWaiting {
+		t.Errorf("results of an open stream: exit %d (%v), want %d", code(err), err, exitResultsWaiting)
+	}
+}
