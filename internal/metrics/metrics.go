@@ -30,6 +30,8 @@ type Metrics struct {
 	malformed      *prometheus.CounterVec // records.go
 	// sealInvalidTotal: seal.go
 	sealInvalidTotal *prometheus.CounterVec
+	deadLetters      *prometheus.CounterVec // deadletters.go
+	known            known                  // known.go
 }
 
 // labels of every tool-call counter. outcome is the status the transition
@@ -61,12 +63,17 @@ func New() *Metrics {
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	m.malformed = newMalformedRecords(m.reg)
 	m.sealInvalidTotal = newSealInvalid(m.reg)
+	m.deadLetters = newDeadLettersTotal(m.reg)
 	return m
 }
 
 // Handler serves the registry in the Prometheus text format.
 func (m *Metrics) Handler() http.Handler {
-	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{Registry: m.reg})
+	h := promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{Registry: m.reg})
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		m.touch()
+		h.ServeHTTP(w, r)
+	})
 }
 
 // Registry is where extra collectors (WatchConsumers) are registered.
@@ -91,6 +98,9 @@ func (m *Metrics) Transition(stage string, e call.Envelope) {
 	tool, prov, out := e.ToolName, e.Provider, Outcome(e)
 	if e.Status.Terminal() {
 		m.calls.WithLabelValues(tool, prov, out).Inc()
+	}
+	if e.Status.Terminal() && !e.Status.OK() { // pipeline.Emitter.Outputs dead-letters it
+		m.deadLetters.WithLabelValues(streams.FailedAt(e)).Inc()
 	}
 	switch e.Status {
 	case call.InvalidJSON:

@@ -2,6 +2,7 @@ package metrics
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -19,19 +20,28 @@ var (
 		"Messages delivered to the stage's consumer and not yet acknowledged.", []string{"stage"}, nil)
 	redeliveredDesc = prometheus.NewDesc("toolgate_consumer_redelivered",
 		"Messages the stage's consumer is redelivering.", []string{"stage"}, nil)
+	oldestDesc = prometheus.NewDesc("toolgate_consumer_oldest_pending_seconds",
+		"Age of the oldest message the stage's consumer has not acknowledged (delivered or not), 0 when none: a stage that is stuck or too slow.", []string{"stage"}, nil)
 )
+
+// FirstPending returns when the oldest message a stage's consumer has not
+// acknowledged was stored (zero: none), given the consumer's state.
+type FirstPending func(ctx context.Context, stage string, ci *jetstream.ConsumerInfo) (time.Time, error)
 
 // pending asks each stage's consumer for its state at scrape time, so the
 // numbers are never older than the scrape and nothing polls between scrapes.
 type pending struct {
 	stages []string
 	info   ConsumerInfo
+	first  FirstPending // nil: no oldest-age gauge
+	now    func() time.Time
 }
 
 func (p *pending) Describe(ch chan<- *prometheus.Desc) {
 	ch <- pendingDesc
 	ch <- ackPendingDesc
 	ch <- redeliveredDesc
+	ch <- oldestDesc
 }
 
 // Collect reports the stages whose consumer answered within 2 seconds; a
@@ -47,6 +57,16 @@ func (p *pending) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(pendingDesc, prometheus.GaugeValue, float64(ci.NumPending), st)
 		ch <- prometheus.MustNewConstMetric(ackPendingDesc, prometheus.GaugeValue, float64(ci.NumAckPending), st)
 		ch <- prometheus.MustNewConstMetric(redeliveredDesc, prometheus.GaugeValue, float64(ci.NumRedelivered), st)
+		if p.first == nil {
+			continue
+		}
+		if at, err := p.first(ctx, st, ci); err == nil {
+			age := 0.0
+			if !at.IsZero() {
+				age = max(p.now().Sub(at).Seconds(), 0)
+			}
+			ch <- prometheus.MustNewConstMetric(oldestDesc, prometheus.GaugeValue, age, st)
+		}
 	}
 }
 
@@ -54,11 +74,13 @@ func (p *pending) Collect(ch chan<- prometheus.Metric) {
 // scrape. The returned function stops reporting. A second watch on the
 // same Metrics while the first is active is ignored.
 func (m *Metrics) WatchConsumers(stages []string, info ConsumerInfo) (stop func()) {
-	c := &pending{stages: append([]string(nil), stages...), info: info}
-	if err := m.reg.Register(c); err != nil {
-		return func() {} // already watched: the first watch reports
-	}
-	return func() { m.reg.Unregister(c) }
+	return m.WatchConsumersOldest(stages, info, nil)
+}
+
+// WatchConsumersOldest is WatchConsumers with the age of each consumer's
+// oldest unacknowledged message (toolgate_consumer_oldest_pending_seconds).
+func (m *Metrics) WatchConsumersOldest(stages []string, info ConsumerInfo, first FirstPending) (stop func()) {
+	return m.watch(&pending{stages: append([]string(nil), stages...), info: info, first: first, now: time.Now}) // a second watch: the first reports
 }
 
 // JetStreamInfo is the ConsumerInfo of the stages' durables in js; stream
@@ -70,5 +92,37 @@ func JetStreamInfo(js jetstream.JetStream, stream func(stage string) string) Con
 			return nil, err
 		}
 		return c.Info(ctx)
+	}
+}
+
+// JetStreamFirstPending is the FirstPending of the stages' durables in js:
+// the first message on the consumer's filter past its ack floor (in a
+// work-queue stream, acknowledged messages are gone, so it is the oldest
+// one left).
+func JetStreamFirstPending(js jetstream.JetStream, stream func(stage string) string) FirstPending {
+	return func(ctx context.Context, stage string, ci *jetstream.ConsumerInfo) (time.Time, error) {
+		if ci.NumPending == 0 && ci.NumAckPending == 0 {
+			return time.Time{}, nil
+		}
+		filter := ci.Config.FilterSubject
+		if filter == "" && len(ci.Config.FilterSubjects) == 1 {
+			filter = ci.Config.FilterSubjects[0]
+		}
+		st, err := js.Stream(ctx, stream(stage))
+		if err != nil {
+			return time.Time{}, err
+		}
+		var opts []jetstream.GetMsgOpt
+		if filter != "" {
+			opts = append(opts, jetstream.WithGetMsgSubject(filter))
+		}
+		msg, err := st.GetMsg(ctx, ci.AckFloor.Stream+1, opts...)
+		if errors.Is(err, jetstream.ErrMsgNotFound) {
+			return time.Time{}, nil // acknowledged since the consumer info
+		}
+		if err != nil {
+			return time.Time{}, err
+		}
+		return msg.Time, nil
 	}
 }

@@ -61,4 +61,7 @@ type Deps struct {
 	// Exec signs executor requests and bounds HTTP destinations (execute
 	// only; flags_exec.go).
 	Exec ExecConfig
+	// may says what this process's NATS user may read beyond its own work
+	// (grants.go); nil: anything.
+	may mayFunc
 }

@@ -170,7 +170,9 @@ func Run(ctx context.Context, cfg Config, ready chan<- struct{}) error {
 	}
 	emit := &pipeline.Emitter{Transition: transitionHook(m, log, reg), Sensitive: sensitiveOf(reg), Registered: registeredIn(reg), MaxPayload: nc.MaxPayload(), Seals: seals,
 		Waits: approvalWaits(js, cfg.ApprovalTTL)}
-	defer m.WatchConsumers(cfg.Stages, metrics.JetStreamInfo(js, streams.StreamOf))()
+	may := grantsOf(cfg)
+	defer watchCluster(m, cfg.Stages, js, may)() // metrics_sources.go
+	m.KnownTools(reg.Names)
 	repairModel, err := repairClient(cfg, log)
 	if err != nil {
 		return err
@@ -192,7 +194,7 @@ func Run(ctx context.Context, cfg Config, ready chan<- struct{}) error {
 		NC: nc, JS: js, Tools: reg, Store: store, Settings: cfg.Settings, Limits: cfg.Limits, Owner: owner, Log: log, Observe: m.Observe, Malformed: malformed,
 		ApprovalTTL: cfg.ApprovalTTL, ApprovalSweep: cfg.ApprovalSweep, Repair: repairModel, StreamIdle: cfg.StreamIdle, StreamMaxEvents: cfg.StreamMaxEvents,
 		TolerantProviders: cfg.TolerantProviders, Emit: emit, Identity: verifier,
-		Exec: execCfg,
+		Exec: execCfg, may: may,
 	})
 	if err != nil {
 		return err

@@ -34,6 +34,9 @@ type waits struct {
 // earlier attempts' steps and without compare-and-set.
 func newWaits(st string, d Deps) *waits {
 	w := &waits{stage: st, emit: d.Emit, now: d.Now, log: d.Log}
+	if kvs := "KV_" + streams.BucketCalls; d.may != nil && !d.may(api("STREAM.INFO", kvs), api("DIRECT.GET", kvs, "x")) {
+		return w // its grant does not include reading the calls bucket
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	kv, err := d.JS.KeyValue(ctx, streams.BucketCalls)

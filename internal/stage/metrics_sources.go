@@ -1,0 +1,106 @@
+package stage
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/toolgate/toolgate/internal/approval"
+	"github.com/toolgate/toolgate/internal/metrics"
+	"github.com/toolgate/toolgate/streams"
+)
+
+// maxApprovalsScan bounds the approval records one scrape reads.
+const maxApprovalsScan = 10000
+
+// watchCluster reports, on m's scrapes, what the operator alerts on beyond
+// this process's own counters: each stage's consumer and the age of its
+// oldest unacknowledged message, the dead letters stored, and the pending
+// approvals. What this process's NATS user may not read is left out.
+func watchCluster(m *metrics.Metrics, stages []string, js jetstream.JetStream, may mayFunc) (stop func()) {
+	var first metrics.FirstPending
+	all := true
+	for _, st := range stages {
+		s := streams.StreamOf(st)
+		all = all && may(api("STREAM.INFO", s), api("STREAM.MSG.GET", s))
+	}
+	if all {
+		first = metrics.JetStreamFirstPending(js, streams.StreamOf)
+	}
+	stops := []func(){m.WatchConsumersOldest(stages, metrics.JetStreamInfo(js, streams.StreamOf), first)}
+	if may(api("STREAM.INFO", streams.StreamDLQ)) {
+		stops = append(stops, m.WatchDeadLetters(dlqCounts(js)))
+	}
+	if kvs := "KV_" + streams.BucketApprovals; may(api("STREAM.INFO", kvs), api("CONSUMER.CREATE", kvs, "x")) {
+		stops = append(stops, m.WatchApprovals(pendingApprovals(js)))
+	}
+	return func() {
+		for _, f := range stops {
+			f()
+		}
+	}
+}
+
+// dlqCounts counts the dead-letter stream's letters per subject.
+func dlqCounts(js jetstream.JetStream) metrics.DeadLetterCounts {
+	return func(ctx context.Context) (map[string]uint64, error) {
+		st, err := js.Stream(ctx, streams.StreamDLQ)
+		if err != nil {
+			return nil, err
+		}
+		info, err := st.Info(ctx, jetstream.WithSubjectFilter(streams.DLQ("*", ">")))
+		if err != nil {
+			return nil, err
+		}
+		return info.State.Subjects, nil
+	}
+}
+
+// pendingApprovals reads the approvals bucket's records (at most
+// maxApprovalsScan) and counts the pending ones; a malformed record is not
+// counted.
+func pendingApprovals(js jetstream.JetStream) metrics.PendingApprovals {
+	return func(ctx context.Context) (int, time.Time, error) {
+		kv, err := js.KeyValue(ctx, streams.BucketApprovals)
+		if err != nil {
+			return 0, time.Time{}, err
+		}
+		w, err := kv.WatchAll(ctx, jetstream.IgnoreDeletes())
+		if err != nil {
+			return 0, time.Time{}, err
+		}
+		defer w.Stop()
+		n, oldest := 0, time.Time{}
+		for seen := 0; seen < maxApprovalsScan; seen++ {
+			var e jetstream.KeyValueEntry
+			select {
+			case e = <-w.Updates():
+			case <-ctx.Done():
+				return 0, time.Time{}, ctx.Err()
+			}
+			if e == nil {
+				break // every record read
+			}
+			r, err := approval.Decode(e.Key(), e.Value())
+			if err != nil || r.State != approval.Pending {
+				continue
+			}
+			n++
+			if oldest.IsZero() || r.RequestedAt.Before(oldest) {
+				oldest = r.RequestedAt
+			}
+		}
+		if n == 0 && errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			return 0, time.Time{}, ctx.Err()
+		}
+		return n, oldest, nil
+	}
+}
+
+// api is the JetStream API subject of op on tokens.
+func api(op string, tokens ...string) string {
+	return strings.Join(append([]string{"$JS.API." + op}, tokens...), ".")
+}
