@@ -92,9 +92,10 @@ func Run(ctx context.Context, addr string, idc identity.Config, cfg Config) erro
 	if err != nil {
 		return err
 	}
-	mode := "unverified (Toolgate-Tenant taken on trust)"
-	if cfg.Verifier != nil {
-		mode = "verified (Toolgate-Token required)"
+	mode := "verified (Toolgate-Token required)"
+	if cfg.Verifier == nil {
+		mode = "unverified (Toolgate-Tenant taken on trust)"
+		cfg.Log.Warn().Msg("HTTP ingest without an identity issuer: whoever reaches it reads the outcomes of every tenant it serves; set --identity-issuer before exposing it")
 	}
 	cfg.Log.Info().Str("addr", l.Addr().String()).Str("identity", mode).Dur("max_wait", s.cfg.MaxWait).Int64("max_body", s.cfg.MaxBody).
 		Msg("HTTP ingest: POST /v1/responses, GET /v1/responses/{id}/outcomes?wait=10s")

@@ -84,6 +84,9 @@ func startIngestHTTP(ctx context.Context, addr, clientURL string, lp *leastPrivi
 		return fmt.Errorf("up: --ingest-http %s is taken: %w; pick another address or --ingest-http ''", addr, err)
 	}
 	hc.Log.Info().Str("addr", l.Addr().String()).Msg("HTTP ingest: POST /v1/responses, GET /v1/responses/{id}/outcomes?wait=10s")
+	if hc.Verifier == nil {
+		hc.Log.Warn().Str("addr", l.Addr().String()).Msg("HTTP ingest without an identity issuer: Toolgate-Tenant is taken on trust, so whoever reaches this address reads the outcomes of every tenant it serves; set --identity-issuer before exposing it")
+	}
 	go func() {
 		defer closeAll()
 		defer s.Close()
