@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/nats-io/nats.go"
+
 	"github.com/toolgate/toolgate/internal/authz"
 	"github.com/toolgate/toolgate/internal/call"
 	"github.com/toolgate/toolgate/internal/provider"
@@ -168,6 +170,9 @@ func publishPlan(url string, plan []planned, wait time.Duration) error {
 		return err
 	}
 	defer nc.Close()
+	if err := canReadReplies(nc); err != nil {
+		return publishError(url, tenant, err)
+	}
 	p := producer.New(js).ForTenant(tenant)
 	// Watch before publishing: a fast pipeline's outcomes come before the
 	// last publish returns.
@@ -199,11 +204,30 @@ func publishPlan(url string, plan []planned, wait time.Duration) error {
 	return awaitPlan(url, w, plan, wait)
 }
 
+// canReadReplies fails fast where the connection may not read its inbox,
+// and so no JetStream acknowledgement (an unauthenticated connection to
+// toolgate up): the server refuses the subscription before it answers the
+// flush. Without this the first publish waits out its whole timeout.
+func canReadReplies(nc *nats.Conn) error {
+	sub, err := nc.SubscribeSync(nc.NewInbox())
+	if err != nil {
+		return err
+	}
+	defer sub.Unsubscribe()
+	if err := nc.FlushTimeout(5 * time.Second); err != nil {
+		return fmt.Errorf("publish: %w", err)
+	}
+	if err := nc.LastError(); errors.Is(err, nats.ErrPermissionViolation) {
+		return fmt.Errorf("publish: this connection may not read replies, so JetStream's acknowledgements cannot reach it: %w", err)
+	}
+	return nil
+}
+
 // publishError says what to do about a publish JetStream did not
 // acknowledge: most often a connection without the producer's credentials.
 func publishError(url, tenant string, err error) error {
 	if c := credentialsFor(url, authz.ProducerUser(tenant), os.Getenv); c.user == "" && !errors.Is(err, producer.ErrDuplicate) {
-		return fmt.Errorf("%w (connected without credentials: found no %s; toolgate up lets such a connection publish but not read JetStream's acknowledgement: set TOOLGATE_SECRETS to its secrets directory, or TOOLGATE_NATS_USER and TOOLGATE_NATS_PASSWORD)", err, c.looked)
+		return fmt.Errorf("%w (connected without credentials: found no %s; toolgate up lets such a connection publish but not read JetStream's acknowledgements: set TOOLGATE_SECRETS to its secrets directory, or TOOLGATE_NATS_USER and TOOLGATE_NATS_PASSWORD)", err, c.looked)
 	}
 	return err
 }

@@ -143,6 +143,14 @@ func TestPublish_wait_tells_approval_open_stream_and_duplicate_apart(t *testing.
 		}
 	})
 
+	t.Run("without the producer's password: what to set, at once", func(t *testing.T) {
+		t.Setenv("TOOLGATE_SECRETS", t.TempDir())
+		out, code := runPublish(t, nil, writeFile(t, "w.json", weatherCall), "--nats", u.url, "--response-id", "pw-anon")
+		if code != 1 || !strings.Contains(out, "may not read replies") || !strings.Contains(out, "nats-producer.password") || !strings.Contains(out, "TOOLGATE_SECRETS") {
+			t.Fatalf("exit %d:\n%s", code, out)
+		}
+	})
+
 	t.Run("a duplicate: exit 5, where its outcomes are", func(t *testing.T) {
 		t.Setenv("TOOLGATE_SECRETS", producerOnly)
 		file := writeFile(t, "w.json", weatherCall)
