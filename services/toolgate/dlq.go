@@ -1,46 +1,84 @@
 package main
 
 import (
-	"bufio"
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/toolgate/toolgate/internal/call"
 	"github.com/toolgate/toolgate/internal/dlq"
+	"github.com/toolgate/toolgate/streams"
 )
 
-const dlqUsage = `toolgate dlq ls      [--stage S] [--failure F] [--tool T] [--call ID] [--since 2h] [--until 1h]
+const dlqUsage = `toolgate dlq ls      [filters] [--all] [--limit N]
 toolgate dlq show    SEQ [--json]
-toolgate dlq replay  [filters] [--seq N,M] [--to-stage S] [--dry-run] [--wait 60s]
-toolgate dlq purge   [filters] [--seq N,M] [--yes]`
+toolgate dlq replay  [filters] [--limit N] [--to-stage S] [--dry-run] [--wait 60s]
+toolgate dlq purge   [filters] [--limit N] [--yes]
+filters: [--stage S] [--failure F] [--tool T] [--call ID] [--seq N,M] [--since 2h] [--until 1h]`
+
+// dlqIO is where the dlq commands read and write; tty says errOut is a
+// terminal, where progress redraws one line.
+type dlqIO struct {
+	out, errOut io.Writer
+	in          io.Reader
+	tty         bool
+}
+
+func stdDLQIO() dlqIO {
+	return dlqIO{out: os.Stdout, errOut: os.Stderr, in: os.Stdin, tty: isTerminal(os.Stderr)}
+}
 
 // dlqFlags are the filters every dlq subcommand shares.
 type dlqFlags struct {
 	url                               *string
 	stage, failure, tool, callID, seq *string
 	since, until                      *string
+	limit                             *int
 }
 
 func addDLQFlags(fs *flag.FlagSet) dlqFlags {
 	return dlqFlags{
 		url:     natsFlag(fs),
-		stage:   fs.String("stage", "", "only dead letters of this stage (parse, validate, ...)"),
+		stage:   fs.String("stage", "", "only dead letters of the stage that failed them ("+strings.Join(streams.Names(), ", ")+")"),
 		failure: fs.String("failure", "", "only this failure class (schema_invalid, truncated, ...)"),
 		tool:    fs.String("tool", "", "only calls of this tool"),
 		callID:  fs.String("call", "", "only this call id"),
 		seq:     fs.String("seq", "", "only these stream sequences, comma-separated"),
 		since:   fs.String("since", "", "stored within this long (2h) or after this time (RFC 3339)"),
 		until:   fs.String("until", "", "stored more than this long ago (1h) or before this time (RFC 3339)"),
+		limit:   fs.Int("limit", 0, "at most this many letters, the oldest first (0: all)"),
 	}
+}
+
+// dlqFlagSet is a flag set of `toolgate dlq sub` whose --help prints the
+// dlq usage and its own flags.
+func dlqFlagSet(sub string) *flag.FlagSet {
+	fs := flag.NewFlagSet("dlq "+sub, flag.ContinueOnError)
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "Usage:\n%s\n\nFlags of dlq %s:\n", indent(dlqUsage), sub)
+		fs.PrintDefaults()
+	}
+	return fs
+}
+
+// check refuses what can match nothing before connecting: an unknown stage
+// and a negative limit.
+func (d dlqFlags) check() error {
+	if *d.stage != "" && !streams.IsStage(*d.stage) {
+		return usageError("dlq: --stage %q is not a stage; stages: %s", *d.stage, strings.Join(streams.Names(), ", "))
+	}
+	if *d.limit < 0 {
+		return usageError("dlq: --limit %d: want a count, 0 for all", *d.limit)
+	}
+	return nil
 }
 
 // filter turns the flags into a dlq.Filter and the set of sequences asked
@@ -49,10 +87,10 @@ func (d dlqFlags) filter(now time.Time) (dlq.Filter, map[uint64]bool, error) {
 	f := dlq.Filter{Stage: *d.stage, Failure: *d.failure, Tool: *d.tool, CallID: *d.callID}
 	var err error
 	if f.Since, err = when(*d.since, now); err != nil {
-		return f, nil, fmt.Errorf("--since: %w", err)
+		return f, nil, usageError("--since: %v", err)
 	}
 	if f.Until, err = when(*d.until, now); err != nil {
-		return f, nil, fmt.Errorf("--until: %w", err)
+		return f, nil, usageError("--until: %v", err)
 	}
 	if *d.seq == "" {
 		return f, nil, nil
@@ -61,7 +99,7 @@ func (d dlqFlags) filter(now time.Time) (dlq.Filter, map[uint64]bool, error) {
 	for _, s := range strings.Split(*d.seq, ",") {
 		n, err := strconv.ParseUint(strings.TrimSpace(s), 10, 64)
 		if err != nil {
-			return f, nil, fmt.Errorf("--seq: %q is not a stream sequence (see `toolgate dlq ls`)", s)
+			return f, nil, usageError("--seq: %q is not a stream sequence (see `toolgate dlq ls`)", s)
 		}
 		seqs[n] = true
 	}
@@ -83,123 +121,113 @@ func when(s string, now time.Time) (time.Time, error) {
 	return t, nil
 }
 
-func dlqCmd(args []string) error {
+func dlqCmd(args []string) error { return dlqRun(stdDLQIO(), args) }
+
+func dlqRun(dio dlqIO, args []string) error {
 	if len(args) == 0 {
-		return errors.New("dlq: want ls, show, replay or purge\n" + dlqUsage)
+		return usageError("dlq: want ls, show, replay or purge\n%s", dlqUsage)
 	}
 	switch args[0] {
 	case "ls":
-		return dlqList(args[1:])
+		return dlqList(dio, args[1:])
 	case "show":
-		return dlqShow(args[1:])
+		return dlqShow(dio, args[1:])
 	case "replay":
-		return dlqReplay(args[1:])
+		return dlqReplay(dio, args[1:])
 	case "purge":
-		return dlqPurge(args[1:])
+		return dlqPurge(dio, args[1:])
 	}
-	return fmt.Errorf("dlq: unknown subcommand %q\n%s", args[0], dlqUsage)
+	if a := args[0]; a == "-h" || a == "--help" || a == "-help" {
+		fmt.Fprintln(dio.out, "Usage:\n"+indent(dlqUsage))
+		return nil
+	}
+	return usageError("dlq: unknown subcommand %q\n%s", args[0], dlqUsage)
 }
 
-// selectLetters connects and lists the dead letters the flags select.
-func selectLetters(ctx context.Context, d dlqFlags, js jetstream.JetStream) ([]dlq.Letter, error) {
+// failureClasses are the failure classes a dead letter may have: every
+// failure status, and the codes of letters stored now (stage codes such as
+// max_deliver or unknown_provider).
+func failureClasses(ctx context.Context, js jetstream.JetStream) (known, stored []string, err error) {
+	for _, s := range call.Statuses() {
+		if s.Terminal() && !s.OK() {
+			known = append(known, string(s))
+		}
+	}
+	st, err := js.Stream(ctx, streams.StreamDLQ)
+	if err != nil {
+		return nil, nil, explainNATS(err, "dead letters")
+	}
+	info, err := st.Info(ctx, jetstream.WithSubjectFilter(streams.DLQ("*", "*")))
+	if err != nil {
+		return nil, nil, explainNATS(err, "dead letters")
+	}
+	for subj := range info.State.Subjects {
+		if tok := strings.Split(subj, "."); len(tok) == 4 && !slices.Contains(stored, tok[3]) {
+			stored = append(stored, tok[3])
+		}
+	}
+	slices.Sort(known)
+	slices.Sort(stored)
+	return known, stored, nil
+}
+
+// checkFailure refuses a --failure that is neither a failure class nor
+// the class of a letter stored now: it would match nothing.
+func checkFailure(ctx context.Context, js jetstream.JetStream, failure string) error {
+	if failure == "" {
+		return nil
+	}
+	known, stored, err := failureClasses(ctx, js)
+	if err != nil {
+		return err
+	}
+	if slices.Contains(known, failure) || slices.Contains(stored, failure) {
+		return nil
+	}
+	now := "none"
+	if len(stored) > 0 {
+		now = strings.Join(stored, ", ")
+	}
+	return usageError("dlq: --failure %q is not a failure class; classes: %s; classes of the letters stored now: %s", failure, strings.Join(known, ", "), now)
+}
+
+// selected is what the flags select: the letters, oldest first, and the
+// fate of each.
+type selected struct {
+	letters []dlq.Letter
+	fates   map[uint64]dlq.Fate
+}
+
+// selectLetters lists the dead letters the flags select, with their fates.
+func selectLetters(ctx context.Context, d dlqFlags, js jetstream.JetStream) (selected, error) {
 	f, seqs, err := d.filter(time.Now())
 	if err != nil {
-		return nil, err
+		return selected{}, err
+	}
+	if err := checkFailure(ctx, js, f.Failure); err != nil {
+		return selected{}, err
 	}
 	all, err := dlq.List(ctx, js, f)
 	if err != nil {
-		return nil, err
-	}
-	if seqs == nil {
-		return all, nil
+		return selected{}, explainNATS(err, "dead letters")
 	}
 	var out []dlq.Letter
 	for _, l := range all {
-		if seqs[l.Seq] {
+		if seqs == nil || seqs[l.Seq] {
 			out = append(out, l)
 		}
 	}
-	return out, nil
+	fates, err := dlq.Fates(ctx, js, out)
+	if err != nil {
+		return selected{}, explainNATS(err, "status records")
+	}
+	return selected{letters: out, fates: fates}, nil
 }
 
-func dlqList(args []string) error {
-	fs := flag.NewFlagSet("dlq ls", flag.ExitOnError)
-	d := addDLQFlags(fs)
-	fs.Parse(args)
-	nc, js, err := connect(*d.url)
-	if err != nil {
-		return err
+// firstN is the first n letters (n <= 0: all), and how many it left out.
+func firstN(ls []dlq.Letter, n int) ([]dlq.Letter, int) {
+	if n <= 0 || len(ls) <= n {
+		return ls, 0
 	}
-	defer nc.Close()
-	ctx, cancel := timeout()
-	defer cancel()
-	letters, err := selectLetters(ctx, d, js)
-	if err != nil {
-		return err
-	}
-	return printLetters(os.Stdout, letters)
-}
-
-func printLetters(w io.Writer, letters []dlq.Letter) error {
-	if len(letters) == 0 {
-		fmt.Fprintln(w, "no dead letters match")
-		return nil
-	}
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "SEQ\tTIME\tSTAGE\tFAILURE\tCALL\tTOOL\tFIRST ERROR")
-	bad := 0
-	for _, l := range letters {
-		id, first := l.CallID, l.FirstError()
-		if l.Input() {
-			id = "input " + l.ResponseID
-		}
-		if l.Malformed != "" {
-			bad++
-			id, first = "MALFORMED", l.Malformed
-		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\n", l.Seq, l.Time.Local().Format("01-02 15:04:05"), l.Stage, l.Failure, clip(id, 40), clip(l.Tool, 40), clip(first, 70))
-	}
-	if err := tw.Flush(); err != nil {
-		return err
-	}
-	fmt.Fprintf(w, "\n%d dead letter(s); evidence: toolgate dlq show SEQ\n", len(letters))
-	if bad > 0 {
-		fmt.Fprintf(w, "%d malformed: not written by toolgate as they stand; replay skips them (look with dlq show, remove with dlq purge --seq)\n", bad)
-	}
-	return nil
-}
-
-func dlqPurge(args []string) error {
-	fs := flag.NewFlagSet("dlq purge", flag.ExitOnError)
-	d := addDLQFlags(fs)
-	yes := fs.Bool("yes", false, "do not ask for confirmation")
-	fs.Parse(args)
-	nc, js, err := connect(*d.url)
-	if err != nil {
-		return err
-	}
-	defer nc.Close()
-	ctx, cancel := timeout()
-	defer cancel()
-	letters, err := selectLetters(ctx, d, js)
-	if err != nil {
-		return err
-	}
-	if len(letters) == 0 {
-		fmt.Println("no dead letters match; nothing to purge")
-		return nil
-	}
-	if !*yes {
-		fmt.Printf("This deletes %d dead letter(s) and their evidence (raw arguments) for good.\nType yes to continue: ", len(letters))
-		answer, _ := bufio.NewReader(os.Stdin).ReadString('\n')
-		if strings.TrimSpace(answer) != "yes" {
-			return errors.New("dlq purge: not confirmed; nothing deleted")
-		}
-	}
-	n, err := dlq.Purge(ctx, js, letters)
-	if err != nil {
-		return err
-	}
-	fmt.Printf("purged %d dead letter(s)\n", n)
-	return nil
+	return ls[:n], len(ls) - n
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -14,17 +13,33 @@ import (
 
 	"github.com/toolgate/toolgate/internal/call"
 	"github.com/toolgate/toolgate/internal/dlq"
+	"github.com/toolgate/toolgate/streams"
 )
 
 // dlqReplay republishes the selected dead letters and reports what became
 // of them.
-func dlqReplay(args []string) error {
-	fs := flag.NewFlagSet("dlq replay", flag.ExitOnError)
+func dlqReplay(dio dlqIO, args []string) error {
+	fs := dlqFlagSet("replay")
 	d := addDLQFlags(fs)
 	toStage := fs.String("to-stage", "", "send every call to this stage (parse, validate, business, policy, execute), at or before the stage that failed it; a call whose seals show it has not passed the gates before that stage is skipped, and said so; default: the stage its own history says failed it")
 	dry := fs.Bool("dry-run", false, "show what would be replayed; publish nothing")
 	wait := fs.Duration("wait", time.Minute, "how long to watch toolgate.results for the new outcomes (0: do not watch)")
-	fs.Parse(args)
+	operands, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(operands) > 0 {
+		return usageError("dlq replay: unexpected %q (select with --seq, --stage, --failure, ...)", operands[0])
+	}
+	if err := d.check(); err != nil {
+		return err
+	}
+	if *toStage != "" && streams.Entry(*toStage) == "" {
+		return usageError("dlq replay: --to-stage %q: a replay enters parse, validate, business, policy or execute", *toStage)
+	}
+	if *wait < 0 {
+		return usageError("dlq replay: --wait %v: want a duration, 0 not to watch", *wait)
+	}
 	nc, js, err := connect(*d.url)
 	if err != nil {
 		return err
@@ -33,57 +48,29 @@ func dlqReplay(args []string) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	lctx, cancel := timeout()
-	letters, err := selectLetters(lctx, d, js)
+	sel, err := selectLetters(lctx, d, js)
 	cancel()
 	if err != nil {
 		return err
 	}
-	if len(letters) == 0 {
-		fmt.Println("no dead letters match; nothing to replay")
+	if len(sel.letters) == 0 {
+		fmt.Fprintln(dio.out, "no dead letters match; nothing to replay")
 		return nil
 	}
-	bar := &progressBar{w: os.Stderr}
-	sum, err := dlq.Replay(ctx, js, letters, dlq.Options{ToStage: *toStage, DryRun: *dry, Wait: *wait, Progress: bar.update})
-	bar.done()
+	bar := &progressBar{w: dio.errOut, tty: dio.tty}
+	sum, err := dlq.Replay(ctx, js, sel.letters, dlq.Options{
+		ToStage: *toStage, DryRun: *dry, Wait: *wait, Progress: bar.update, Limit: *d.limit,
+		// A human decision is replayed only when asked for by its class.
+		Denied: *d.failure == string(call.ApprovalDenied),
+	})
+	bar.finish()
 	if err != nil {
-		return err
+		return explainNATS(err, "replay")
 	}
 	if *dry {
-		return printPlan(os.Stdout, sum)
+		return printPlan(dio.out, sum)
 	}
-	return printSummary(os.Stdout, sum)
-}
-
-// progressBar draws one line per phase on a terminal-like writer.
-type progressBar struct {
-	w     io.Writer
-	phase string
-	last  time.Time
-}
-
-func (b *progressBar) update(phase string, done, total int) {
-	if phase != b.phase && b.phase != "" {
-		fmt.Fprintln(b.w)
-	}
-	b.phase = phase
-	// Redraw at most every 50ms, and always at the end of a phase.
-	if done != total && time.Since(b.last) < 50*time.Millisecond {
-		return
-	}
-	b.last = time.Now()
-	const width = 30
-	filled := 0
-	if total > 0 {
-		filled = done * width / total
-	}
-	label := map[string]string{"publish": "replaying", "wait": "outcomes "}[phase]
-	fmt.Fprintf(b.w, "\r%s [%s%s] %d/%d", label, strings.Repeat("#", filled), strings.Repeat("-", width-filled), done, total)
-}
-
-func (b *progressBar) done() {
-	if b.phase != "" {
-		fmt.Fprintln(b.w)
-	}
+	return printSummary(dio.out, sum)
 }
 
 func printPlan(w io.Writer, sum dlq.Summary) error {
@@ -96,8 +83,15 @@ func printPlan(w io.Writer, sum dlq.Summary) error {
 		return err
 	}
 	fmt.Fprintf(w, "\ndry run: %d would be replayed, %d skipped; nothing was published\n", sum.Replayed, sum.Skipped)
+	if sum.Beyond > 0 {
+		fmt.Fprintf(w, "%d more letter(s) beyond --limit are left for a later run\n", sum.Beyond)
+	}
 	return nil
 }
+
+// settledSkip reports a skip because the call executed since (dlq.Replay's
+// reason starts so).
+func settledSkip(it dlq.Item) bool { return strings.HasPrefix(it.Skip, "settled:") }
 
 func printSummary(w io.Writer, sum dlq.Summary) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
@@ -119,8 +113,12 @@ func printSummary(w io.Writer, sum dlq.Summary) error {
 		}
 		tw.Flush()
 	}
-	shown := 0
+	settled, shown := 0, 0
 	for _, it := range sum.Items {
+		if settledSkip(it) {
+			settled++
+			continue
+		}
 		if it.Skip == "" {
 			continue
 		}
@@ -128,10 +126,16 @@ func printSummary(w io.Writer, sum dlq.Summary) error {
 			fmt.Fprintln(w, "\nskipped:")
 		}
 		if shown++; shown > 20 {
-			fmt.Fprintf(w, "  ... and %d more (see --dry-run)\n", sum.Skipped-20)
+			fmt.Fprintln(w, "  ... and more (see --dry-run)")
 			break
 		}
 		fmt.Fprintf(w, "  seq %d %s: %s\n", it.Seq, it.CallID, it.Skip)
+	}
+	if settled > 0 {
+		fmt.Fprintf(w, "\nskipped %d settled letter(s): their call has executed since; nothing ran again (toolgate dlq ls --all shows them)\n", settled)
+	}
+	if sum.Beyond > 0 {
+		fmt.Fprintf(w, "%d more letter(s) beyond --limit are left for a later run\n", sum.Beyond)
 	}
 	if sum.Pending > 0 {
 		fmt.Fprintln(w, "\nstill pending: no outcome within --wait (waiting for approval, or still in flight); check with toolgate calls ls --since 1h")

@@ -3,32 +3,34 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
-	"os"
 	"sort"
 	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
 
+	"github.com/toolgate/toolgate/internal/call"
 	"github.com/toolgate/toolgate/internal/dlq"
 )
 
-// dlqShow prints one dead letter's evidence.
-func dlqShow(args []string) error {
-	fs := flag.NewFlagSet("dlq show", flag.ExitOnError)
+// dlqShow prints one dead letter's evidence, what became of its call, and
+// what a replay of it would do.
+func dlqShow(dio dlqIO, args []string) error {
+	fs := dlqFlagSet("show")
 	url := natsFlag(fs)
 	asJSON := fs.Bool("json", false, "print the stored body as it is")
-	fs.Parse(args)
-	if fs.NArg() != 1 {
-		return errors.New("dlq show: want one stream sequence (the SEQ column of `toolgate dlq ls`)")
-	}
-	seq, err := strconv.ParseUint(fs.Arg(0), 10, 64)
+	operands, err := parseFlags(fs, args)
 	if err != nil {
-		return fmt.Errorf("dlq show: %q is not a stream sequence (the SEQ column of `toolgate dlq ls`)", fs.Arg(0))
+		return err
+	}
+	if len(operands) != 1 {
+		return usageError("dlq show: want one stream sequence (the SEQ column of `toolgate dlq ls`)")
+	}
+	seq, err := strconv.ParseUint(operands[0], 10, 64)
+	if err != nil {
+		return usageError("dlq show: %q is not a stream sequence (the SEQ column of `toolgate dlq ls`)", operands[0])
 	}
 	nc, js, err := connect(*url)
 	if err != nil {
@@ -39,18 +41,44 @@ func dlqShow(args []string) error {
 	defer cancel()
 	l, err := dlq.Get(ctx, js, seq)
 	if err != nil {
-		return err
+		return explainNATS(err, fmt.Sprintf("dead letter %d", seq))
 	}
 	if *asJSON {
-		_, err := os.Stdout.Write(append(l.Data, '\n'))
+		_, err := dio.out.Write(append(l.Data, '\n'))
 		return err
 	}
-	return printLetter(os.Stdout, l)
+	fates, err := dlq.Fates(ctx, js, []dlq.Letter{l})
+	if err != nil {
+		return explainNATS(err, "status record")
+	}
+	// What a replay of this letter alone would do, as replay decides it.
+	plan, err := dlq.Replay(ctx, js, []dlq.Letter{l}, dlq.Options{DryRun: true})
+	if err != nil {
+		return explainNATS(err, "replay plan")
+	}
+	if err := printLetter(dio.out, l, fates[l.Seq]); err != nil {
+		return err
+	}
+	printReplayHint(dio.out, l, plan.Items[0])
+	return nil
 }
 
-func printLetter(w io.Writer, l dlq.Letter) error {
+// printReplayHint says what works for l: the replay command that would
+// republish it, or why replay skips it and what to do instead.
+func printReplayHint(w io.Writer, l dlq.Letter, it dlq.Item) {
+	switch {
+	case it.Skip == "":
+		fmt.Fprintf(w, "\nreplay: toolgate dlq replay --seq %d [--dry-run]   (enters %s)\n", l.Seq, it.Stage)
+	case call.Status(l.Failure) == call.ApprovalDenied:
+		fmt.Fprintf(w, "\nnot replayed by default: %s\nto ask policy again anyway: toolgate dlq replay --seq %d --failure approval_denied\n", it.Skip, l.Seq)
+	default:
+		fmt.Fprintf(w, "\nnot replayable: %s\nremove it once dealt with: toolgate dlq purge --seq %d\n", it.Skip, l.Seq)
+	}
+}
+
+func printLetter(w io.Writer, l dlq.Letter, fate dlq.Fate) error {
 	fmt.Fprintf(w, "dead letter %d  %s  %s\n", l.Seq, l.Time.Local().Format(time.RFC3339), l.Subject)
-	fmt.Fprintf(w, "stage       %s\nfailure     %s\n", l.Stage, l.Failure)
+	fmt.Fprintf(w, "stage       %s (the stage that failed it)\nfailure     %s\nfate        %s\n", l.Stage, l.Failure, fate)
 	if l.Malformed != "" {
 		fmt.Fprintf(w, "MALFORMED   %s (not replayed)\n", l.Malformed)
 	}
@@ -111,7 +139,6 @@ func printLetter(w io.Writer, l dlq.Letter) error {
 	for _, k := range keys {
 		fmt.Fprintf(w, "  %s: %s\n", k, strings.Join(l.Header[k], ", "))
 	}
-	fmt.Fprintf(w, "\nreplay: toolgate dlq replay --seq %d [--to-stage S] [--dry-run]\n", l.Seq)
 	return nil
 }
 

@@ -1,0 +1,86 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"text/tabwriter"
+
+	"github.com/toolgate/toolgate/internal/dlq"
+)
+
+// dlqList is `toolgate dlq ls`: the letters still waiting for the operator
+// (--all: also the settled ones), each with what became of its call.
+func dlqList(dio dlqIO, args []string) error {
+	fs := dlqFlagSet("ls")
+	d := addDLQFlags(fs)
+	all := fs.Bool("all", false, "also the settled letters: their call executed since, or a newer letter of the call carries it on")
+	operands, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(operands) > 0 {
+		return usageError("dlq ls: unexpected %q (filters are flags: --stage, --failure, --seq, ...)", operands[0])
+	}
+	if err := d.check(); err != nil {
+		return err
+	}
+	nc, js, err := connect(*d.url)
+	if err != nil {
+		return err
+	}
+	defer nc.Close()
+	ctx, cancel := timeout()
+	defer cancel()
+	sel, err := selectLetters(ctx, d, js)
+	if err != nil {
+		return err
+	}
+	shown, hidden := sel.letters, 0
+	if !*all {
+		shown = nil
+		for _, l := range sel.letters {
+			if sel.fates[l.Seq].Settled() {
+				hidden++
+				continue
+			}
+			shown = append(shown, l)
+		}
+	}
+	shown, beyond := firstN(shown, *d.limit)
+	return printLetters(dio.out, shown, sel.fates, hidden, beyond)
+}
+
+func printLetters(w io.Writer, letters []dlq.Letter, fates map[uint64]dlq.Fate, hidden, beyond int) error {
+	if len(letters) == 0 {
+		fmt.Fprintln(w, "no dead letters match")
+	} else {
+		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "SEQ\tTIME\tSTAGE\tFAILURE\tCALL\tTOOL\tFATE\tFIRST ERROR")
+		bad := 0
+		for _, l := range letters {
+			id, first := l.CallID, l.FirstError()
+			if l.Input() {
+				id = "input " + l.ResponseID
+			}
+			if l.Malformed != "" {
+				bad++
+				id, first = "MALFORMED", l.Malformed
+			}
+			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", l.Seq, l.Time.Local().Format("01-02 15:04:05"), l.Stage, l.Failure, clip(id, 40), clip(l.Tool, 40), fates[l.Seq], clip(first, 70))
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+		fmt.Fprintf(w, "\n%d dead letter(s); evidence: toolgate dlq show SEQ\n", len(letters))
+		if bad > 0 {
+			fmt.Fprintf(w, "%d malformed: not written by toolgate as they stand; replay skips them (look with dlq show, remove with dlq purge --seq)\n", bad)
+		}
+	}
+	if beyond > 0 {
+		fmt.Fprintf(w, "%d more match beyond --limit (the oldest are shown)\n", beyond)
+	}
+	if hidden > 0 {
+		fmt.Fprintf(w, "%d settled letter(s) hidden (their call executed since, or a newer letter of the call carries it on): --all shows them\n", hidden)
+	}
+	return nil
+}
