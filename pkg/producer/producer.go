@@ -1,14 +1,21 @@
 // Package producer is the client a producer uses to hand provider responses
 // to toolgate and read back what became of their tool calls:
 //
-//	p := producer.New(js)
-//	w, _ := p.Watch(rid) // before publishing: results are not replayed
+//	nc, _ := nats.Connect(url, nats.UserInfo("producer", password),
+//		nats.CustomInboxPrefix("_INBOX_producer")) // toolgate's authz: replies only under _INBOX_<user>
+//	js, _ := jetstream.New(nc)
+//	p := producer.New(js) // ForTenant(t) for the user producer-<t>
+//	w, _ := p.Watch(rid)  // before publishing: results are not replayed
 //	defer w.Stop()
-//	_ = p.PublishResponse(ctx, producer.Meta{Provider: "openai-chat", ResponseID: rid}, body)
-//	calls, resp, err := w.Await(ctx, 2)
-//	items := producer.Messages(calls) // tool-result items to append to the conversation
+//	err := p.PublishResponse(ctx, producer.Meta{Provider: "openai-chat", ResponseID: rid}, body)
+//	out, err := w.AwaitResponse(ctx) // every outcome; no need to count the calls
+//	items := out.Messages()          // tool-result items to append to the conversation
 //
-// It imports nats.go, pkg/wire and the standard library only.
+// A call that waits for a human approval, or a stream left open, has no
+// outcome yet when ctx ends: AwaitResponse returns what came, with
+// out.Complete() false. ErrDuplicate from a publish means it had arrived
+// before. ExampleWatch_AwaitResponse is the whole loop. It imports nats.go,
+// pkg/wire and the standard library only.
 package producer
 
 import (
