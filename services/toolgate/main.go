@@ -27,7 +27,7 @@ func commands() []command {
 	return []command{
 		{"up", []string{"up [--listen 127.0.0.1:4222] [--data DIR] [--tools FILE] [--http :8080] [--secrets DIR] [--insecure]"}, up},
 		{"tools", []string{"tools apply -f tools.yaml [--prune]", "tools ls", "tools show NAME"}, tools},
-		{"publish", []string{"publish --provider P [--response-id ID] [--wait 5s] [--token JWT] [--tenant T] FILE   (a body, an SSE/NDJSON transcript, a Gemini JSON array or a Bedrock event stream)"}, publish},
+		{"publish", []string{"publish [FILE|-] [--provider P] [--response-id ID] [--wait 5s] [--tenant T] [--token JWT] [--model M] [--atomic] [--end REASON]   (a body or a transcript, provider detected; exit 0 all ok, 3 some not ok, 4 still waiting, 5 duplicate or conflict)"}, publish},
 		{"status", []string{"status CALL-ID|RESPONSE-ID [--json]   (where it is, what it waits for, its result and tool-result message)"}, status},
 		{"results", []string{"results RESPONSE-ID [--follow [--timeout 1m]] [--json]   (exit 0 all ok, 3 some not ok, 4 nothing yet or still waiting)"}, results},
 		{"calls", []string{"calls ls [--response ID] [--status S] [--stage S] [--tool T] [--since 1h] [--limit N]"}, calls},
