@@ -37,6 +37,7 @@ type entry struct {
 	outcomes []json.RawMessage
 	calls    map[string]bool
 	response bool // a response-level outcome came: nothing more will
+	expected int  // how many calls the response proposed (response_calls); 0: not said
 	dropped  int  // outcomes past maxEach
 	bytes    int
 }
@@ -45,8 +46,16 @@ type entry struct {
 type view struct {
 	Outcomes []json.RawMessage
 	Calls    int
+	Expected int
 	Response bool
 	Dropped  int
+}
+
+// complete reports whether v holds every outcome: a response-level one, or
+// as many call outcomes as the response proposed, or as the reader said
+// to expect (calls > 0).
+func (v view) complete(calls int) bool {
+	return v.Response || (v.Expected > 0 && v.Calls >= v.Expected) || (calls > 0 && v.Calls >= calls)
 }
 
 func newCache(keep time.Duration, maxBytes, maxEntries, maxEach int) *cache {
@@ -57,7 +66,8 @@ func newCache(keep time.Duration, maxBytes, maxEntries, maxEach int) *cache {
 // add records one result message published on subject.
 func (c *cache) add(subject string, data []byte) {
 	var probe struct {
-		CallID string `json:"call_id"`
+		CallID        string `json:"call_id"`
+		ResponseCalls int    `json:"response_calls"`
 	}
 	if json.Unmarshal(data, &probe) != nil {
 		return // not a result: nothing a reader could use
@@ -71,6 +81,7 @@ func (c *cache) add(subject string, data []byte) {
 		c.entries[subject] = el
 	}
 	e := el.Value.(*entry)
+	e.expected = max(e.expected, min(probe.ResponseCalls, c.maxEach))
 	switch {
 	case probe.CallID != "" && e.calls[probe.CallID]:
 		return
@@ -128,7 +139,7 @@ func (c *cache) viewOf(subject string) view {
 		return view{}
 	}
 	e := el.Value.(*entry)
-	return view{Outcomes: append([]json.RawMessage(nil), e.outcomes...), Calls: len(e.calls), Response: e.response, Dropped: e.dropped}
+	return view{Outcomes: append([]json.RawMessage(nil), e.outcomes...), Calls: len(e.calls), Expected: e.expected, Response: e.response, Dropped: e.dropped}
 }
 
 // release ends one reader's wait on w, dropping w when nobody waits on it

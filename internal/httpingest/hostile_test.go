@@ -147,6 +147,16 @@ func TestCache_keeps_one_copy_per_call_and_drops_the_oldest(t *testing.T) {
 	if v := c.peek("r.c"); len(v.Outcomes) != 0 || c.bytes != 0 {
 		t.Fatalf("r.c kept past Keep: %+v, %d bytes", v, c.bytes)
 	}
+	// response_calls says how many calls make the response complete.
+	c.now = time.Now
+	c.add("r.e", []byte(`{"call_id":"e-0","response_calls":2}`))
+	if v := c.peek("r.e"); v.Expected != 2 || v.complete(0) {
+		t.Fatalf("r.e after one of two: %+v", v)
+	}
+	c.add("r.e", []byte(`{"call_id":"e-1","response_calls":2}`))
+	if v := c.peek("r.e"); !v.complete(0) {
+		t.Fatalf("r.e after both: %+v", v)
+	}
 	_, w := c.get("r.d")
 	c.release("r.d", w)
 	if len(c.waiters) != 0 {

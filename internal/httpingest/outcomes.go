@@ -14,18 +14,21 @@ import (
 // Outcomes is the answer to GET /v1/responses/{id}/outcomes.
 type Outcomes struct {
 	ResponseID string `json:"response_id"`
-	// Complete: a response-level outcome came (the response yielded no
-	// call, or was refused), or as many call outcomes as ?calls= asked for.
+	// Complete: every outcome is here: a response-level one (the response
+	// yielded no call, or was refused), or one per call the response
+	// proposed (Expected), or as many as ?calls= asked for.
 	Complete bool              `json:"complete"`
-	Calls    int               `json:"calls"` // distinct call outcomes so far
+	Calls    int               `json:"calls"`              // distinct call outcomes so far
+	Expected int               `json:"expected,omitempty"` // calls the response proposed, once an outcome said
 	Outcomes []json.RawMessage `json:"outcomes"`
 	// Dropped counts outcomes past the per-response limit, not kept.
 	Dropped int `json:"dropped,omitempty"`
 }
 
 // outcomes answers a long poll: the response's outcomes as soon as it is
-// complete (or, without ?calls=, as soon as there is any), else when ?wait=
-// (bounded by MaxWait) has passed, with what there is.
+// complete (from a toolgate whose results do not say how many calls a
+// response has, and without ?calls=: as soon as there is any), else when
+// ?wait= (bounded by MaxWait) has passed, with what there is.
 func (s *Server) outcomes(w http.ResponseWriter, r *http.Request) {
 	c, ok := s.who(w, r)
 	if !ok {
@@ -52,8 +55,8 @@ func (s *Server) outcomes(w http.ResponseWriter, r *http.Request) {
 	defer timer.Stop()
 	for {
 		v, wt := s.cache.get(subject)
-		done := v.Response || (calls > 0 && v.Calls >= calls)
-		if done || (calls == 0 && v.Calls > 0) {
+		done := v.complete(calls)
+		if done || (calls == 0 && v.Expected == 0 && v.Calls > 0) {
 			s.cache.release(subject, wt)
 			writeJSON(w, http.StatusOK, answer(rid, v, done))
 			return
@@ -64,7 +67,7 @@ func (s *Server) outcomes(w http.ResponseWriter, r *http.Request) {
 		case <-timer.C:
 			s.cache.release(subject, wt)
 			v := s.cache.peek(subject)
-			writeJSON(w, http.StatusOK, answer(rid, v, v.Response || (calls > 0 && v.Calls >= calls)))
+			writeJSON(w, http.StatusOK, answer(rid, v, v.complete(calls)))
 			return
 		case <-r.Context().Done():
 			s.cache.release(subject, wt)
@@ -74,7 +77,7 @@ func (s *Server) outcomes(w http.ResponseWriter, r *http.Request) {
 }
 
 func answer(rid string, v view, complete bool) Outcomes {
-	out := Outcomes{ResponseID: rid, Complete: complete, Calls: v.Calls, Outcomes: v.Outcomes, Dropped: v.Dropped}
+	out := Outcomes{ResponseID: rid, Complete: complete, Calls: v.Calls, Expected: v.Expected, Outcomes: v.Outcomes, Dropped: v.Dropped}
 	if out.Outcomes == nil {
 		out.Outcomes = []json.RawMessage{}
 	}
