@@ -82,7 +82,7 @@ func verdict(rs responseStory) error {
 	if rs.Result != nil && !rs.Result.OK {
 		return &exitError{code: exitResultsNotOK}
 	}
-	waiting := len(rs.Calls) == 0 && rs.Result == nil
+	waiting := (len(rs.Calls) == 0 && rs.Result == nil) || len(rs.Calls) < expectedCalls(rs)
 	for _, s := range rs.Calls {
 		switch {
 		case s.Result == nil:

@@ -92,7 +92,8 @@ func (rd *reader) follow(ctx context.Context, rs responseStory, out *outcomeWrit
 }
 
 // complete reports whether rs has every outcome it will get: the
-// response's own, or one for each of its (known) calls.
+// response's own, or one for each of its calls (as many as its results'
+// response_calls say, when they say).
 func complete(rs responseStory) bool {
 	if rs.Result != nil {
 		return true
@@ -102,7 +103,19 @@ func complete(rs responseStory) bool {
 			return false
 		}
 	}
-	return len(rs.Calls) > 0
+	return len(rs.Calls) > 0 && len(rs.Calls) >= expectedCalls(rs)
+}
+
+// expectedCalls is how many calls rs's response proposed, as its results
+// say (response_calls); 0 when none says.
+func expectedCalls(rs responseStory) int {
+	n := 0
+	for _, s := range rs.Calls {
+		if s.Result != nil {
+			n = max(n, s.Result.ResponseCalls)
+		}
+	}
+	return n
 }
 
 // ended records res as its call's outcome in rs, adding the call if it

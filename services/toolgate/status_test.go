@@ -203,3 +203,59 @@ func TestStatus_open_stream_shows_events_and_its_idle_end(t *testing.T) {
 		t.Errorf("results of an open stream: exit %d (%v), want %d", code(err), err, exitResultsWaiting)
 	}
 }
+
+// A response that proposes no call has its own result: results exits 0
+// and prints it; status of its id shows it.
+func TestResults_response_without_calls_prints_its_own_result(t *testing.T) {
+	r := startStoryRig(t)
+	r.publish(t, "story-none")
+	out := r.waitFor(t, resultsCmd, []string{"story-none"}, "no_tool_calls")
+	if _, err := r.run(resultsCmd, "story-none"); err != nil {
+		t.Fatalf("results of a response without calls: %v\n%s", err, out)
+	}
+	out, err := r.run(statusCmd, "story-none")
+	if err != nil || !strings.Contains(out, "result    ok, no_tool_calls") || !strings.Contains(out, "calls     0") {
+		t.Fatalf("status of a response without calls: %v\n%s", err, out)
+	}
+	out, err = r.run(resultsCmd, "story-none", "--json", "--follow")
+	if err != nil || !strings.Contains(out, `{"response_result":{"response_id":"story-none"`) {
+		t.Fatalf("results --json --follow of a finished response: %v\n%s", err, out)
+	}
+}
+
+// What the buckets and streams hold is not trusted: a status record that
+// is not toolgate's is an error naming it, a result that is not JSON is
+// skipped, and control characters in a stored result are never printed raw.
+func TestStatus_hostile_records_and_results_are_reported_not_trusted(t *testing.T) {
+	r := startStoryRig(t)
+	ctx := context.Background()
+	kv, err := r.js.KeyValue(ctx, streams.BucketCalls)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := kv.Put(ctx, "evil-0", []byte(`{"call_id":"someone-else","status":"executed"}`)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.run(statusCmd, "evil-0"); err == nil || !strings.Contains(err.Error(), "malformed") {
+		t.Fatalf("a forged status record: %v", err)
+	}
+	for _, data := range []string{`not json`, `{"neither":1}`,
+		`{"call_id":"evil2-0","response_id":"evil2","tool":"x\u001b[2J","status":"executed","ok":true,"text":"\u001b]0;pwned\u0007","message":{"content":"\u001b[31m"}}`} {
+		if _, err := r.js.Publish(ctx, streams.Results("", "evil2"), []byte(data)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, args := range [][]string{{"evil2"}, {"evil2", "--follow", "--timeout", "2s"}} {
+		out, err := r.run(resultsCmd, args...)
+		if err != nil {
+			t.Errorf("results %v: %v", args, err)
+		}
+		if strings.ContainsAny(out, "\x1b\x07") || !strings.Contains(out, "evil2-0") {
+			t.Errorf("results %v printed control characters or lost the call:\n%q", args, out)
+		}
+	}
+	out, err := r.run(statusCmd, "evil2")
+	if err != nil || strings.ContainsAny(out, "\x1b\x07") {
+		t.Errorf("status of the response: %v\n%q", err, out)
+	}
+}
