@@ -31,11 +31,10 @@ const maxPublishProbe = 64
 // from their status records (and approval records), as `toolgate status`
 // does. A producer's NATS user may read neither, so this needs the admin's
 // credentials at hand (publish run beside `toolgate up`, or
-// TOOLGATE_NATS_USER naming a user who may); errNoOperator when there are
-// none.
+// TOOLGATE_NATS_USER=admin); errNoOperator when there are none.
 func operatorView(url string, o *producer.Outcomes) ([]string, error) {
-	if credentialsFor(url, authz.Admin, os.Getenv).user == "" {
-		return nil, errNoOperator
+	if credentialsFor(url, authz.Admin, os.Getenv).user != authz.Admin {
+		return nil, errNoOperator // none, or a user (from the URL, TOOLGATE_NATS_USER) who may not read them
 	}
 	nc, js, err := connectAs(url, authz.Admin)
 	if err != nil {
