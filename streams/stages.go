@@ -99,7 +99,7 @@ func buildTable() []Stage {
 	execute := gate(Execute, []call.Status{call.Approved}, call.Approved)
 	// It decides atomic batches.
 	execute.Publishes = []string{Exec(">")}
-	execute.Buckets = []Bucket{{Name: BucketIdempotency, Write: true}, {Name: BucketBatches, Write: true}}
+	execute.Buckets = []Bucket{{Name: BucketIdempotency, Write: true}, {Name: BucketBatches, Write: true}, {Name: BucketCalls}}
 	accumulate := Stage{
 		Name: Accumulate, Stream: StreamIn,
 		Consumer: Consumer{Name: Accumulate, Stream: StreamIn, Subject: subjectInAll, Description: "toolgate " + Accumulate + " gate"},
