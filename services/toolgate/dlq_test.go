@@ -32,7 +32,7 @@ type dlqRig struct {
 
 func startDLQRig(t *testing.T) (*dlqRig, func() int32) {
 	t.Helper()
-	u := startUp(t)
+	u := startUp(t, "--ingest-http", "") // no HTTP ingest: its default port may be taken
 	runs, _ := serveExamples(t, u)
 	nc, js, err := connect(u.url)
 	if err != nil {
@@ -182,14 +182,38 @@ func (r *dlqRig) applyYen() {
 		r.t.Fatal(err)
 	}
 	// The fix has reached the validate gate once a fresh YEN call passes.
+	failed := 0
 	testenv.Eventually(r.t, 30*time.Second, 100*time.Millisecond, func() error {
 		rid := fmt.Sprintf("probe-%d", time.Now().UnixNano())
 		r.publish(rid, "create_invoice", yenInvoice, "")
 		if st := r.status(rid+"-0", call.Status.Terminal); st != call.Executed {
+			failed++
 			return fmt.Errorf("probe ended %s", st)
 		}
 		return nil
 	})
+	// Each probe that met the old schema left a dead letter, not the
+	// test's: once all are stored, remove them.
+	var probes []dlq.Letter
+	testenv.Eventually(r.t, 30*time.Second, 50*time.Millisecond, func() error {
+		ls, err := dlq.List(r.ctx, r.js, dlq.Filter{})
+		if err != nil {
+			return err
+		}
+		probes = probes[:0]
+		for _, l := range ls {
+			if strings.HasPrefix(l.CallID, "probe-") {
+				probes = append(probes, l)
+			}
+		}
+		if len(probes) != failed {
+			return fmt.Errorf("%d probe letters, want %d", len(probes), failed)
+		}
+		return nil
+	})
+	if _, err := dlq.Purge(r.ctx, r.js, probes); err != nil {
+		r.t.Fatal(err)
+	}
 }
 
 const yenInvoice = `{"customer_id":"cus_9821","currency":"YEN","line_items":[{"sku":"PRO-SEAT","quantity":3,"price_cents":4900}]}`
