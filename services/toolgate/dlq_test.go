@@ -330,6 +330,10 @@ func TestDLQ_unknown_stage_or_failure_is_a_usage_error_naming_the_valid_ones(t *
 		{[]string{"purge", "--limit", "-1"}, []string{"--limit -1"}},
 		{[]string{"replay", "--to-stage", "repair"}, []string{"--to-stage"}},
 		{[]string{"ls", "--bogus"}, []string{"bogus"}},
+		{[]string{"show"}, []string{"want one stream sequence"}},
+		{[]string{"show", "seven"}, []string{`"seven" is not a stream sequence`}},
+		{[]string{"ls", "--since", "yesterday"}, []string{"--since", "neither a duration"}},
+		{[]string{"frob"}, []string{`unknown subcommand "frob"`, "dlq ls"}},
 	} {
 		_, _, err := r.run("", c.args...)
 		if !errors.Is(err, errUsage) || exitCode(err) != 2 {
