@@ -73,14 +73,20 @@ func Read(dir, name string) (string, error) {
 	return strings.TrimRight(string(b), "\r\n"), nil
 }
 
-// Random returns n random bytes as hex followed by a newline: a password or
-// an HMAC key file.
+// Random returns n random bytes as a Password followed by a newline: a
+// password file's content.
 func Random(n int) func() ([]byte, error) {
 	return func() ([]byte, error) {
 		b := make([]byte, n)
 		if _, err := rand.Read(b); err != nil {
 			return nil, err
 		}
-		return []byte(hex.EncodeToString(b) + "\n"), nil
+		return []byte(Password(b) + "\n"), nil
 	}
 }
+
+// Password spells b as a password: "tg" and b in hex. The letters first
+// matter: nats-server reads a $VAR's value as a configuration literal, so a
+// bare hex string shaped like a number ("2e49fe…", "1234…") is read as one
+// and the server refuses its configuration — about one password in 25.
+func Password(b []byte) string { return "tg" + hex.EncodeToString(b) }
