@@ -32,7 +32,7 @@ func TestInit_makes_every_secret_once_and_keeps_them(t *testing.T) {
 	env := before[UsersEnv]
 	for _, u := range c.Names() {
 		pw := strings.TrimSpace(before[authz.PasswordFile(u)])
-		if len(pw) != 32 || !strings.Contains(env, authz.PasswordVar(u)+"="+pw+"\n") {
+		if len(pw) != 34 || !strings.Contains(env, authz.PasswordVar(u)+"="+pw+"\n") {
 			t.Errorf("%s: password %q, %s lacks it", u, pw, UsersEnv)
 		}
 	}

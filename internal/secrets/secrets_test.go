@@ -16,7 +16,7 @@ func TestEnsure_generates_once_and_reads_back(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if string(a) != string(b) || len(a) != 33 {
+	if string(a) != string(b) || len(a) != 35 {
 		t.Fatalf("second Ensure gave %q, first %q", b, a)
 	}
 	st, err := os.Stat(filepath.Join(dir, "k"))
