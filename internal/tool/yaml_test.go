@@ -113,3 +113,16 @@ func TestLoad_yaml_refused_with_the_line(t *testing.T) {
 		})
 	}
 }
+
+// FuzzToJSON: whatever toJSON accepts it turns into valid JSON.
+func FuzzToJSON(f *testing.F) {
+	for _, s := range []string{"tools: [{name: a, input_schema: {type: object}}]", "a: &a {b: 1}\nc: {<<: *a, d: 0x1F}", "on: [yes, no, ~, .5, 1_000]", "- !!str 1\n- !!binary aGk=", "a: &a [*a]", "{a: 1, a: 2}", "--- 1\n--- 2"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		js, err := toJSON(data)
+		if err == nil && !json.Valid(js) {
+			t.Fatalf("toJSON(%q) = %q, not JSON", data, js)
+		}
+	})
+}
