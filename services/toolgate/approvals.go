@@ -21,19 +21,36 @@ import (
 // `toolgate approve CALL-ID --by NAME` on a terminal, which shows and asks).
 func approvals(args []string) error {
 	if len(args) == 0 {
-		return errors.New("approvals: want ls or show CALL-ID")
+		return usageError("approvals: want ls or show CALL-ID")
 	}
-	fs := flag.NewFlagSet("approvals "+args[0], flag.ExitOnError)
+	sub := args[0]
+	if sub != "ls" && sub != "show" {
+		return usageError("approvals: unknown subcommand %q (ls, show)", sub)
+	}
+	fs := withUsage(flag.NewFlagSet("approvals "+sub, flag.ContinueOnError), "approvals", sub)
 	url := natsFlag(fs)
-	all := fs.Bool("all", false, "ls: decided records too, not only pending ones")
-	fs.Parse(args[1:])
+	var all *bool
+	if sub == "ls" {
+		all = fs.Bool("all", false, "decided records too, not only pending ones")
+	}
+	ops, err := parseFlags(fs, args[1:])
+	if err != nil {
+		return err
+	}
+	switch {
+	case sub == "ls" && len(ops) != 0:
+		return usageError("approvals ls takes no operands (got %q)", ops[0])
+	case sub == "show" && len(ops) != 1:
+		return usageError("approvals show: want one call id")
+	}
 	ctx, kv, done, err := openBucket(*url, streams.BucketApprovals)
 	if err != nil {
 		return fmt.Errorf("approvals: %w", err)
 	}
 	defer done()
 	store := approval.NewStore(kv)
-	switch args[0] {
+	now := time.Now()
+	switch sub {
 	case "ls":
 		keys, err := store.Keys(ctx)
 		if err != nil {
@@ -41,7 +58,7 @@ func approvals(args []string) error {
 		}
 		tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "CALL\tTOOL\tSTATE\tARGS HASH\tEXPIRES\tWHY")
-		bad := 0
+		bad, shown, ttl := 0, 0, ""
 		for _, k := range keys {
 			r, _, err := store.Get(ctx, k)
 			if errors.Is(err, approval.ErrMalformed) {
@@ -53,22 +70,26 @@ func approvals(args []string) error {
 				continue
 			}
 			// A call id is the producer's (its response id): shown escaped.
-			fmt.Fprint(tw, printable(fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%s", r.CallID, r.Tool, r.State, approval.ShortHash(r.ArgsHash), r.ExpiresAt.Local().Format(time.DateTime), r.Why))+"\n")
+			fmt.Fprint(tw, printable(fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%s", r.CallID, r.Tool, r.State, approval.ShortHash(r.ArgsHash), expiry(r, now), r.Why))+"\n")
+			shown++
+			if r.State == approval.Pending {
+				ttl = ttlNote(r)
+			}
 		}
 		if err := tw.Flush(); err != nil {
 			return err
+		}
+		if ttl != "" {
+			fmt.Printf("\n%d shown; %s: decide with toolgate approve|deny CALL-ID --by NAME\n", shown, ttl)
 		}
 		if bad > 0 {
 			fmt.Fprintf(os.Stderr, "approvals: %d malformed record(s) skipped; the policy stage's sweeper denies those whose waiting call it can still read\n", bad)
 		}
 		return nil
 	case "show":
-		if fs.NArg() != 1 {
-			return errors.New("approvals show: want one call id")
-		}
-		r, _, err := store.Get(ctx, fs.Arg(0))
+		r, _, err := store.Get(ctx, ops[0])
 		if err != nil {
-			return fmt.Errorf("approvals show %s: %w", fs.Arg(0), err)
+			return fmt.Errorf("approvals show %s: %w", ops[0], err)
 		}
 		e, err := call.Unmarshal(r.Envelope)
 		if err != nil {
@@ -77,14 +98,17 @@ func approvals(args []string) error {
 		// What the call carries is hostile: shown with control characters escaped.
 		var b strings.Builder
 		fmt.Fprintf(&b, "call       %s\ntool       %s\nstate      %s\nwhy        %s\nargs hash  %s\nrequested  %s\nexpires    %s\ncaller     %s (roles %v, tenant %s, identity %s)\n",
-			r.CallID, r.Tool, r.State, r.Why, r.ArgsHash, r.RequestedAt.Local().Format(time.DateTime), r.ExpiresAt.Local().Format(time.DateTime),
+			r.CallID, r.Tool, r.State, r.Why, r.ArgsHash, r.RequestedAt.Local().Format(time.DateTime), expiry(r, now),
 			e.Request.Principal, e.Request.Roles, e.Request.Tenant, pipeline.IdentityOf(e))
 		if r.By != "" {
 			fmt.Fprintf(&b, "decided    by %s at %s: %s\n", r.By, r.DecidedAt.Local().Format(time.DateTime), r.Reason)
 		}
 		fmt.Fprintf(&b, "arguments\n%s\n", prettyArgs(e.Arguments))
+		if r.State == approval.Pending {
+			fmt.Fprintf(&b, "\n%s; approve with: toolgate approve %s --by NAME --hash %s\n", ttlNote(r), r.CallID, approval.ShortHash(r.ArgsHash))
+		}
 		fmt.Print(printable(b.String()))
 		return nil
 	}
-	return fmt.Errorf("approvals: unknown subcommand %q (ls, show)", args[0])
+	return nil
 }

@@ -30,30 +30,27 @@ const minHash = 16
 // runs. An approval is always bound to a hash the operator saw: the one
 // given with --hash, or the one shown and confirmed on con.
 func decide(cmd string, state approval.State, args []string, con console) error {
-	fs := flag.NewFlagSet(cmd, flag.ExitOnError)
+	fs := withUsage(flag.NewFlagSet(cmd, flag.ContinueOnError), cmd, "")
 	url := natsFlag(fs)
 	by := fs.String("by", "", "who decides (required; kept in the call's history)")
 	reason := fs.String("reason", "", "why (kept in the call's history)")
-	hash := fs.String("hash", "", "the argument hash you reviewed (at least its first 16 digits, as `toolgate approvals ls` prints it); refused if the call's arguments differ")
+	// No backquotes in the text: flag would take the quoted words for the
+	// placeholder and print "-hash toolgate approvals ls".
+	hash := fs.String("hash", "", "the argument HASH you reviewed, at least its first 16 digits as 'toolgate approvals ls' prints them; refused if the call's arguments differ")
 	// Flags may follow the call id: toolgate approve CALL-ID --by NAME.
-	var pos []string
-	for rest := args; ; {
-		fs.Parse(rest)
-		if fs.NArg() == 0 {
-			break
-		}
-		pos = append(pos, fs.Arg(0))
-		rest = fs.Args()[1:]
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return err
 	}
 	if len(pos) != 1 {
-		return fmt.Errorf("%s: want one call id: toolgate %s CALL-ID --by NAME [--reason TEXT]", cmd, cmd)
+		return usageError("%s: want one call id: toolgate %s CALL-ID --by NAME [--reason TEXT]", cmd, cmd)
 	}
 	id := pos[0]
 	if *by == "" {
-		return fmt.Errorf("%s: --by NAME is required: the decision is recorded with who made it", cmd)
+		return usageError("%s: --by NAME is required: the decision is recorded with who made it", cmd)
 	}
 	if *hash != "" && len(*hash) < minHash {
-		return fmt.Errorf("%s: --hash %s is too short: give at least the %d digits `toolgate approvals show %s` prints", cmd, *hash, minHash, id)
+		return usageError("%s: --hash %s is too short: give at least the %d digits `toolgate approvals show %s` prints", cmd, *hash, minHash, id)
 	}
 	asks := state == approval.Approved && *hash == ""
 	if asks && !con.terminal {

@@ -23,8 +23,11 @@ import (
 // arguments (one per line), so a test can run a command as a child process
 // with the standard input it chooses; otherwise it runs the tests.
 func TestMain(m *testing.M) {
-	if args := os.Getenv("TOOLGATE_TEST_MAIN"); args != "" {
-		os.Args = append([]string{"toolgate"}, strings.Split(args, "\n")...)
+	if args, ok := os.LookupEnv("TOOLGATE_TEST_MAIN"); ok {
+		os.Args = []string{"toolgate"}
+		if args != "" { // set but empty: toolgate without arguments
+			os.Args = append(os.Args, strings.Split(args, "\n")...)
+		}
 		main()
 		os.Exit(0)
 	}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"flag"
 	"fmt"
 
@@ -16,13 +15,17 @@ import (
 //	toolgate authz render --executor-groups 'payments=create_invoice,refund;accounts=delete_customer_account' --tenants acme,globex
 func authzCmd(args []string) error {
 	if len(args) < 1 || args[0] != "render" {
-		return errors.New("authz: want render (toolgate authz render [--executor-groups G=T,T;G=T] [--tenants A,B] > deploy/base/nats-accounts.conf)")
+		return usageError("authz: want render (toolgate authz render [--executor-groups G=T,T;G=T] [--tenants A,B] > deploy/base/nats-accounts.conf)")
 	}
-	fs := flag.NewFlagSet("authz render", flag.ContinueOnError)
+	fs := withUsage(flag.NewFlagSet("authz render", flag.ContinueOnError), "authz", "render")
 	groups := fs.String("executor-groups", env("TOOLGATE_EXECUTOR_GROUPS", authz.DefaultGroups()), "executor groups: group=tool,tool;group=tool (TOOLGATE_EXECUTOR_GROUPS)")
 	tenants := fs.String("tenants", env("TOOLGATE_TENANTS", ""), "tenants with a producer user each (TOOLGATE_TENANTS, comma-separated)")
-	if err := fs.Parse(args[1:]); err != nil {
+	ops, err := parseFlags(fs, args[1:])
+	if err != nil {
 		return err
+	}
+	if len(ops) > 0 {
+		return usageError("authz render takes no operands (got %q); it writes to standard output", ops[0])
 	}
 	g, err := authz.ParseGroups(*groups)
 	if err != nil {

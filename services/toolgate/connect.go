@@ -45,18 +45,21 @@ func connectAs(serverURL, user string) (*nats.Conn, jetstream.JetStream, error) 
 		if c.password != nil {
 			opts = append(opts, nats.UserInfo(c.user, *c.password))
 		}
-	} else {
-		// toolgate up lets a local connection without credentials in, to
-		// publish responses and nothing else: say why the rest is refused.
-		var once sync.Once
-		opts = append(opts, nats.ErrorHandler(func(_ *nats.Conn, _ *nats.Subscription, err error) {
-			if errors.Is(err, nats.ErrPermissionViolation) {
-				once.Do(func() {
-					fmt.Fprintf(os.Stderr, "toolgate: %v\ntoolgate: connected without credentials (found no %s): set TOOLGATE_SECRETS to the secrets directory of toolgate up, or TOOLGATE_NATS_USER and TOOLGATE_NATS_PASSWORD\n", err, c.looked)
-				})
-			}
-		}))
 	}
+	// The server refuses a request it does not permit without answering
+	// it: the request would wait out its deadline (30 s) and end in a bare
+	// timeout. A permissions violation ends the command at once instead:
+	// the connection is closed (every pending request fails), and what to
+	// do is said.
+	var once sync.Once
+	opts = append(opts, nats.ErrorHandler(func(nc *nats.Conn, _ *nats.Subscription, err error) {
+		if errors.Is(err, nats.ErrPermissionViolation) {
+			once.Do(func() {
+				fmt.Fprintf(os.Stderr, "toolgate: %v\ntoolgate: %s\n", err, c.denied(user))
+				go nc.Close()
+			})
+		}
+	}))
 	nc, err := nats.Connect(serverURL, opts...)
 	if err != nil {
 		return nil, nil, c.explain(serverURL, err)
@@ -91,6 +94,16 @@ func credentialsFor(serverURL, user string, getenv func(string) string) credenti
 		return credentials{user: user, password: &pw, from: filepath.Join(dir, name)}
 	}
 	return credentials{looked: filepath.Join(dir, name)}
+}
+
+// denied says why a request was refused and what to do, for a command
+// that connects as want (the admin for operator commands).
+func (c credentials) denied(want string) string {
+	pwFile := authz.PasswordFile(want)
+	if c.user == "" {
+		return fmt.Sprintf("connected without credentials, as toolgate up lets a local client in: it may only publish responses. This command needs user %s, whose password toolgate up writes to %s (not found): run it where toolgate up runs, set TOOLGATE_SECRETS to toolgate up's --secrets directory, or set TOOLGATE_NATS_USER=%s and TOOLGATE_NATS_PASSWORD", want, c.looked, want)
+	}
+	return fmt.Sprintf("connected as user %s (credentials from %s), which may not do this; this command needs user %s: set TOOLGATE_NATS_USER=%s and TOOLGATE_NATS_PASSWORD, or unset them and set TOOLGATE_SECRETS to the directory holding %s", c.user, c.from, want, want, pwFile)
 }
 
 // explain turns a failed connection into what to do about it.

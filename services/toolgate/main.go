@@ -25,25 +25,27 @@ type command struct {
 // each implementation lives in its own file.
 func commands() []command {
 	return []command{
-		{"up", []string{"up [--listen 127.0.0.1:4222] [--data DIR] [--tools FILE] [--http :8080] [--secrets DIR] [--insecure]"}, up},
-		{"tools", []string{"tools apply -f tools.yaml [--prune]", "tools ls", "tools show NAME"}, tools},
+		{"up", []string{"up [--listen 127.0.0.1:4222] [--data DIR] [--tools FILE] [--http 127.0.0.1:8080] [--secrets DIR] [--executor-groups G=T,T;G=T] [--approval-ttl 15m] [--insecure]"}, up},
+		{"tools", toolsUsage(), tools},
 		{"publish", []string{"publish [FILE|-] [--provider P] [--response-id ID] [--wait 5s] [--tenant T] [--token JWT] [--model M] [--atomic] [--end REASON]   (a body or a transcript, provider detected; exit 0 all ok, 3 some not ok, 4 still waiting, 5 duplicate or conflict)"}, publish},
 		{"status", []string{"status CALL-ID|RESPONSE-ID [--json]   (where it is, what it waits for, its result and tool-result message)"}, status},
 		{"results", []string{"results RESPONSE-ID [--follow [--timeout 1m]] [--json]   (exit 0 all ok, 3 some not ok, 4 nothing yet or still waiting)"}, results},
 		{"calls", []string{"calls ls [--response ID] [--status S] [--stage S] [--tool T] [--since 1h] [--limit N]"}, calls},
 		{"dlq", []string{"dlq ls|show SEQ|replay|purge [--stage S --failure F --tool T --since 2h --until 1h]"}, dlqCmd},
-		{"approvals", []string{"approvals ls [--all] | approvals show CALL-ID"}, approvals},
-		{"approve", []string{"approve CALL-ID --by NAME [--reason TEXT] [--hash HASH]"}, approve},
+		{"approvals", []string{"approvals ls [--all]   (calls waiting for a decision, with the time left before each expires)", "approvals show CALL-ID"}, approvals},
+		{"approve", []string{"approve CALL-ID --by NAME [--reason TEXT] [--hash HASH]   (before the approval expires: 15 minutes by default, up --approval-ttl)"}, approve},
 		{"deny", []string{"deny CALL-ID --by NAME [--reason TEXT]"}, deny},
 		{"streams", []string{"streams apply"}, streamsCmd},
 		{"authz", []string{"authz render [--executor-groups G=T,T;G=T] [--tenants A,B]   (the NATS users of deploy/; up runs them)"}, authzCmd},
 		{"secrets", []string{"secrets init [--executor-groups G=T,T;G=T] [--tenants A,B] DIR   (passwords and keys for deploy/ and compose)"}, secretsCmd},
-		{"probe", []string{"probe URL"}, probe},
+		{"probe", []string{"probe [--timeout 3s] URL   (exit 0 when URL answers 200: the container healthcheck)"}, probe},
 		{"chaos", []string{
 			"chaos [--n 5000] [--rate 100] [--kill-every 2s] [--keep]",
 			"chaos --hostile [--duration 10s] [--rate 50] [--mem-cap 4GiB] [--inputs a,b] [--keep]",
 		}, chaosCmd},
 		{"bench", []string{"bench [--n 20000] [--size 1024] [--half 10s] [--rate 0] [--tools FILE] [--redis URL] [--cpuprofile FILE]"}, benchCmd},
+		{"version", []string{"version   (also --version: the module version and VCS revision)"}, versionCmd},
+		{"help", []string{"help [COMMAND [SUBCOMMAND]]   (also COMMAND --help)"}, helpCmd},
 	}
 }
 
@@ -57,6 +59,8 @@ func usage() string {
 		}
 	}
 	b.WriteString(`
+Every command prints its own flags with --help and exits 0.
+
 Environment: TOOLGATE_NATS_URL (default nats://127.0.0.1:4222), TOOLGATE_REDIS_URL
 (idempotency keys; empty: a JetStream key-value bucket), TOOLGATE_HTTP_ADDR,
 TOOLGATE_LOG_LEVEL, TOOLGATE_DATA.
@@ -74,22 +78,41 @@ func lookup(name string) (command, bool) {
 	return command{}, false
 }
 
-func main() {
-	if len(os.Args) < 2 {
+func main() { os.Exit(dispatch(os.Args[1:])) }
+
+// dispatch runs a command line (without the program name) and returns the
+// exit code: help and version here (help.go), the rest by commands().
+func dispatch(args []string) int {
+	if len(args) == 0 {
 		fmt.Fprint(os.Stderr, usage())
-		os.Exit(2)
+		return 2
 	}
-	name, args := os.Args[1], os.Args[2:]
-	if name == "help" || name == "-h" || name == "--help" {
+	name, rest := args[0], args[1:]
+	switch {
+	case name == "--version" || name == "-version":
+		return exitCode(versionCmd(rest))
+	case isHelpFlag(name) || (name == "help" && len(rest) == 0):
 		fmt.Print(usage())
-		return
+		return 0
 	}
 	c, ok := lookup(name)
 	if !ok {
 		fmt.Fprintf(os.Stderr, "toolgate: unknown command %q\n\n%s", name, usage())
-		os.Exit(2)
+		return 2
 	}
-	os.Exit(exitCode(c.run(args)))
+	if subs := c.subcommands(); len(subs) > 0 {
+		// A command of subcommands has no flags of its own: its help is
+		// its usage lines; without a subcommand it is a usage error.
+		switch {
+		case len(rest) == 1 && isHelpFlag(rest[0]):
+			fmt.Print(c.help())
+			return 0
+		case len(rest) == 0:
+			fmt.Fprintf(os.Stderr, "toolgate %s: want a subcommand (%s)\n\n%s", c.name, strings.Join(subs, ", "), c.help())
+			return 2
+		}
+	}
+	return exitCode(c.run(rest))
 }
 
 // exitCode is the process exit code of a command's error: 0 for none or a

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"flag"
 	"fmt"
 
@@ -16,23 +15,24 @@ import (
 //	toolgate secrets init .toolgate/compose        # docker compose --env-file .toolgate/compose/compose.env up
 func secretsCmd(args []string) error {
 	if len(args) < 1 || args[0] != "init" {
-		return errors.New("secrets: want init DIR (toolgate secrets init [--executor-groups G=T,T;G=T] [--tenants A,B] DIR)")
+		return usageError("secrets: want init DIR (toolgate secrets init [--executor-groups G=T,T;G=T] [--tenants A,B] DIR)")
 	}
-	fs := flag.NewFlagSet("secrets init", flag.ContinueOnError)
+	fs := withUsage(flag.NewFlagSet("secrets init", flag.ContinueOnError), "secrets", "init")
 	groups := fs.String("executor-groups", env("TOOLGATE_EXECUTOR_GROUPS", authz.DefaultGroups()), "executor groups: group=tool,tool;group=tool (TOOLGATE_EXECUTOR_GROUPS); the same as authz render's")
 	tenants := fs.String("tenants", env("TOOLGATE_TENANTS", ""), "tenants with a producer user each (TOOLGATE_TENANTS, comma-separated)")
-	if err := fs.Parse(args[1:]); err != nil {
+	ops, err := parseFlags(fs, args[1:])
+	if err != nil {
 		return err
 	}
-	if fs.NArg() != 1 {
-		return errors.New("secrets: init wants one directory, e.g. toolgate secrets init deploy/base/secrets")
+	if len(ops) != 1 {
+		return usageError("secrets: init wants one directory, e.g. toolgate secrets init deploy/base/secrets")
 	}
 	g, err := authz.ParseGroups(*groups)
 	if err != nil {
 		return err
 	}
 	c := authz.Config{Groups: g, Tenants: authz.ParseTenants(*tenants)}
-	dir := fs.Arg(0)
+	dir := ops[0]
 	if err := keygen.Init(dir, c); err != nil {
 		return err
 	}

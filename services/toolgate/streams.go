@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"flag"
 	"fmt"
 	"net/http"
@@ -14,16 +13,22 @@ import (
 // streamsCmd applies the declared streams, buckets and consumers.
 func streamsCmd(args []string) error {
 	if len(args) == 0 || args[0] != "apply" {
-		return errors.New("streams: want apply")
+		return usageError("streams: want apply")
 	}
-	fs := flag.NewFlagSet("streams apply", flag.ExitOnError)
+	fs := withUsage(flag.NewFlagSet("streams apply", flag.ContinueOnError), "streams", "apply")
 	url := natsFlag(fs)
 	defReplicas, err := strconv.Atoi(env("TOOLGATE_STREAM_REPLICAS", "1"))
 	if err != nil {
 		return fmt.Errorf("streams: TOOLGATE_STREAM_REPLICAS: want a number of replicas (1 or 3): %w", err)
 	}
 	replicas := fs.Int("replicas", defReplicas, "stream and bucket replicas, 3 on a production cluster (TOOLGATE_STREAM_REPLICAS)")
-	fs.Parse(args[1:])
+	ops, err := parseFlags(fs, args[1:])
+	if err != nil {
+		return err
+	}
+	if len(ops) > 0 {
+		return usageError("streams apply takes no operands (got %q)", ops[0])
+	}
 	nc, js, err := connect(*url)
 	if err != nil {
 		return err
@@ -43,17 +48,23 @@ func streamsCmd(args []string) error {
 // probe exits 0 when URL answers 200: the container healthcheck, since the
 // runtime image has no shell or curl.
 func probe(args []string) error {
-	if len(args) != 1 {
-		return errors.New("probe: want one URL")
-	}
-	c := http.Client{Timeout: 3 * time.Second}
-	resp, err := c.Get(args[0])
+	fs := withUsage(flag.NewFlagSet("probe", flag.ContinueOnError), "probe", "")
+	wait := fs.Duration("timeout", 3*time.Second, "how long to wait for the answer")
+	ops, err := parseFlags(fs, args)
 	if err != nil {
 		return err
 	}
+	if len(ops) != 1 {
+		return usageError("probe: want one URL, e.g. toolgate probe http://127.0.0.1:8080/readyz")
+	}
+	c := http.Client{Timeout: *wait}
+	resp, err := c.Get(ops[0])
+	if err != nil {
+		return fmt.Errorf("probe: %w", err)
+	}
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("probe: %s answered %s", args[0], resp.Status)
+		return fmt.Errorf("probe: %s answered %s", ops[0], resp.Status)
 	}
 	return nil
 }

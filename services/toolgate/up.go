@@ -17,6 +17,7 @@ import (
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/rs/zerolog"
 
+	"github.com/toolgate/toolgate/internal/approval"
 	"github.com/toolgate/toolgate/internal/registry"
 	"github.com/toolgate/toolgate/internal/seal"
 	"github.com/toolgate/toolgate/internal/stage"
@@ -29,19 +30,21 @@ import (
 type upFlags struct {
 	fs                      *flag.FlagSet
 	listen, data, toolsFile *string
+	approvalTTL             *string
 	trust                   trustFlags
 	stage                   func() (stage.Flagged, error)
 }
 
 func newUpFlags(getenv func(string) string) upFlags {
-	fs := flag.NewFlagSet("up", flag.ExitOnError)
+	fs := withUsage(flag.NewFlagSet("up", flag.ContinueOnError), "up", "")
 	return upFlags{
-		fs:        fs,
-		listen:    fs.String("listen", stage.EnvOr(getenv, "TOOLGATE_LISTEN", "127.0.0.1:4222"), "address of the embedded NATS server, for producers and executors"),
-		data:      fs.String("data", stage.EnvOr(getenv, "TOOLGATE_DATA", ".toolgate/data"), "JetStream storage directory"),
-		toolsFile: fs.String("tools", "", "tool definitions to apply at start (YAML or JSON)"),
-		trust:     newTrustFlags(fs, getenv), // up_leastpriv.go
-		stage:     stage.Flags(fs, getenv, stage.Defaults{HTTPAddr: "127.0.0.1:8080"}),
+		fs:          fs,
+		listen:      fs.String("listen", stage.EnvOr(getenv, "TOOLGATE_LISTEN", "127.0.0.1:4222"), "address of the embedded NATS server, for producers and executors (TOOLGATE_LISTEN); 0.0.0.0:4222 in a container, where authentication stays on"),
+		data:        fs.String("data", stage.EnvOr(getenv, "TOOLGATE_DATA", ".toolgate/data"), "JetStream storage directory (TOOLGATE_DATA); one toolgate up at a time holds it (lock file "+lockFile+")"),
+		toolsFile:   fs.String("tools", "", "tool definitions to apply at start (YAML or JSON)"),
+		approvalTTL: fs.String("approval-ttl", stage.EnvOr(getenv, "TOOLGATE_APPROVAL_TTL", roundDuration(approval.DefaultTTL)), "how long a call waits for a human decision (toolgate approve/deny) before it ends as approval_expired (TOOLGATE_APPROVAL_TTL)"),
+		trust:       newTrustFlags(fs, getenv), // up_leastpriv.go
+		stage:       stage.Flags(fs, getenv, stage.Defaults{HTTPAddr: "127.0.0.1:8080"}),
 	}
 }
 
@@ -51,11 +54,22 @@ func up(args []string) error {
 	uf := newUpFlags(os.Getenv)
 	listen, data, toolsFile := uf.listen, uf.data, uf.toolsFile
 	ingestAddr := ingestHTTPFlag(uf.fs, os.Getenv) // up_httpingest.go
-	uf.fs.Parse(args)
+	ops, err := parseFlags(uf.fs, args)
+	if err != nil {
+		return err
+	}
+	if len(ops) > 0 {
+		return usageError("up takes no operands (got %q); tool definitions go in --tools FILE", ops[0])
+	}
 	flagged, err := uf.stage()
 	if err != nil {
 		return err
 	}
+	ttl, err := time.ParseDuration(*uf.approvalTTL)
+	if err != nil || ttl <= 0 {
+		return usageError("--approval-ttl %q: want a positive duration such as 15m or 2h", *uf.approvalTTL)
+	}
+	flagged.Config.ApprovalTTL = ttl
 	log, err := logger(flagged.LogLevel)
 	if err != nil {
 		return err
@@ -68,12 +82,19 @@ func up(args []string) error {
 	if err != nil {
 		return fmt.Errorf("--listen %q: port: %w", *listen, err)
 	}
+	dir, _ := filepath.Abs(*data)
+	// Before the address check: a second up on this store is told who
+	// holds it, not that the port is taken.
+	release, err := lockData(dir)
+	if err != nil {
+		return err
+	}
+	defer release()
 	if l, err := net.Listen("tcp", *listen); err != nil {
 		return fmt.Errorf("--listen %s is taken (%v): another NATS server may run there; pick another address, e.g. --listen 127.0.0.1:4322", *listen, err)
 	} else {
 		l.Close()
 	}
-	dir, _ := filepath.Abs(*data)
 	opts := &server.Options{
 		ServerName: "toolgate-embedded", Host: host, Port: port, JetStream: true, StoreDir: dir,
 		MaxPayload: 16 << 20, NoSigs: true,

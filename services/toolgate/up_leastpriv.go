@@ -77,6 +77,7 @@ func (tf trustFlags) setup(opts *server.Options, log zerolog.Logger) (*leastPriv
 	if err != nil {
 		return nil, err
 	}
+	lp.groups, lp.groupsFlag = c.Groups, *tf.groups
 	anon := "refused (not a loopback address)"
 	if loopback {
 		anon = "may only publish responses"
@@ -102,6 +103,10 @@ func isLoopback(host string) bool {
 type leastPrivilege struct {
 	passwords map[string]string
 	dir       string
+	// groups are the executor groups (--executor-groups, as groupsFlag):
+	// a tool none of them lists has no executor that may serve it.
+	groups     []authz.Group
+	groupsFlag string
 }
 
 // newLeastPrivilege adds c's users to opts, their passwords read from dir
@@ -156,10 +161,18 @@ func (lp *leastPrivilege) run(ctx context.Context, adminURL string, cfg stage.Co
 	actx, cancel := timeout()
 	err = streams.Ensure(actx, js, streams.DefaultSettings())
 	cancel()
-	nc.Close()
 	if err != nil {
+		nc.Close()
 		return err
 	}
+	// The admin connection stays for the coverage watch: a tool no
+	// executor group lists is warned about now and whenever it is applied.
+	defer nc.Close()
+	go func() {
+		if err := warnUncovered(ctx, js, lp.groups, lp.groupsFlag, cfg.Log); err != nil && ctx.Err() == nil {
+			cfg.Log.Warn().Err(err).Msg("cannot watch the tools for ones no executor group may serve")
+		}
+	}()
 	if cfg.Seals == nil && cfg.SealKeys == "" {
 		// Each stage.Run runs one stage, so none makes keys for itself:
 		// they are made once in the secrets directory and kept.

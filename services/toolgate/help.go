@@ -1,0 +1,93 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"regexp"
+	"strings"
+)
+
+// isHelpFlag reports whether arg asks for help the way flag does.
+func isHelpFlag(arg string) bool { return arg == "-h" || arg == "--help" || arg == "-help" }
+
+// helpCmd is `toolgate help [COMMAND [SUBCOMMAND]]`: the usage, or
+// `toolgate COMMAND [SUBCOMMAND] --help`.
+func helpCmd(args []string) error {
+	if len(args) == 0 {
+		fmt.Print(usage())
+		return nil
+	}
+	if code := dispatch(append(append([]string(nil), args...), "--help")); code != 0 {
+		return &exitError{code: code}
+	}
+	return nil
+}
+
+// help is c's usage lines, as `toolgate c --help` prints them.
+func (c command) help() string {
+	var b strings.Builder
+	b.WriteString("Usage:\n")
+	for _, u := range c.usage {
+		b.WriteString("  toolgate " + u + "\n")
+	}
+	if subs := c.subcommands(); len(subs) > 0 {
+		fmt.Fprintf(&b, "\nFlags of each: toolgate %s SUBCOMMAND --help\n", c.name)
+	}
+	return b.String()
+}
+
+var subcommandWord = regexp.MustCompile(`^[a-z][a-z-]*$`)
+
+// subcommands are c's subcommands as its usage lines name them: the first
+// word after the name of each |-separated alternative ("tools apply -f F",
+// "dlq ls|show SEQ|replay|purge [filters]"); none for a command that takes
+// flags and operands itself ("up [--listen …]", "status CALL-ID").
+func (c command) subcommands() []string {
+	var subs []string
+	seen := map[string]bool{}
+	for _, u := range c.usage {
+		rest, _ := strings.CutPrefix(u, c.name)
+		for _, alt := range strings.Split(rest, "|") {
+			words := strings.Fields(alt)
+			if len(words) > 0 && words[0] == c.name {
+				words = words[1:]
+			}
+			if len(words) > 0 && subcommandWord.MatchString(words[0]) && !seen[words[0]] {
+				seen[words[0]] = true
+				subs = append(subs, words[0])
+			}
+		}
+	}
+	return subs
+}
+
+// usageLines are the lines of the command called name that start with
+// "name sub" (all of them for sub ""), for a flag set's Usage.
+func usageLines(name, sub string) []string {
+	c, ok := lookup(name)
+	if !ok {
+		return nil
+	}
+	var out []string
+	for _, u := range c.usage {
+		if sub == "" || strings.HasPrefix(u, name+" "+sub) || strings.Contains(u, "|"+sub) || strings.Contains(u, "| "+name+" "+sub) {
+			out = append(out, u)
+		}
+	}
+	return out
+}
+
+// withUsage makes fs's --help print the usage lines of `toolgate name sub`
+// from commands(), then fs's flags.
+func withUsage(fs *flag.FlagSet, name, sub string) *flag.FlagSet {
+	fs.Usage = func() {
+		w := fs.Output()
+		fmt.Fprintln(w, "Usage:")
+		for _, u := range usageLines(name, sub) {
+			fmt.Fprintln(w, "  toolgate "+u)
+		}
+		fmt.Fprintln(w, "\nFlags:")
+		fs.PrintDefaults()
+	}
+	return fs
+}
