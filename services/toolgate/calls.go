@@ -54,7 +54,7 @@ func calls(args []string) error {
 	if len(args) == 0 || args[0] != "ls" {
 		return usageError("calls: want ls (toolgate calls ls [--response ID] [--status S] [--stage S] [--tool T] [--since 1h] [--limit N])")
 	}
-	fs := flag.NewFlagSet("calls ls", flag.ContinueOnError)
+	fs := withUsage(flag.NewFlagSet("calls ls", flag.ContinueOnError), "calls", "ls")
 	url := natsFlag(fs)
 	response := fs.String("response", "", "only the calls of this response id")
 	status := fs.String("status", "", "only calls in this status or failure class (executed, schema_invalid, ...)")

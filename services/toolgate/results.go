@@ -30,7 +30,7 @@ func results(args []string) error { return runResults(os.Stdout, args) }
 
 // runResults is results writing to w.
 func runResults(w io.Writer, args []string) error {
-	fs := flag.NewFlagSet("results", flag.ContinueOnError)
+	fs := withUsage(flag.NewFlagSet("results", flag.ContinueOnError), "results", "")
 	url := natsFlag(fs)
 	follow := fs.Bool("follow", false, "keep printing new outcomes until every call has one (or Ctrl-C, or --timeout)")
 	asJSON := fs.Bool("json", false, "one JSON object per line: a call's {status, waiting, result} (as status --json), or {\"response_result\": …}")

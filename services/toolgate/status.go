@@ -30,7 +30,7 @@ func status(args []string) error { return runStatus(os.Stdout, args) }
 
 // runStatus is status writing to w.
 func runStatus(w io.Writer, args []string) error {
-	fs := flag.NewFlagSet("status", flag.ContinueOnError)
+	fs := withUsage(flag.NewFlagSet("status", flag.ContinueOnError), "status", "")
 	url := natsFlag(fs)
 	asJSON := fs.Bool("json", false, "print one JSON object: {status, waiting, result} for a call; {response_id, calls, result, stream} for a response")
 	idle := idleFlag(fs)
