@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -258,4 +260,61 @@ func TestStatus_hostile_records_and_results_are_reported_not_trusted(t *testing.
 	if err != nil || strings.ContainsAny(out, "\x1b\x07") {
 		t.Errorf("status of the response: %v\n%q", err, out)
 	}
+}
+
+// results --follow on a stream still open: it waits, the stream completes
+// into a call, the follower finds the call and prints its outcome, exit 0.
+func TestResults_follow_an_open_stream_until_its_call_ends(t *testing.T) {
+	r := startStoryRig(t)
+	events := []string{
+		`{"id":"c","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"role":"assistant","tool_calls":[{"index":0,"id":"call_s","type":"function","function":{"name":"get_weather","arguments":""}}]}}]}`,
+		`{"id":"c","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"{\"city\":\"Oslo\"}"}}]}}]}`,
+		`{"id":"c","object":"chat.completion.chunk","choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}`,
+	}
+	send := func(i int) {
+		msg := natsMsg(streams.InStream("story-fs"), []byte(events[i]))
+		msg.Header.Set(streams.HeaderProvider, "openai-chat")
+		msg.Header.Set(streams.HeaderResponseID, "story-fs")
+		msg.Header.Set(streams.HeaderSeq, []string{"1", "2", "3"}[i])
+		if _, err := r.js.PublishMsg(context.Background(), msg); err != nil {
+			t.Fatal(err)
+		}
+	}
+	send(0)
+	send(1)
+	r.waitFor(t, statusCmd, []string{"story-fs"}, "stream open: 2 events")
+	var out lockedBuffer
+	done := make(chan error, 1)
+	go func() {
+		done <- runResults(&out, []string{"--nats", r.url, "story-fs", "--follow", "--timeout", "60s"})
+	}()
+	// The follower has seen the stream open, with no call yet.
+	testenv.Eventually(t, 30*time.Second, 20*time.Millisecond, func() error {
+		if !strings.Contains(out.String(), "story-fs stream open: 2 events") {
+			return fmt.Errorf("no open stream in %q", out.String())
+		}
+		return nil
+	})
+	send(2)
+	if err := <-done; err != nil || !strings.Contains(out.String(), "story-fs-0  get_weather  executed") || !strings.Contains(out.String(), `"tool_call_id": "call_s"`) {
+		t.Fatalf("results --follow of a stream: %v\n%s", err, out.String())
+	}
+}
+
+// lockedBuffer is a bytes.Buffer a test reads while a command writes it.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *lockedBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *lockedBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
