@@ -48,6 +48,15 @@ func newUpFlags(getenv func(string) string) upFlags {
 	}
 }
 
+// ttl is --approval-ttl: how long a call waits for a human decision.
+func (uf upFlags) ttl() (time.Duration, error) {
+	ttl, err := time.ParseDuration(*uf.approvalTTL)
+	if err != nil || ttl <= 0 {
+		return 0, usageError("--approval-ttl %q: want a positive duration such as 15m or 2h", *uf.approvalTTL)
+	}
+	return ttl, nil
+}
+
 // up runs every stage in one process over an embedded NATS server with
 // JetStream on local disk: the zero-setup default.
 func up(args []string) error {
@@ -65,11 +74,9 @@ func up(args []string) error {
 	if err != nil {
 		return err
 	}
-	ttl, err := time.ParseDuration(*uf.approvalTTL)
-	if err != nil || ttl <= 0 {
-		return usageError("--approval-ttl %q: want a positive duration such as 15m or 2h", *uf.approvalTTL)
+	if flagged.Config.ApprovalTTL, err = uf.ttl(); err != nil {
+		return err
 	}
-	flagged.Config.ApprovalTTL = ttl
 	log, err := logger(flagged.LogLevel)
 	if err != nil {
 		return err

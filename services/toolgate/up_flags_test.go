@@ -3,7 +3,9 @@ package main
 import (
 	"flag"
 	"testing"
+	"time"
 
+	"github.com/toolgate/toolgate/internal/approval"
 	"github.com/toolgate/toolgate/internal/stage"
 )
 
@@ -54,5 +56,38 @@ func TestFlags_build_the_config_main_and_up_run(t *testing.T) {
 	c := f.Config
 	if c.Settings.AckWait.String() != "5s" || c.StreamMaxEvents != 7 || c.StreamIdle.String() != "3s" || len(c.TolerantProviders) != 2 || c.SkipEnsure || c.NATSURL != "" {
 		t.Errorf("config %+v", c)
+	}
+}
+
+// Before, the 15-minute approval TTL could not be set on toolgate up.
+func TestUp_approval_ttl_flag_and_environment(t *testing.T) {
+	for _, c := range []struct {
+		env, arg string
+		want     time.Duration
+		bad      bool
+	}{
+		{want: approval.DefaultTTL},
+		{env: "30m", want: 30 * time.Minute},
+		{env: "30m", arg: "2h", want: 2 * time.Hour},
+		{arg: "0s", bad: true},
+		{arg: "soon", bad: true},
+	} {
+		uf := newUpFlags(func(k string) string {
+			if k == "TOOLGATE_APPROVAL_TTL" {
+				return c.env
+			}
+			return ""
+		})
+		var args []string
+		if c.arg != "" {
+			args = []string{"--approval-ttl", c.arg}
+		}
+		if err := uf.fs.Parse(args); err != nil {
+			t.Fatal(err)
+		}
+		got, err := uf.ttl()
+		if c.bad != (err != nil) || (!c.bad && got != c.want) {
+			t.Errorf("env %q arg %q: %v, %v; want %v (error %v)", c.env, c.arg, got, err, c.want, c.bad)
+		}
 	}
 }
