@@ -5,25 +5,38 @@
 # It runs authenticated, as plain `toolgate up` does: the NATS passwords are
 # made once in .toolgate/secrets (TOOLGATE_SECRETS), where bin/toolgate and
 # the example executor find theirs.
+# The terminal shows each outcome once, as publish reports it; the server's
+# log and the executor's output go to files (RUN_LOGS, default .toolgate:
+# up.log, executor.log): on one terminal every failed call was printed twice,
+# as the server's warning and as publish's outcome, and every executed one
+# as the executor's line and publish's result.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export GOTOOLCHAIN=${GOTOOLCHAIN:-go1.27.3}
 BIN=${BIN:-bin}
 LISTEN=${RUN_LISTEN:-127.0.0.1:4322}
 HTTP=${RUN_HTTP:-127.0.0.1:18080}
+DATA=${RUN_DATA:-.toolgate/data}
+LOGS=${RUN_LOGS:-.toolgate}
+INGEST=${RUN_INGEST_HTTP-127.0.0.1:18090}   # empty: no HTTP ingest
 export TOOLGATE_NATS_URL="nats://$LISTEN"
 export TOOLGATE_SECRETS=${TOOLGATE_SECRETS:-.toolgate/secrets}
-mkdir -p .toolgate
+mkdir -p .toolgate "$LOGS"
 pids=()
 cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; }
 trap cleanup EXIT INT TERM
 
-"$BIN/toolgate" up --listen "$LISTEN" --http "$HTTP" --data .toolgate/data --secrets "$TOOLGATE_SECRETS" --tools examples/tools.yaml --log-level warn &
+"$BIN/toolgate" up --listen "$LISTEN" --http "$HTTP" --data "$DATA" --secrets "$TOOLGATE_SECRETS" --tools examples/tools.yaml --ingest-http "$INGEST" --log-level info 2>"$LOGS/up.log" &
 pids+=($!)
 for _ in $(seq 100); do "$BIN/toolgate" probe "http://$HTTP/readyz" 2>/dev/null && break; sleep 0.1; done
-"$BIN/toolgate" probe "http://$HTTP/readyz"
-"$BIN/executor" &
+if ! "$BIN/toolgate" probe "http://$HTTP/readyz"; then
+  echo "toolgate up is not ready; the end of $LOGS/up.log:" >&2
+  tail -n 20 "$LOGS/up.log" >&2
+  exit 1
+fi
+"$BIN/executor" >"$LOGS/executor.log" 2>&1 &
 pids+=($!)
+echo "toolgate up logs to $LOGS/up.log, the example executor to $LOGS/executor.log (tail -f them beside this)"
 sleep 0.5
 
 run=$(date +%s)
@@ -32,10 +45,10 @@ echo "== a valid create_invoice call (OpenAI chat completion)"
 "$BIN/toolgate" publish --provider openai-chat --response-id "demo-valid-$run" --wait 10s examples/responses/valid-invoice.json
 echo
 echo "== a call cut off by the token limit (finish_reason: length)"
-"$BIN/toolgate" publish --provider openai-chat --response-id "demo-truncated-$run" --wait 10s examples/responses/truncated-invoice.json
+"$BIN/toolgate" publish --provider openai-chat --response-id "demo-truncated-$run" --wait 10s examples/responses/truncated-invoice.json || true
 echo
 echo "== a call that violates the schema"
-"$BIN/toolgate" publish --provider openai-chat --response-id "demo-schema-$run" --wait 10s examples/responses/schema-invalid-invoice.json
+"$BIN/toolgate" publish --provider openai-chat --response-id "demo-schema-$run" --wait 10s examples/responses/schema-invalid-invoice.json || true
 echo
 echo "== an Anthropic stream, published event by event"
 "$BIN/toolgate" publish --provider anthropic --response-id "demo-stream-$run" --wait 10s examples/responses/anthropic-weather.sse
@@ -44,8 +57,8 @@ echo "== a tool call a local model wrote as text (tolerant recovery)"
 "$BIN/toolgate" publish --provider ollama --tolerant --response-id "demo-text-$run" --wait 10s examples/responses/ollama-text-call.json
 echo
 echo "== an irreversible tool called by a support agent, then by an admin"
-"$BIN/toolgate" publish --provider openai-chat --principal agent-7 --roles support --response-id "demo-delete-$run" --wait 5s examples/responses/delete-account.json
-"$BIN/toolgate" publish --provider openai-chat --principal ops-1 --roles admin --response-id "demo-admin-$run" examples/responses/delete-account.json
+"$BIN/toolgate" publish --provider openai-chat --principal agent-7 --roles support --response-id "demo-delete-$run" --wait 5s examples/responses/delete-account.json || true
+"$BIN/toolgate" publish --provider openai-chat --principal ops-1 --roles admin --response-id "demo-admin-$run" examples/responses/delete-account.json || true
 sleep 1
 "$BIN/toolgate" status "demo-admin-$run-0" | sed -n '1,8p'
 echo "   (an admin's call waits for a human: $BIN/toolgate approve demo-admin-$run-0 --by you)"

@@ -38,11 +38,7 @@ func (s *syncBuffer) String() string {
 // upArgs are the arguments of a toolgate up on data with free ports, no
 // health or HTTP ingest address, and its own secrets.
 func upArgs(t *testing.T, data string) []string {
-	args := []string{"up", "--listen", fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t)), "--http=", "--data", data, "--secrets", t.TempDir()}
-	if newUpFlags(func(string) string { return "" }).fs.Lookup("ingest-http") != nil {
-		args = append(args, "--ingest-http=") // its default port may be taken
-	}
-	return args
+	return []string{"up", "--listen", fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t)), "--http=", "--ingest-http=", "--data", data, "--secrets", t.TempDir()}
 }
 
 // upHolding runs `toolgate up` with args as a child process on a fresh port
