@@ -42,7 +42,8 @@ RUN --mount=type=cache,target=/go/pkg/mod \
     for b in accumulate parse validate business policy repair execute toolgate; do \
       go build -trimpath -ldflags "-s -w" -o "/out/$b" "./services/$b"; \
     done; \
-    go build -trimpath -ldflags "-s -w" -o /out/example-executor ./examples/executor
+    go build -trimpath -ldflags "-s -w" -o /out/example-executor ./examples/executor; \
+    mkdir -p /home-toolgate/.toolgate
 
 # distroless static: CA certificates, tzdata and /etc/passwd, no shell, no
 # package manager. The :nonroot tag runs as uid/gid 65532.
@@ -53,17 +54,26 @@ LABEL org.opencontainers.image.title="toolgate" \
       org.opencontainers.image.source="https://github.com/toolgate/toolgate"
 
 COPY --from=build /out/ /usr/local/bin/
+# toolgate up's data and secrets directory, owned by the nonroot user, so a
+# volume mounted there starts with that owner (the image has no shell to
+# make it).
+COPY --from=build --chown=65532:65532 /home-toolgate/.toolgate /home/nonroot/.toolgate
 
 USER 65532:65532
 # Writable for the nonroot user: `toolgate up` keeps its embedded JetStream
 # store under the working directory.
 WORKDIR /home/nonroot
 
-# /healthz and /readyz of every stage (TOOLGATE_HTTP_ADDR, default :8080).
-EXPOSE 8080
+# /healthz and /readyz of every stage (TOOLGATE_HTTP_ADDR; the stage
+# Deployments set :8080), and the embedded NATS of `toolgate up`.
+EXPOSE 8080 4222
 
 # Without a command the image runs the all-in-one process (every stage over
-# an embedded NATS server, authenticated: its passwords and keys are made in
-# /home/nonroot/.toolgate/secrets). Services override this with their own
-# binary.
-CMD ["/usr/local/bin/toolgate", "up"]
+# an embedded NATS server) listening on every interface of the container,
+# as a published port needs: NATS on 4222 and /readyz, /metrics on 8080.
+# It stays authenticated: off loopback, a connection without a password is
+# refused (--insecure is refused there too); the passwords and keys are made
+# in /home/nonroot/.toolgate/secrets (mount a volume there to keep them, and
+# read nats-admin.password from it for the CLI). Services override this
+# with their own binary.
+CMD ["/usr/local/bin/toolgate", "up", "--listen", "0.0.0.0:4222", "--http", "0.0.0.0:8080"]

@@ -2,6 +2,7 @@ package deploy
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -116,5 +117,41 @@ func TestCompose_nats_keeps_jetstream_on_a_volume_and_every_dependency_is_checke
 	}
 	if _, err := p.GetService("executor"); err != nil {
 		t.Errorf("no example executor: %v", err)
+	}
+}
+
+// Before, compose published NATS on host port 4222, which a machine's own
+// NATS server (or toolgate up) often holds, so `up` failed to bind. Now it
+// publishes 14222 and 18222 on 127.0.0.1 by default, each settable.
+func TestCompose_nats_is_published_on_loopback_beside_the_default_ports(t *testing.T) {
+	ports := func(p *types.Project) map[uint32]types.ServicePortConfig {
+		t.Helper()
+		nats, err := p.GetService("nats")
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[uint32]types.ServicePortConfig{}
+		for _, pc := range nats.Ports {
+			if pc.HostIP != "127.0.0.1" {
+				t.Errorf("nats port %d published on %q, want 127.0.0.1 only", pc.Target, pc.HostIP)
+			}
+			out[pc.Target] = pc
+		}
+		return out
+	}
+	got := ports(loadCompose(t))
+	if got[4222].Published != "14222" || got[8222].Published != "18222" {
+		t.Errorf("nats published on %q and %q, want 14222 and 18222 (4222 and 8222 are a local NATS server's)", got[4222].Published, got[8222].Published)
+	}
+	override := filepath.Join(t.TempDir(), "ports.env")
+	if err := os.WriteFile(override, []byte("TOOLGATE_NATS_HOST_PORT=4999\nTOOLGATE_NATS_MONITOR_HOST_PORT=4998\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p, err := loadComposeWith(composeSecrets(t), override)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := ports(p); got[4222].Published != "4999" || got[8222].Published != "4998" {
+		t.Errorf("with TOOLGATE_NATS_HOST_PORT=4999: published %q and %q", got[4222].Published, got[8222].Published)
 	}
 }
