@@ -35,7 +35,7 @@ func commands() []command {
 		{"approvals", []string{"approvals ls [--all]   (calls waiting for a decision, with the time left before each expires)", "approvals show CALL-ID"}, approvals},
 		{"approve", []string{"approve CALL-ID --by NAME [--reason TEXT] [--hash HASH]   (before the approval expires: 15 minutes by default, up --approval-ttl)"}, approve},
 		{"deny", []string{"deny CALL-ID --by NAME [--reason TEXT]"}, deny},
-		{"streams", []string{"streams apply"}, streamsCmd},
+		{"streams", []string{"streams apply [--replicas N]"}, streamsCmd},
 		{"authz", []string{"authz render [--executor-groups G=T,T;G=T] [--tenants A,B]   (the NATS users of deploy/; up runs them)"}, authzCmd},
 		{"secrets", []string{"secrets init [--executor-groups G=T,T;G=T] [--tenants A,B] DIR   (passwords and keys for deploy/ and compose)"}, secretsCmd},
 		{"probe", []string{"probe [--timeout 3s] URL   (exit 0 when URL answers 200: the container healthcheck)"}, probe},
@@ -61,9 +61,12 @@ func usage() string {
 	b.WriteString(`
 Every command prints its own flags with --help and exits 0.
 
-Environment: TOOLGATE_NATS_URL (default nats://127.0.0.1:4222), TOOLGATE_REDIS_URL
-(idempotency keys; empty: a JetStream key-value bucket), TOOLGATE_HTTP_ADDR,
-TOOLGATE_LOG_LEVEL, TOOLGATE_DATA.
+Environment: TOOLGATE_NATS_URL (default nats://127.0.0.1:4222); TOOLGATE_SECRETS
+(toolgate up's secrets directory, default .toolgate/secrets: the CLI reads the
+admin's password there, nats-admin.password) or TOOLGATE_NATS_USER and
+TOOLGATE_NATS_PASSWORD; TOOLGATE_REDIS_URL (idempotency keys; empty: a JetStream
+key-value bucket), TOOLGATE_HTTP_ADDR, TOOLGATE_LOG_LEVEL, TOOLGATE_DATA,
+TOOLGATE_APPROVAL_TTL.
 `)
 	return b.String()
 }
