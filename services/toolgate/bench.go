@@ -25,7 +25,7 @@ import (
 // JetStream hops, the full pipeline under maximum load, and latency at half
 // the measured maximum rate.
 func benchCmd(args []string) error {
-	fs := flag.NewFlagSet("bench", flag.ExitOnError)
+	fs := withUsage(flag.NewFlagSet("bench", flag.ContinueOnError), "bench", "")
 	n := fs.Int("n", 20000, "calls pushed through the pipeline (and messages through the ceiling)")
 	size := fs.Int("size", 1024, "ceiling message size in bytes (about a provider response)")
 	half := fs.Duration("half", 10*time.Second, "how long to offer half the maximum rate")
@@ -33,7 +33,13 @@ func benchCmd(args []string) error {
 	tools := fs.String("tools", "examples/tools.yaml", "tool definitions")
 	offered := fs.Float64("rate", 0, "offered load of step 3 in calls/s; 0: half the measured maximum")
 	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of the pipeline run to this file")
-	fs.Parse(args)
+	ops, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(ops) > 0 {
+		return usageError("bench takes no operands (got %q)", ops[0])
+	}
 
 	dir, err := os.MkdirTemp("", "toolgate-bench-")
 	if err != nil {

@@ -18,7 +18,7 @@ import (
 // one redis-server, pushes calls while it kills stages and restarts NATS and
 // Redis, and checks that no accepted call was lost or executed twice.
 func chaosCmd(args []string) error {
-	fs := flag.NewFlagSet("chaos", flag.ExitOnError)
+	fs := withUsage(flag.NewFlagSet("chaos", flag.ContinueOnError), "chaos", "")
 	n := fs.Int("n", 5000, "calls pushed (one response each, the benchmark's mix)")
 	rate := fs.Float64("rate", 100, "calls offered per second")
 	every := fs.Duration("kill-every", 2*time.Second, "SIGKILL a random stage process this often")
@@ -30,7 +30,13 @@ func chaosCmd(args []string) error {
 	duration := fs.Duration("duration", 10*time.Second, "--hostile: valid load per phase (baseline, attack)")
 	memCap := fs.String("mem-cap", "4GiB", "--hostile: the address-space cap of toolgate up (RLIMIT_AS), e.g. 4GiB, 512MiB")
 	inputs := fs.String("inputs", "", "--hostile: comma-separated hostile inputs to publish; empty: all ("+strings.Join(chaos.HostileInputs(), ", ")+")")
-	fs.Parse(args)
+	ops, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(ops) > 0 {
+		return usageError("chaos takes no operands (got %q)", ops[0])
+	}
 	if *hostile {
 		set := map[string]bool{}
 		fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
