@@ -18,7 +18,7 @@ import (
 const maxDeadLetterSeries = 500
 
 // dlqPrefix opens every dead-letter subject: "toolgate.dlq.".
-var dlqPrefix = strings.TrimSuffix(streams.DLQ("", ""), ".")
+func dlqPrefix() string { return strings.TrimSuffix(streams.DLQ("", ""), ".") }
 
 // newDeadLettersTotal is toolgate_dead_letters_total, registered on reg.
 func newDeadLettersTotal(reg *prometheus.Registry) *prometheus.CounterVec {
@@ -55,7 +55,7 @@ func (d *deadLetters) Collect(ch chan<- prometheus.Metric) {
 	byLabel := map[[2]string]uint64{}
 	for _, subj := range slices.Sorted(maps.Keys(counts)) { // the same series win every scrape
 		n := counts[subj]
-		rest, dlq := strings.CutPrefix(subj, dlqPrefix)
+		rest, dlq := strings.CutPrefix(subj, dlqPrefix())
 		st, failure, ok := strings.Cut(rest, ".")
 		if !dlq || !ok || !streams.IsStage(st) || failure == "" || strings.Contains(failure, ".") {
 			st, failure = "other", "other"
