@@ -91,7 +91,9 @@ func startChild(cfg HostileConfig, begin time.Time) (*child, error) {
 	// without credentials, as any local client; loopback only.
 	// --exec-allow: the 6 MB HTTP tool listens on 127.0.0.1. --secrets:
 	// the soak's tools verify with the exec-signing.pub up makes there.
-	up := fmt.Sprintf("%q up --insecure --listen 127.0.0.1:%d --http %s --data %q --tools %q --log-level warn --exec-allow 127.0.0.1 --secrets %q",
+	// --ingest-http '': the soak publishes over NATS, and the HTTP ingest's
+	// fixed default port may be held by another up on this machine.
+	up := fmt.Sprintf("%q up --insecure --listen 127.0.0.1:%d --http %s --ingest-http '' --data %q --tools %q --log-level warn --exec-allow 127.0.0.1 --secrets %q",
 		cfg.Bin, natsPort, httpAddr, filepath.Join(cfg.Dir, "data"), filepath.Join(mod, "examples", "tools.yaml"), filepath.Join(cfg.Dir, "secrets"))
 	var script, desc string
 	if pl, err := exec.LookPath("prlimit"); err == nil {

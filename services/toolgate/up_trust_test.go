@@ -72,7 +72,10 @@ func startUp(t *testing.T, extra ...string) *runningUp {
 	dir := t.TempDir()
 	port, httpAddr := testenv.FreePort(t), net.JoinHostPort("127.0.0.1", strconv.Itoa(testenv.FreePort(t)))
 	u := &runningUp{url: fmt.Sprintf("nats://127.0.0.1:%d", port), secrets: filepath.Join(dir, "secrets"), log: &bytes.Buffer{}}
-	args := append([]string{"up", "--listen", fmt.Sprintf("127.0.0.1:%d", port), "--http", httpAddr, "--data", filepath.Join(dir, "data"),
+	// The HTTP ingest on a free port too (extra may move it): its default
+	// is one fixed port, which parallel tests would fight over.
+	ingest := net.JoinHostPort("127.0.0.1", strconv.Itoa(testenv.FreePort(t)))
+	args := append([]string{"up", "--listen", fmt.Sprintf("127.0.0.1:%d", port), "--http", httpAddr, "--ingest-http", ingest, "--data", filepath.Join(dir, "data"),
 		"--secrets", u.secrets, "--tools", "../../examples/tools.yaml", "--log-level", "info"}, extra...)
 	cmd := exec.Command(bin, args...)
 	cmd.Env = append(os.Environ(), "TOOLGATE_SECRETS=")
