@@ -69,6 +69,7 @@ func Flags(fs *flag.FlagSet, getenv func(string) string, d Defaults) func() (Fla
 	idle := fs.Duration("stream-idle-timeout", 0, "a streamed response with no event for this long ends transport_incomplete; default 60s (TOOLGATE_STREAM_IDLE_TIMEOUT)")
 	maxEvents := fs.Int("stream-max-events", 0, "the most events, and the highest Toolgate-Seq, one streamed response may have; an event past it is refused and dead-lettered; default 10000 (TOOLGATE_STREAM_MAX_EVENTS)")
 	ackWait := fs.Duration("ack-wait", 0, "how long a delivery may stay unacked before it is redelivered, and the grace added to a tool's timeout in an execute claim's lease; default 30s (TOOLGATE_ACK_WAIT; every stage of one deployment must agree)")
+	approvalTTL := fs.String("approval-ttl", def("TOOLGATE_APPROVAL_TTL", "15m"), "how long a call waits for a human decision (toolgate approve/deny) before it ends as approval_expired (TOOLGATE_APPROVAL_TTL; the policy stage)")
 	tolerant := fs.String("tolerant-providers", def("TOOLGATE_TOLERANT_PROVIDERS", ""), "providers whose responses always get recovery of calls written as text, comma separated, e.g. ollama (TOOLGATE_TOLERANT_PROVIDERS)")
 	repairConfig := RepairFlags(fs, getenv)
 	execConfig := ExecFlags(fs, getenv) // flags_exec.go
@@ -97,6 +98,10 @@ func Flags(fs *flag.FlagSet, getenv func(string) string, d Defaults) func() (Fla
 				return Flagged{}, fmt.Errorf("TOOLGATE_ACK_WAIT: want a duration such as 30s: %v", err)
 			}
 		}
+		ttl, err := time.ParseDuration(*approvalTTL)
+		if err != nil || ttl <= 0 {
+			return Flagged{}, fmt.Errorf("--approval-ttl %q: want a positive duration such as 15m or 2h", *approvalTTL)
+		}
 		repair, err := repairConfig()
 		if err != nil {
 			return Flagged{}, err
@@ -119,6 +124,7 @@ func Flags(fs *flag.FlagSet, getenv func(string) string, d Defaults) func() (Fla
 			Repair: repair, StreamIdle: *idle, StreamMaxEvents: *maxEvents, TolerantProviders: SplitList(*tolerant),
 		}
 		cfg.Exec = execCfg
+		cfg.ApprovalTTL = ttl
 		if natsURL != nil {
 			cfg.NATSURL = *natsURL
 		}

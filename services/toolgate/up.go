@@ -17,7 +17,6 @@ import (
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/rs/zerolog"
 
-	"github.com/toolgate/toolgate/internal/approval"
 	"github.com/toolgate/toolgate/internal/registry"
 	"github.com/toolgate/toolgate/internal/seal"
 	"github.com/toolgate/toolgate/internal/stage"
@@ -30,7 +29,6 @@ import (
 type upFlags struct {
 	fs                      *flag.FlagSet
 	listen, data, toolsFile *string
-	approvalTTL             *string
 	trust                   trustFlags
 	stage                   func() (stage.Flagged, error)
 }
@@ -38,23 +36,13 @@ type upFlags struct {
 func newUpFlags(getenv func(string) string) upFlags {
 	fs := withUsage(flag.NewFlagSet("up", flag.ContinueOnError), "up", "")
 	return upFlags{
-		fs:          fs,
-		listen:      fs.String("listen", stage.EnvOr(getenv, "TOOLGATE_LISTEN", "127.0.0.1:4222"), "address of the embedded NATS server, for producers and executors (TOOLGATE_LISTEN); 0.0.0.0:4222 in a container, where authentication stays on"),
-		data:        fs.String("data", stage.EnvOr(getenv, "TOOLGATE_DATA", ".toolgate/data"), "JetStream storage directory (TOOLGATE_DATA); one toolgate up at a time holds it (lock file "+lockFile+")"),
-		toolsFile:   fs.String("tools", "", "tool definitions to apply at start (YAML or JSON)"),
-		approvalTTL: fs.String("approval-ttl", stage.EnvOr(getenv, "TOOLGATE_APPROVAL_TTL", roundDuration(approval.DefaultTTL)), "how long a call waits for a human decision (toolgate approve/deny) before it ends as approval_expired (TOOLGATE_APPROVAL_TTL)"),
-		trust:       newTrustFlags(fs, getenv), // up_leastpriv.go
-		stage:       stage.Flags(fs, getenv, stage.Defaults{HTTPAddr: "127.0.0.1:8080"}),
+		fs:        fs,
+		listen:    fs.String("listen", stage.EnvOr(getenv, "TOOLGATE_LISTEN", "127.0.0.1:4222"), "address of the embedded NATS server, for producers and executors (TOOLGATE_LISTEN); 0.0.0.0:4222 in a container, where authentication stays on"),
+		data:      fs.String("data", stage.EnvOr(getenv, "TOOLGATE_DATA", ".toolgate/data"), "JetStream storage directory (TOOLGATE_DATA); one toolgate up at a time holds it (lock file "+lockFile+")"),
+		toolsFile: fs.String("tools", "", "tool definitions to apply at start (YAML or JSON)"),
+		trust:     newTrustFlags(fs, getenv), // up_leastpriv.go
+		stage:     stage.Flags(fs, getenv, stage.Defaults{HTTPAddr: "127.0.0.1:8080"}),
 	}
-}
-
-// ttl is --approval-ttl: how long a call waits for a human decision.
-func (uf upFlags) ttl() (time.Duration, error) {
-	ttl, err := time.ParseDuration(*uf.approvalTTL)
-	if err != nil || ttl <= 0 {
-		return 0, usageError("--approval-ttl %q: want a positive duration such as 15m or 2h", *uf.approvalTTL)
-	}
-	return ttl, nil
 }
 
 // up runs every stage in one process over an embedded NATS server with
@@ -72,9 +60,6 @@ func up(args []string) error {
 	}
 	flagged, err := uf.stage()
 	if err != nil {
-		return err
-	}
-	if flagged.Config.ApprovalTTL, err = uf.ttl(); err != nil {
 		return err
 	}
 	log, err := logger(flagged.LogLevel)

@@ -85,7 +85,8 @@ func TestUp_approval_ttl_flag_and_environment(t *testing.T) {
 		if err := uf.fs.Parse(args); err != nil {
 			t.Fatal(err)
 		}
-		got, err := uf.ttl()
+		f, err := uf.stage() // --approval-ttl is a stage flag: services/policy has it too
+		got := f.Config.ApprovalTTL
 		if c.bad != (err != nil) || (!c.bad && got != c.want) {
 			t.Errorf("env %q arg %q: %v, %v; want %v (error %v)", c.env, c.arg, got, err, c.want, c.bad)
 		}
