@@ -126,7 +126,7 @@ func (c *Compiler) Compile(p *Policy) (*Compiled, error) {
 // the call is a dry run.
 func (c *Compiled) Decide(in Input) Decision {
 	if c == nil || c.p == nil {
-		return Decision{Reason: fmt.Sprintf("tool %s has no policy: add policy to its definition", in.Tool)}
+		return Decision{Reason: fmt.Sprintf("tool %s has no policy: add policy to its definition, or give it one with toolgate tools apply --policy FILE", in.Tool)}
 	}
 	d := Decision{Risk: c.p.Risk, DryRun: c.p.DryRun}
 	if c.prg != nil {

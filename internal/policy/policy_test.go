@@ -45,7 +45,7 @@ func TestDecide_no_policy_denies_by_default(t *testing.T) {
 		if d.Allowed {
 			t.Errorf("got %+v, want denied", d)
 		}
-		if want := "tool wire_money has no policy: add policy to its definition"; d.Reason != want {
+		if want := "tool wire_money has no policy: add policy to its definition, or give it one with toolgate tools apply --policy FILE"; d.Reason != want {
 			t.Errorf("reason %q, want %q", d.Reason, want)
 		}
 	}

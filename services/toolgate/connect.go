@@ -133,7 +133,7 @@ func openBucket(url, bucket string) (ctx context.Context, kv jetstream.KeyValue,
 	done = func() { cancel(); nc.Close() }
 	if kv, err = js.KeyValue(ctx, bucket); err != nil {
 		done()
-		return nil, nil, nil, fmt.Errorf("bucket %s: %w", bucket, err)
+		return nil, nil, nil, explainNATS(err, "bucket "+bucket) // natserr.go: what to do about it
 	}
 	return ctx, kv, done, nil
 }

@@ -25,13 +25,18 @@ type command struct {
 // each implementation lives in its own file.
 func commands() []command {
 	return []command{
-		{"up", []string{"up [--listen 127.0.0.1:4222] [--data DIR] [--tools FILE] [--http 127.0.0.1:8080] [--secrets DIR] [--executor-groups G=T,T;G=T] [--approval-ttl 15m] [--insecure]"}, up},
+		{"up", []string{"up [--listen 127.0.0.1:4222] [--data DIR] [--tools FILE] [--http 127.0.0.1:8080] [--secrets DIR] [--executor-groups G=T,T;G=T] [--tenants A,B] [--approval-ttl 15m] [--ingest-http 127.0.0.1:8090] [--insecure]"}, up},
 		{"tools", toolsUsage(), tools},
 		{"publish", []string{"publish [FILE|-] [--provider P] [--response-id ID] [--wait 5s] [--tenant T] [--token JWT] [--model M] [--atomic] [--end REASON]   (a body or a transcript, provider detected; exit 0 all ok, 3 some not ok, 4 still waiting, 5 duplicate or conflict)"}, publish},
 		{"status", []string{"status CALL-ID|RESPONSE-ID [--json]   (where it is, what it waits for, its result and tool-result message)"}, status},
 		{"results", []string{"results RESPONSE-ID [--follow [--timeout 1m]] [--json]   (exit 0 all ok, 3 some not ok, 4 nothing yet or still waiting)"}, results},
 		{"calls", []string{"calls ls [--response ID] [--status S] [--stage S] [--tool T] [--since 1h] [--limit N]"}, calls},
-		{"dlq", []string{"dlq ls|show SEQ|replay|purge [--stage S --failure F --tool T --since 2h --until 1h]"}, dlqCmd},
+		{"dlq", []string{
+			"dlq ls [--stage S] [--failure F] [--tool T] [--call ID] [--seq N,M] [--since 2h] [--until 1h] [--limit N] [--all]",
+			"dlq show SEQ [--json]",
+			"dlq replay [--stage S] [--failure F] [--tool T] [--call ID] [--seq N,M] [--since 2h] [--until 1h] [--limit N] [--to-stage S] [--dry-run] [--wait 1m]",
+			"dlq purge [--stage S] [--failure F] [--tool T] [--call ID] [--seq N,M] [--since 2h] [--until 1h] [--limit N] [--yes]",
+		}, dlqCmd},
 		{"approvals", []string{"approvals ls [--all]   (calls waiting for a decision, with the time left before each expires)", "approvals show CALL-ID"}, approvals},
 		{"approve", []string{"approve CALL-ID --by NAME [--reason TEXT] [--hash HASH]   (before the approval expires: 15 minutes by default, up --approval-ttl)"}, approve},
 		{"deny", []string{"deny CALL-ID --by NAME [--reason TEXT]"}, deny},

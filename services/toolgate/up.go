@@ -29,6 +29,7 @@ import (
 type upFlags struct {
 	fs                      *flag.FlagSet
 	listen, data, toolsFile *string
+	ingest                  *string // --ingest-http, up_httpingest.go
 	trust                   trustFlags
 	stage                   func() (stage.Flagged, error)
 }
@@ -40,6 +41,7 @@ func newUpFlags(getenv func(string) string) upFlags {
 		listen:    fs.String("listen", stage.EnvOr(getenv, "TOOLGATE_LISTEN", "127.0.0.1:4222"), "address of the embedded NATS server, for producers and executors (TOOLGATE_LISTEN); 0.0.0.0:4222 in a container, where authentication stays on"),
 		data:      fs.String("data", stage.EnvOr(getenv, "TOOLGATE_DATA", ".toolgate/data"), "JetStream storage directory (TOOLGATE_DATA); one toolgate up at a time holds it (lock file "+lockFile+")"),
 		toolsFile: fs.String("tools", "", "tool definitions to apply at start (YAML or JSON)"),
+		ingest:    ingestHTTPFlag(fs, getenv),
 		trust:     newTrustFlags(fs, getenv), // up_leastpriv.go
 		stage:     stage.Flags(fs, getenv, stage.Defaults{HTTPAddr: "127.0.0.1:8080"}),
 	}
@@ -50,7 +52,7 @@ func newUpFlags(getenv func(string) string) upFlags {
 func up(args []string) error {
 	uf := newUpFlags(os.Getenv)
 	listen, data, toolsFile := uf.listen, uf.data, uf.toolsFile
-	ingestAddr := ingestHTTPFlag(uf.fs, os.Getenv) // up_httpingest.go
+	ingestAddr := uf.ingest
 	ops, err := parseFlags(uf.fs, args)
 	if err != nil {
 		return err
