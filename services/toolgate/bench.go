@@ -60,7 +60,7 @@ func benchCmd(args []string) error {
 		defer rs.Stop()
 		*redisURL, redisPID = rs.URL(), rs.PID()
 	}
-	if err := applyFile(ns.URL(), *tools, false); err != nil {
+	if err := applyFile(ns.URL(), *tools); err != nil {
 		return err
 	}
 	nc, _, err := connect(ns.URL())

@@ -17,10 +17,8 @@ import (
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/rs/zerolog"
 
-	"github.com/toolgate/toolgate/internal/registry"
 	"github.com/toolgate/toolgate/internal/seal"
 	"github.com/toolgate/toolgate/internal/stage"
-	"github.com/toolgate/toolgate/internal/tool"
 	"github.com/toolgate/toolgate/streams"
 )
 
@@ -115,7 +113,7 @@ func up(args []string) error {
 		adminURL = lp.adminURL(ns.ClientURL())
 	}
 	if *toolsFile != "" {
-		if err := applyFile(adminURL, *toolsFile, false); err != nil {
+		if err := applyFile(adminURL, *toolsFile); err != nil {
 			return err
 		}
 	}
@@ -146,38 +144,11 @@ func up(args []string) error {
 	return err
 }
 
-// applyFile loads, checks and stores a tools file.
-func applyFile(url, file string, prune bool) error {
-	data, err := os.ReadFile(file)
-	if err != nil {
-		return err
-	}
-	defs, err := tool.Load(file, data)
-	if err != nil {
-		return err
-	}
-	nc, js, err := connect(url)
-	if err != nil {
-		return err
-	}
-	defer nc.Close()
-	ctx, cancel := timeout()
-	defer cancel()
-	if err := streams.Ensure(ctx, js, streams.DefaultSettings()); err != nil {
-		return err
-	}
-	kv, err := js.KeyValue(ctx, streams.BucketTools)
-	if err != nil {
-		return err
-	}
-	revs, err := registry.Apply(ctx, kv, file, defs, prune)
-	if err != nil {
-		return err
-	}
-	for _, d := range defs {
-		fmt.Printf("tool %s applied (revision %d)\n", d.Name, revs[d.Name])
-	}
-	return nil
+// applyFile applies the tools in file as `toolgate tools apply -f FILE`
+// does, with its report (added/changed/unchanged) and its warnings (a tool
+// without a policy): up --tools and bench read like the command.
+func applyFile(url, file string) error {
+	return toolsApply([]string{"--nats", url, "-f", file}, toolsIO{in: os.Stdin, out: os.Stdout, err: os.Stderr})
 }
 
 func logger(level string) (zerolog.Logger, error) {
