@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/toolgate/toolgate/internal/approval"
@@ -49,6 +50,9 @@ func decide(cmd string, state approval.State, args []string, con console) error 
 	if *by == "" {
 		return usageError("%s: --by NAME is required: the decision is recorded with who made it", cmd)
 	}
+	// toolgate status prints the hash as sha256:<hex> (as records and audit
+	// events carry it), approvals ls without the prefix: take either.
+	*hash = strings.TrimPrefix(strings.ToLower(strings.TrimSpace(*hash)), "sha256:")
 	if *hash != "" && len(*hash) < minHash {
 		return usageError("%s: --hash %s is too short: give at least the %d digits `toolgate approvals show %s` prints", cmd, *hash, minHash, id)
 	}
