@@ -93,7 +93,9 @@ func buildTable() []Stage {
 	// expired one comes back through the policy gate's own input. The
 	// sweeper settles a call whose approval record is garbage from its
 	// status record.
-	policy.Publishes = []string{batchMark("passed"), Gate(Policy)}
+	// A call it leaves waiting for a human is announced to its producer on
+	// the response's progress subject (wire.Waiting).
+	policy.Publishes = []string{batchMark("passed"), Gate(Policy), ProgressAll()}
 	policy.Buckets = []Bucket{{Name: BucketApprovals, Write: true}, {Name: BucketCalls}}
 	repair := gate(Repair, []call.Status{call.InvalidJSON, call.Truncated, call.SchemaInvalid, call.NoSuchTool}, "")
 	execute := gate(Execute, []call.Status{call.Approved}, call.Approved)

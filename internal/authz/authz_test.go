@@ -165,3 +165,23 @@ func TestExampleTools_are_the_tools_of_examples(t *testing.T) {
 		t.Errorf("examples/tools.yaml has %v, ExampleTools %v", names, ExampleTools())
 	}
 }
+
+// Issue 17 point 1: the policy stage tells a producer that a call waits for
+// approval on the response's progress subject, so it may publish progress
+// (and only progress: no producer subject, no executor); the stages that
+// announce nothing may not.
+func TestStage_policy_may_publish_progress_and_only_accumulate_besides(t *testing.T) {
+	for _, st := range streams.Names() {
+		p, err := Stage(st)
+		if err != nil {
+			t.Fatal(err)
+		}
+		may := slices.Contains(p.Publish, streams.ProgressAll())
+		if want := st == streams.Policy || st == streams.Accumulate; may != want {
+			t.Errorf("%s publishes progress: %v, want %v", st, may, want)
+		}
+		if st == streams.Policy && (slices.Contains(p.Publish, streams.Exec(">")) || slices.Contains(p.Publish, streams.SubjectInResponse)) {
+			t.Errorf("policy publishes %v", p.Publish)
+		}
+	}
+}

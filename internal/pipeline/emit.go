@@ -75,8 +75,10 @@ func (em *Emitter) Outputs(stage string, e call.Envelope) ([]worker.Output, erro
 	}
 	var outs []worker.Output
 	if WritesStatus(stage, e) {
-		status := em.fitJSON(em.statusOf(stage, e, pub), e.CallID, e.ResponseID)
+		rec := em.statusOf(stage, e, pub)
+		status := em.fitJSON(rec, e.CallID, e.ResponseID)
 		outs = append(outs, worker.Output{Subject: streams.CallStatus(e.CallID), Data: status})
+		em.notifyWaiting(e, pub, rec.Waiting) // display only, before the record is stored: a redelivery tells again
 	}
 	outs = append(outs, batch.Marks(pub, CutText)...)
 	if next := streams.Next(e.Status); next != "" {

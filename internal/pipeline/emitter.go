@@ -36,6 +36,10 @@ type Emitter struct {
 	// for no stage: approval_required) waits for, written into its status
 	// record; nil, or a nil Wait: nothing said.
 	Waits func(stage string, e call.Envelope) *Wait
+	// Notify publishes a display-only notice (core NATS, best effort):
+	// a call left waiting (Waits) tells its producer on the response's
+	// progress subject (wire.Waiting). It must not block; nil: no notices.
+	Notify func(subject string, data []byte)
 }
 
 // seal appends stage's seal to e when stage passed it and em seals.

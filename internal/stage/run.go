@@ -168,9 +168,9 @@ func Run(ctx context.Context, cfg Config, ready chan<- struct{}) error {
 	if err != nil {
 		return err
 	}
-	emit := &pipeline.Emitter{Transition: transitionHook(m, log, reg), Sensitive: sensitiveOf(reg), Registered: registeredIn(reg), MaxPayload: nc.MaxPayload(), Seals: seals,
-		Waits: approvalWaits(js, cfg.ApprovalTTL)}
 	may := grantsOf(cfg)
+	emit := &pipeline.Emitter{Transition: transitionHook(m, log, reg), Sensitive: sensitiveOf(reg), Registered: registeredIn(reg), MaxPayload: nc.MaxPayload(), Seals: seals,
+		Waits: approvalWaits(js, cfg.ApprovalTTL), Notify: notifier(nc, may)}
 	defer watchCluster(m, cfg.Stages, js, may)() // metrics_sources.go
 	m.KnownTools(reg.Names)
 	repairModel, err := repairClient(cfg, log)

@@ -18,6 +18,10 @@ type Outcomes struct {
 	// Expected is how many calls the response proposed, as its results say
 	// (wire.Result.ResponseCalls); 0 until a result says it.
 	Expected int
+	// Waiting is the calls without an outcome that toolgate said wait (for
+	// a human approval, until its expiry), as AwaitAll returned them; a
+	// Tally leaves it to the caller (Watch.Waiting).
+	Waiting []wire.Waiting
 }
 
 // Complete reports whether every outcome of the response is in: its
@@ -131,17 +135,28 @@ func (t *Tally) Complete() bool {
 // call says how many its response had (wire.Result.ResponseCalls). It returns
 // the outcomes of each response, in the order they were watched; on ctx's end
 // it returns what it has with ctx's error (a call waiting for a human
-// approval, a stream still open), on an unreadable result that error.
+// approval, a stream still open), on an unreadable result that error. A
+// response not complete says which of its calls wait (Outcomes.Waiting).
 func (w *Watch) AwaitAll(ctx context.Context) ([]*Outcomes, error) {
 	t := NewTally(w.responseIDs()...)
 	for !t.Complete() {
 		o, err := w.Next(ctx)
 		if err != nil {
-			return t.Responses(), err
+			return w.withWaiting(t.Responses()), err
 		}
 		t.Add(o)
 	}
 	return t.Responses(), nil
+}
+
+// withWaiting sets the Waiting of each response not complete.
+func (w *Watch) withWaiting(rs []*Outcomes) []*Outcomes {
+	for _, o := range rs {
+		if !o.Complete() {
+			o.Waiting = w.Waiting(o.ResponseID)
+		}
+	}
+	return rs
 }
 
 // AwaitResponse is AwaitAll for a Watch of one response: its outcomes.

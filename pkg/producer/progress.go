@@ -5,6 +5,8 @@ import (
 	"strings"
 
 	"github.com/nats-io/nats.go"
+
+	"github.com/toolgate/toolgate/pkg/wire"
 )
 
 // Progress is the latest progress event toolgate published for a streamed
@@ -38,8 +40,15 @@ func (w *Watch) Progress(responseID string) (Progress, bool) {
 
 // progressed keeps the highest-seq progress event of each watched response,
 // under the response id of its subject; one that does not decode is dropped
-// (display only).
+// (display only). A notice (wire.NoticeKind) is not a progress event: a
+// Waiting one is kept (noticed), any other kind ignored.
 func (w *Watch) progressed(m *nats.Msg) {
+	if k := wire.NoticeKind(m.Data); k != "" {
+		if k == wire.NoticeWaiting {
+			w.noticed(m)
+		}
+		return // a notice of a kind this client does not know
+	}
 	var p Progress
 	if json.Unmarshal(m.Data, &p) != nil {
 		return

@@ -33,6 +33,10 @@ type Watch struct {
 	sub    []*nats.Subscription
 	rids   []string
 	prog   map[string]Progress // the latest progress of each open stream
+	// waits holds the calls said to wait (waiting.go), by response id and
+	// call id; done the calls whose outcome Next returned.
+	waits map[string]map[string]wire.Waiting
+	done  map[string]bool
 }
 
 // buffered bounds the outcomes a Watch holds before the caller reads them;
@@ -41,7 +45,8 @@ const buffered = 1024
 
 // Watch subscribes to the results of each response id.
 func (p *Producer) Watch(responseIDs ...string) (*Watch, error) {
-	w := &Watch{nc: p.nc, tenant: p.tenant, ch: make(chan *nats.Msg, buffered), prog: map[string]Progress{}}
+	w := &Watch{nc: p.nc, tenant: p.tenant, ch: make(chan *nats.Msg, buffered), prog: map[string]Progress{},
+		waits: map[string]map[string]wire.Waiting{}, done: map[string]bool{}}
 	for _, rid := range responseIDs {
 		if err := w.Add(rid); err != nil {
 			w.Stop()
@@ -52,8 +57,8 @@ func (p *Producer) Watch(responseIDs ...string) (*Watch, error) {
 }
 
 // Add watches one more response id (a recording that holds several
-// responses back to back): its results, and its stream's progress events
-// (see Progress).
+// responses back to back): its results, its stream's progress events (see
+// Progress) and the notices of its calls that wait (see Waiting).
 func (w *Watch) Add(responseID string) error {
 	if !ValidResponseID(responseID) {
 		return fmt.Errorf("producer: watch %q: not a valid response id", responseID)
@@ -101,7 +106,11 @@ func (w *Watch) Stop() error {
 func (w *Watch) Next(ctx context.Context) (Outcome, error) {
 	select {
 	case m := <-w.ch:
-		return decode(m.Subject, m.Data)
+		o, err := decode(m.Subject, m.Data)
+		if o.Call != nil {
+			w.ended(o.Call.ResponseID, o.Call.CallID)
+		}
+		return o, err
 	case <-ctx.Done():
 		return Outcome{}, ctx.Err()
 	}
