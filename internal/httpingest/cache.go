@@ -40,6 +40,7 @@ type entry struct {
 	expected int  // how many calls the response proposed (response_calls); 0: not said
 	dropped  int  // outcomes past maxEach
 	bytes    int
+	waits    map[string]Waiting // calls said to wait and without an outcome, by call id (cache_waiting.go)
 }
 
 // view is what a reader gets of one subject.
@@ -49,6 +50,7 @@ type view struct {
 	Expected int
 	Response bool
 	Dropped  int
+	Waiting  []Waiting
 }
 
 // complete reports whether v holds every outcome: a response-level one, or
@@ -82,6 +84,9 @@ func (c *cache) add(subject string, data []byte) {
 	}
 	e := el.Value.(*entry)
 	e.expected = max(e.expected, min(probe.ResponseCalls, c.maxEach))
+	if probe.CallID != "" {
+		c.unwait(e, probe.CallID) // it waits no more
+	}
 	switch {
 	case probe.CallID != "" && e.calls[probe.CallID]:
 		return
@@ -139,7 +144,8 @@ func (c *cache) viewOf(subject string) view {
 		return view{}
 	}
 	e := el.Value.(*entry)
-	return view{Outcomes: append([]json.RawMessage(nil), e.outcomes...), Calls: len(e.calls), Expected: e.expected, Response: e.response, Dropped: e.dropped}
+	return view{Outcomes: append([]json.RawMessage(nil), e.outcomes...), Calls: len(e.calls), Expected: e.expected, Response: e.response, Dropped: e.dropped,
+		Waiting: e.waiting()}
 }
 
 // release ends one reader's wait on w, dropping w when nobody waits on it

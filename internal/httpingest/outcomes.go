@@ -23,6 +23,10 @@ type Outcomes struct {
 	Outcomes []json.RawMessage `json:"outcomes"`
 	// Dropped counts outcomes past the per-response limit, not kept.
 	Dropped int `json:"dropped,omitempty"`
+	// Waiting is the calls without an outcome that toolgate said wait: for
+	// "approval" (a human decides with `toolgate approve|deny`), until its
+	// expiry. Their outcomes come later, as any other.
+	Waiting []Waiting `json:"waiting"`
 }
 
 // outcomes answers a long poll: the response's outcomes as soon as it is
@@ -80,6 +84,9 @@ func answer(rid string, v view, complete bool) Outcomes {
 	out := Outcomes{ResponseID: rid, Complete: complete, Calls: v.Calls, Expected: v.Expected, Outcomes: v.Outcomes, Dropped: v.Dropped}
 	if out.Outcomes == nil {
 		out.Outcomes = []json.RawMessage{}
+	}
+	if out.Waiting = v.Waiting; out.Waiting == nil {
+		out.Waiting = []Waiting{}
 	}
 	return out
 }

@@ -20,7 +20,7 @@ const (
 )
 
 // Server is the HTTP ingest's handler. It subscribes, per Source, to the
-// results of the tenants it serves from New until Close, so any replica can
+// results and progress of the tenants it serves from New until Close, so any replica can
 // answer for a response another replica took, published while it ran.
 type Server struct {
 	cfg   Config
@@ -41,19 +41,23 @@ func New(cfg Config) (*Server, error) {
 		nc := src.JS.Conn()
 		s.conns = append(s.conns, nc)
 		for _, t := range src.Tenants {
-			subj := wire.TenantResults(t)
+			results, progress := wire.TenantResults(t), wire.TenantProgress(t)
 			if t == AnyTenant {
-				subj = wire.ResultsPrefix + ">"
+				results, progress = wire.ResultsPrefix+">", wire.ProgressPrefix+">"
 			}
-			sub, err := nc.Subscribe(subj, func(m *nats.Msg) { s.cache.add(m.Subject, m.Data) })
-			if err != nil {
-				s.Close()
-				return nil, fmt.Errorf("httpingest: subscribe %s: %w", subj, err)
+			// Progress carries the notices of calls that wait
+			// (wire.Waiting), which GET outcomes lists.
+			for subj, add := range map[string]func(string, []byte){results: s.cache.add, progress: s.cache.addNotice} {
+				sub, err := nc.Subscribe(subj, func(m *nats.Msg) { add(m.Subject, m.Data) })
+				if err != nil {
+					s.Close()
+					return nil, fmt.Errorf("httpingest: subscribe %s: %w", subj, err)
+				}
+				// Results are small and a slow reader loses them for good:
+				// allow a deep queue rather than nats.go's default.
+				_ = sub.SetPendingLimits(1<<16, 256<<20)
+				s.subs = append(s.subs, sub)
 			}
-			// Results are small and a slow reader loses them for good:
-			// allow a deep queue rather than nats.go's default.
-			_ = sub.SetPendingLimits(1<<16, 256<<20)
-			s.subs = append(s.subs, sub)
 		}
 		if err := nc.Flush(); err != nil {
 			s.Close()
