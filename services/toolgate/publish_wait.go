@@ -143,6 +143,12 @@ func explainWaiting(url string, w *producer.Watch, r *planned, o *producer.Outco
 	} else if !errors.Is(err, errNoOperator) {
 		lines = append(lines, "  (could not read the calls as the operator: "+err.Error()+")")
 	}
+	// What a producer may read: the calls toolgate said wait.
+	notices := w.Waiting(rid)
+	lines = append(lines, waitingLines(notices, time.Now())...)
+	if len(notices) > 0 && o.Expected > 0 && len(o.Calls)+len(notices) >= o.Expected {
+		return append(lines, "  `toolgate results "+rid+" --follow` prints the outcomes when they come")
+	}
 	return append(lines,
 		"  a call may wait for a human approval (an operator sees it with `toolgate approvals ls` and decides with `toolgate approve CALL-ID --by NAME`),",
 		"  or for its executor, or toolgate's stages may be stopped: `toolgate status "+firstMissingCall(o)+"` says which; `toolgate results "+rid+" --follow` prints the outcomes when they come")

@@ -114,11 +114,17 @@ func TestPublish_wait_tells_approval_open_stream_and_duplicate_apart(t *testing.
 		if strings.Contains(out, "is `toolgate up` running") {
 			t.Error("blamed toolgate up while it answered")
 		}
-		// As the producer alone, it says what it knows and what to run.
+		// As the producer alone, without the admin's password, the policy
+		// stage's notice on the response's progress subject says which call
+		// waits for approval and until when.
 		t.Setenv("TOOLGATE_SECRETS", producerOnly)
 		out, code = runPublish(t, nil, writeFile(t, "wd.json", weatherAndDelete), "--nats", u.url, "--response-id", "pw-appr2", "--roles", "admin", "--wait", "5s")
-		if code != exitPublishWaiting || !strings.Contains(out, "1 of 2 calls have an outcome") || !strings.Contains(out, "toolgate approvals ls") || !strings.Contains(out, "toolgate status pw-appr2-1") {
+		if code != exitPublishWaiting || !strings.Contains(out, "1 of 2 calls have an outcome") ||
+			!strings.Contains(out, "call pw-appr2-1 (delete_customer_account) waits for approval until ") || !strings.Contains(out, "toolgate approve pw-appr2-1 --by NAME") {
 			t.Fatalf("producer only: exit %d:\n%s", code, out)
+		}
+		if strings.Contains(out, "cus_1") || strings.Contains(out, "may wait for a human approval") {
+			t.Errorf("producer only: arguments, or a guess where toolgate said:\n%s", out)
 		}
 	})
 
