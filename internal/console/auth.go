@@ -1,0 +1,280 @@
+package console
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/hex"
+	"net"
+	"net/http"
+	"net/url"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// CookieName is the session cookie.
+const CookieName = "tg_console"
+
+// sessionTTL is how long a login lasts.
+const sessionTTL = 12 * time.Hour
+
+// user is who makes a request.
+type user struct {
+	Name string
+	Role Role
+	CSRF string
+}
+
+// auth checks tokens and sessions. A session cookie holds no token: it
+// names the token by a hash, with an expiry, signed with a key derived from
+// every token, so replicas reading one token file accept each other's
+// sessions and changing the file ends every session.
+type auth struct {
+	open   bool // no tokens: everyone is the operator "local"
+	key    []byte
+	byID   map[string]user // token hash → user (CSRF unset)
+	tokens map[string]string
+}
+
+func newAuth(tokens map[string]Role, names map[string]string) *auth {
+	a := &auth{open: len(tokens) == 0, byID: map[string]user{}, tokens: map[string]string{}}
+	keys := make([]string, 0, len(tokens))
+	for t := range tokens {
+		keys = append(keys, t)
+	}
+	sort.Strings(keys)
+	h := sha256.New()
+	h.Write([]byte("toolgate-console-session\x00"))
+	for _, t := range keys {
+		h.Write([]byte(t + "\x00"))
+		name := names[t]
+		if name == "" {
+			name = string(tokens[t])
+		}
+		id := tokenID(t)
+		a.byID[id] = user{Name: name, Role: tokens[t]}
+		a.tokens[t] = id
+	}
+	if a.open {
+		h.Write(randomBytes(32)) // nothing to share: a key of this process
+	}
+	a.key = h.Sum(nil)
+	return a
+}
+
+func tokenID(tok string) string {
+	s := sha256.Sum256([]byte("toolgate-console-token\x00" + tok))
+	return hex.EncodeToString(s[:12])
+}
+
+func randomBytes(n int) []byte {
+	b := make([]byte, n)
+	if _, err := rand.Read(b); err != nil {
+		panic(err) // crypto/rand never fails on a supported system
+	}
+	return b
+}
+
+func (a *auth) mac(parts ...string) string {
+	m := hmac.New(sha256.New, a.key)
+	m.Write([]byte(strings.Join(parts, "|")))
+	return hex.EncodeToString(m.Sum(nil))
+}
+
+// login checks a token and returns the session cookie's value.
+func (a *auth) login(tok string, now time.Time) (string, bool) {
+	var id string
+	for t, tid := range a.tokens { // constant time in the token's content
+		if subtle.ConstantTimeCompare([]byte(t), []byte(tok)) == 1 {
+			id = tid
+		}
+	}
+	if id == "" {
+		return "", false
+	}
+	exp := strconv.FormatInt(now.Add(sessionTTL).Unix(), 10)
+	nonce := hex.EncodeToString(randomBytes(12))
+	return id + "." + exp + "." + nonce + "." + a.mac("session", id, exp, nonce), true
+}
+
+// session returns the user of a session cookie's value.
+func (a *auth) session(v string, now time.Time) (user, bool) {
+	p := strings.Split(v, ".")
+	if len(p) != 4 {
+		return user{}, false
+	}
+	if !hmac.Equal([]byte(p[3]), []byte(a.mac("session", p[0], p[1], p[2]))) {
+		return user{}, false
+	}
+	exp, err := strconv.ParseInt(p[1], 10, 64)
+	if err != nil || now.Unix() > exp {
+		return user{}, false
+	}
+	u, ok := a.byID[p[0]]
+	if !ok {
+		return user{}, false
+	}
+	u.CSRF = a.mac("csrf", p[2])
+	return u, true
+}
+
+// who is the user making r; false: not logged in.
+func (a *auth) who(r *http.Request, now time.Time) (user, bool) {
+	if a.open {
+		return user{Name: "local", Role: Operator, CSRF: a.mac("csrf", "local")}, true
+	}
+	c, err := r.Cookie(CookieName)
+	if err != nil {
+		return user{}, false
+	}
+	return a.session(c.Value, now)
+}
+
+// loginCSRF is the CSRF token of the login form.
+func (a *auth) loginCSRF() string { return a.mac("csrf", "login") }
+
+type userKey struct{}
+
+func userOf(r *http.Request) user {
+	u, _ := r.Context().Value(userKey{}).(user)
+	return u
+}
+
+// route registers h for pattern, for users whose role is at least need. A
+// POST must carry the user's CSRF token (form field csrf or header
+// X-CSRF-Token) and come from this origin.
+func (s *Server) route(mux *http.ServeMux, pattern string, need Role, h http.HandlerFunc) {
+	mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
+		u, ok := s.auth.who(r, s.cfg.Now())
+		if !ok {
+			if r.Method == http.MethodGet && r.URL.Path != Prefix+"events" {
+				http.Redirect(w, r, Prefix+"login", http.StatusSeeOther)
+				return
+			}
+			http.Error(w, "not logged in: log in at "+Prefix+"login", http.StatusUnauthorized)
+			return
+		}
+		if r.Method == http.MethodPost {
+			if !s.checkCSRF(w, r, u.CSRF) {
+				return
+			}
+		}
+		if !u.Role.Can(need) {
+			s.cfg.Log.Warn().Str("user", u.Name).Str("role", string(u.Role)).Str("path", r.URL.Path).Msg("console: refused: role")
+			http.Error(w, "forbidden: this needs the "+string(need)+" role; you are "+string(u.Role), http.StatusForbidden)
+			return
+		}
+		h(w, r.WithContext(context.WithValue(r.Context(), userKey{}, u)))
+	})
+}
+
+// checkCSRF refuses a POST without the right token, or from another site.
+func (s *Server) checkCSRF(w http.ResponseWriter, r *http.Request, want string) bool {
+	if !sameOrigin(r) {
+		http.Error(w, "forbidden: csrf: the request comes from another origin", http.StatusForbidden)
+		return false
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, 1<<20)
+	got := r.Header.Get("X-CSRF-Token")
+	if got == "" {
+		got = r.PostFormValue("csrf")
+	}
+	if got == "" || !hmac.Equal([]byte(got), []byte(want)) {
+		http.Error(w, "forbidden: csrf token missing or wrong: reload the page and try again", http.StatusForbidden)
+		return false
+	}
+	return true
+}
+
+// sameOrigin reports whether a browser's Origin (or Sec-Fetch-Site) says
+// the request comes from the console's own origin; a request without them
+// (curl) passes to the token check.
+func sameOrigin(r *http.Request) bool {
+	if site := r.Header.Get("Sec-Fetch-Site"); site == "cross-site" || site == "same-site" {
+		return false
+	}
+	o := r.Header.Get("Origin")
+	if o == "" {
+		return true
+	}
+	u, err := url.Parse(o)
+	return err == nil && u.Host == r.Host
+}
+
+// guardHost refuses, on a console without login, a request whose Host is
+// not a loopback name: a web page that rebinds its DNS name to 127.0.0.1
+// must not reach an open console.
+func (s *Server) guardHost(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if s.auth.open && !loopbackHost(r.Host) {
+			http.Error(w, "forbidden: this console has no login and answers on loopback names only (localhost, 127.0.0.1, [::1]); give it --tokens to serve other names", http.StatusForbidden)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+func loopbackHost(hostport string) bool {
+	host, _, err := net.SplitHostPort(hostport)
+	if err != nil {
+		host = hostport
+	}
+	host = strings.Trim(host, "[]")
+	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// IsLoopback reports whether a listen address binds loopback only; any
+// other needs tokens (Config.RequireAuth).
+func IsLoopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil || host == "" {
+		return false // ":8095" binds every interface
+	}
+	return loopbackHost(host)
+}
+
+func (s *Server) loginPage(w http.ResponseWriter, r *http.Request) {
+	if s.auth.open {
+		http.Redirect(w, r, Prefix, http.StatusSeeOther)
+		return
+	}
+	s.render(w, r, "login", "Log in", map[string]any{"CSRF": s.auth.loginCSRF(), "Failed": r.URL.Query().Get("failed") != ""})
+}
+
+func (s *Server) login(w http.ResponseWriter, r *http.Request) {
+	if s.auth.open {
+		http.Redirect(w, r, Prefix, http.StatusSeeOther)
+		return
+	}
+	if !s.checkCSRF(w, r, s.auth.loginCSRF()) {
+		return
+	}
+	v, ok := s.auth.login(r.PostFormValue("token"), s.cfg.Now())
+	if !ok {
+		s.cfg.Log.Warn().Str("remote", r.RemoteAddr).Msg("console: login refused: unknown token")
+		http.Redirect(w, r, Prefix+"login?failed=1", http.StatusSeeOther)
+		return
+	}
+	u, _ := s.auth.session(v, s.cfg.Now())
+	s.cfg.Log.Info().Str("user", u.Name).Str("role", string(u.Role)).Msg("console: logged in")
+	http.SetCookie(w, &http.Cookie{Name: CookieName, Value: v, Path: Prefix, HttpOnly: true, SameSite: http.SameSiteStrictMode,
+		Secure: r.TLS != nil, MaxAge: int(sessionTTL.Seconds())})
+	http.Redirect(w, r, Prefix, http.StatusSeeOther)
+}
+
+func (s *Server) logout(w http.ResponseWriter, r *http.Request) {
+	u, ok := s.auth.who(r, s.cfg.Now())
+	if ok && !s.checkCSRF(w, r, u.CSRF) {
+		return
+	}
+	http.SetCookie(w, &http.Cookie{Name: CookieName, Value: "", Path: Prefix, HttpOnly: true, SameSite: http.SameSiteStrictMode, MaxAge: -1})
+	http.Redirect(w, r, Prefix+"login", http.StatusSeeOther)
+}

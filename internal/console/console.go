@@ -1,0 +1,116 @@
+// Package console is toolgate's operator console: server-rendered pages
+// (html/template, embedded assets, no build step) for the overview, calls,
+// approvals, dead letters and tools, with live parts over server-sent
+// events. `toolgate up` mounts Handler at /console/ on its --http address;
+// `toolgate console` runs it as its own process.
+package console
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/rs/zerolog"
+)
+
+// Prefix is where Handler is mounted.
+const Prefix = "/console/"
+
+// Config configures a console.
+type Config struct {
+	JS jetstream.JetStream
+	NC *nats.Conn
+	// Tokens maps an access token to its role; empty: no login, everyone is
+	// an operator named "local" (allowed only when RequireAuth is false).
+	Tokens map[string]Role
+	// Names maps a token to who holds it (the token file's name), recorded
+	// with every decision; a token without one is named after its role.
+	Names map[string]string
+	// RequireAuth refuses to build a console without tokens: set it for any
+	// address that is not loopback.
+	RequireAuth bool
+	Log         zerolog.Logger
+	Now         func() time.Time
+	// Metrics, when set, is the registry of the pipeline running in this
+	// process (toolgate up): handle times come from its histogram. Without
+	// it (toolgate console) they come from recent results' histories.
+	Metrics prometheus.Gatherer
+	// ReplayWait is how long a replay watches for outcomes (default 1m,
+	// as `toolgate dlq replay --wait`).
+	ReplayWait time.Duration
+}
+
+// Server is one console; Handler serves it.
+type Server struct {
+	cfg    Config
+	auth   *auth
+	pages  *pages
+	jobs   *jobs
+	ov     *overviewCache
+	ctx    context.Context
+	cancel context.CancelFunc
+}
+
+// New checks cfg and builds the console.
+func New(cfg Config) (*Server, error) {
+	if cfg.JS == nil {
+		return nil, errors.New("console: no JetStream context")
+	}
+	if cfg.RequireAuth && len(cfg.Tokens) == 0 {
+		return nil, errors.New("console: a console on a non-loopback address requires access tokens (--tokens FILE, TOOLGATE_CONSOLE_TOKENS): lines `<role> <name> <token>`")
+	}
+	for tok, r := range cfg.Tokens {
+		if !r.valid() {
+			return nil, errors.New("console: a token has unknown role " + string(r) + " (viewer, approver, operator)")
+		}
+		if len(tok) < minTokenLen {
+			return nil, errors.New("console: a token is shorter than 16 characters")
+		}
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.ReplayWait == 0 {
+		cfg.ReplayWait = time.Minute
+	}
+	p, err := newPages()
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	s := &Server{cfg: cfg, auth: newAuth(cfg.Tokens, cfg.Names), pages: p, jobs: newJobs(), ctx: ctx, cancel: cancel}
+	s.ov = &overviewCache{s: s}
+	return s, nil
+}
+
+// Close ends the live streams and running replays' watches; Handler
+// answers on, without live parts.
+func (s *Server) Close() { s.cancel() }
+
+// Handler serves the console under Prefix.
+func (s *Server) Handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("GET "+Prefix+"static/", http.StripPrefix(Prefix, staticHandler()))
+	mux.HandleFunc("GET "+Prefix+"login", s.loginPage)
+	mux.HandleFunc("POST "+Prefix+"login", s.login)
+	mux.HandleFunc("POST "+Prefix+"logout", s.logout)
+	s.route(mux, "GET "+Prefix+"{$}", Viewer, s.overviewPage)
+	s.route(mux, "GET "+Prefix+"calls", Viewer, s.callsPage)
+	s.route(mux, "GET "+Prefix+"calls/{id}", Viewer, s.callPage)
+	s.route(mux, "GET "+Prefix+"approvals", Viewer, s.approvalsPage)
+	s.route(mux, "POST "+Prefix+"approvals/{id}/{decision}", Approver, s.decide)
+	s.route(mux, "GET "+Prefix+"dlq", Viewer, s.dlqPage)
+	s.route(mux, "GET "+Prefix+"dlq/{seq}", Viewer, s.letterPage)
+	s.route(mux, "POST "+Prefix+"dlq/replay", Operator, s.replay)
+	s.route(mux, "GET "+Prefix+"dlq/replays/{job}", Viewer, s.replayPage)
+	s.route(mux, "POST "+Prefix+"dlq/purge", Operator, s.purgeConfirm)
+	s.route(mux, "POST "+Prefix+"dlq/purge/confirm", Operator, s.purge)
+	s.route(mux, "GET "+Prefix+"tools", Viewer, s.toolsPage)
+	s.route(mux, "GET "+Prefix+"tools/{name}", Viewer, s.toolPage)
+	s.route(mux, "GET "+Prefix+"events", Viewer, s.events)
+	return secure(s.guardHost(mux))
+}

@@ -1,0 +1,221 @@
+package console
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/toolgate/toolgate/internal/approval"
+	"github.com/toolgate/toolgate/internal/call"
+	"github.com/toolgate/toolgate/streams"
+)
+
+// stageRow is one stage on the overview.
+type stageRow struct {
+	Name        string
+	Known       bool   // its consumer answered
+	Err         string // why not
+	Waiting     int    // pull requests waiting: the replicas fetching now
+	Pending     uint64
+	AckPending  int
+	Redelivered int
+	Rate        float64 // calls acked per second since the last sample
+	P50, P99    time.Duration
+	Timed       bool // P50/P99 are known
+}
+
+// failureRow is the dead letters stored for one stage and failure class.
+type failureRow struct {
+	Stage, Failure string
+	Count          uint64
+}
+
+// overview is one snapshot of the pipeline.
+type overview struct {
+	At             time.Time
+	Stages         []stageRow
+	DeadLetters    []failureRow
+	DeadTotal      uint64
+	Approvals      int
+	OldestApproval time.Time
+	OutcomeUnknown uint64
+	TimesFrom      string // where P50/P99 come from
+	Errors         []string
+}
+
+// overviewCache computes a snapshot at most once a second, however many
+// pages and live streams ask.
+type overviewCache struct {
+	s    *Server
+	mu   sync.Mutex
+	last *overview
+	prev map[string]ackSample
+	hist *histSample
+}
+
+type ackSample struct {
+	floor uint64
+	at    time.Time
+}
+
+func (c *overviewCache) get(ctx context.Context) *overview {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	now := c.s.cfg.Now()
+	if c.last != nil && now.Sub(c.last.At) < time.Second {
+		return c.last
+	}
+	ov := c.compute(ctx, now)
+	c.last = ov
+	return ov
+}
+
+func (c *overviewCache) compute(ctx context.Context, now time.Time) *overview {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	ov := &overview{At: now}
+	if c.prev == nil {
+		c.prev = map[string]ackSample{}
+	}
+	times, from := c.s.handleTimes(ctx, c)
+	ov.TimesFrom = from
+	for _, st := range streams.Table() {
+		row := stageRow{Name: st.Name}
+		cons, err := c.s.cfg.JS.Consumer(ctx, st.Stream, st.Consumer.Name)
+		var ci *jetstream.ConsumerInfo
+		if err == nil {
+			ci, err = cons.Info(ctx)
+		}
+		if err != nil {
+			row.Err = shortErr(err)
+		} else {
+			row.Known = true
+			row.Waiting, row.Pending, row.AckPending, row.Redelivered = ci.NumWaiting, ci.NumPending, ci.NumAckPending, ci.NumRedelivered
+			if p, ok := c.prev[st.Name]; ok && now.After(p.at) && ci.AckFloor.Consumer >= p.floor {
+				row.Rate = float64(ci.AckFloor.Consumer-p.floor) / now.Sub(p.at).Seconds()
+			}
+			c.prev[st.Name] = ackSample{floor: ci.AckFloor.Consumer, at: now}
+		}
+		if t, ok := times[st.Name]; ok {
+			row.P50, row.P99, row.Timed = t[0], t[1], true
+		}
+		ov.Stages = append(ov.Stages, row)
+	}
+	if err := c.s.deadLetterCounts(ctx, ov); err != nil {
+		ov.Errors = append(ov.Errors, "dead letters: "+shortErr(err))
+	}
+	if err := c.s.pendingApprovals(ctx, ov); err != nil {
+		ov.Errors = append(ov.Errors, "approvals: "+shortErr(err))
+	}
+	return ov
+}
+
+// deadLetterCounts reads the dead-letter stream's subjects
+// (toolgate.dlq.<stage>.<failure>), as toolgate_dead_letters exports them.
+func (s *Server) deadLetterCounts(ctx context.Context, ov *overview) error {
+	st, err := s.cfg.JS.Stream(ctx, streams.StreamDLQ)
+	if err != nil {
+		return err
+	}
+	info, err := st.Info(ctx, jetstream.WithSubjectFilter(streams.DLQ("*", "*")))
+	if err != nil {
+		return err
+	}
+	for subj, n := range info.State.Subjects {
+		tok := strings.SplitN(subj, ".", 4)
+		if len(tok) != 4 {
+			continue
+		}
+		ov.DeadLetters = append(ov.DeadLetters, failureRow{Stage: tok[2], Failure: tok[3], Count: n})
+		ov.DeadTotal += n
+		if tok[3] == string(call.OutcomeUnknown) {
+			ov.OutcomeUnknown += n
+		}
+	}
+	sort.Slice(ov.DeadLetters, func(i, j int) bool {
+		a, b := ov.DeadLetters[i], ov.DeadLetters[j]
+		if a.Count != b.Count {
+			return a.Count > b.Count
+		}
+		return a.Stage+a.Failure < b.Stage+b.Failure
+	})
+	return nil
+}
+
+func (s *Server) pendingApprovals(ctx context.Context, ov *overview) error {
+	recs, err := s.approvalRecords(ctx)
+	if err != nil {
+		return err
+	}
+	for _, r := range recs {
+		if r.State == approval.Pending {
+			ov.Approvals++
+			if ov.OldestApproval.IsZero() || r.RequestedAt.Before(ov.OldestApproval) {
+				ov.OldestApproval = r.RequestedAt
+			}
+		}
+	}
+	return nil
+}
+
+func shortErr(err error) string {
+	s := err.Error()
+	if len(s) > 160 {
+		s = s[:160] + "…"
+	}
+	return s
+}
+
+// live is the overview's values keyed as the page's data-live attributes.
+func (ov *overview) live() []liveItem {
+	var out []liveItem
+	for _, r := range ov.Stages {
+		k := "stage." + r.Name + "."
+		if !r.Known {
+			out = append(out, liveItem{K: k + "pending", T: "?"})
+			continue
+		}
+		out = append(out,
+			liveItem{K: k + "replicas", T: fmt.Sprint(r.Waiting)},
+			liveItem{K: k + "pending", T: fmt.Sprint(r.Pending)},
+			liveItem{K: k + "ackpending", T: fmt.Sprint(r.AckPending)},
+			liveItem{K: k + "rate", T: fmt.Sprintf("%.1f", r.Rate)},
+			liveItem{K: k + "p50", T: timed(r.Timed, r.P50)},
+			liveItem{K: k + "p99", T: timed(r.Timed, r.P99)},
+		)
+	}
+	alert := ov.OutcomeUnknown > 0
+	out = append(out,
+		liveItem{K: "outcome-unknown", T: fmt.Sprint(ov.OutcomeUnknown), A: &alert},
+		liveItem{K: "approvals", T: fmt.Sprint(ov.Approvals)},
+		liveItem{K: "dead-total", T: fmt.Sprint(ov.DeadTotal)},
+		liveItem{K: "at", T: ov.At.Local().Format("15:04:05")},
+	)
+	return out
+}
+
+func timed(ok bool, d time.Duration) string {
+	if !ok {
+		return "-"
+	}
+	return fmtDur(d)
+}
+
+// liveItem is one value a live update sets: the text of every element
+// with data-live=K, and its alert class when A is set.
+type liveItem struct {
+	K string `json:"k"`
+	T string `json:"t"`
+	A *bool  `json:"a,omitempty"`
+}
+
+func (s *Server) overviewPage(w http.ResponseWriter, r *http.Request) {
+	ov := s.ov.get(r.Context())
+	s.render(w, r, "overview", "Overview", ov)
+}

@@ -1,0 +1,143 @@
+package console
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/toolgate/toolgate/internal/dlq"
+	"github.com/toolgate/toolgate/internal/pipeline"
+	"github.com/toolgate/toolgate/pkg/wire"
+	"github.com/toolgate/toolgate/streams"
+)
+
+// maxScan bounds the records one page reads from a bucket or stream: a
+// page answers in bounded time whatever the deployment holds.
+const maxScan = 20000
+
+func (s *Server) timeout(parent context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(parent, 10*time.Second)
+}
+
+// record is the status record of callID; nil when there is none.
+func (s *Server) record(ctx context.Context, callID string) (*pipeline.StatusRecord, error) {
+	kv, err := s.cfg.JS.KeyValue(ctx, streams.BucketCalls)
+	if err != nil {
+		return nil, fmt.Errorf("bucket %s: %w", streams.BucketCalls, err)
+	}
+	e, err := kv.Get(ctx, callID)
+	if errors.Is(err, jetstream.ErrKeyNotFound) || errors.Is(err, jetstream.ErrInvalidKey) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("call %s: %w", callID, err)
+	}
+	r, err := dlq.DecodeStatus(callID, e.Value())
+	if err != nil {
+		return nil, err
+	}
+	return &r, nil
+}
+
+// scanCalls reads the status records that pass keep, newest update first,
+// at most limit of them.
+func (s *Server) scanCalls(ctx context.Context, keep func(pipeline.StatusRecord) bool, limit int) ([]pipeline.StatusRecord, int, error) {
+	kv, err := s.cfg.JS.KeyValue(ctx, streams.BucketCalls)
+	if err != nil {
+		return nil, 0, fmt.Errorf("bucket %s: %w", streams.BucketCalls, err)
+	}
+	w, err := kv.WatchAll(ctx, jetstream.IgnoreDeletes())
+	if err != nil {
+		return nil, 0, fmt.Errorf("bucket %s: %w", streams.BucketCalls, err)
+	}
+	defer w.Stop()
+	var out []pipeline.StatusRecord
+	bad := 0
+	for seen := 0; seen < maxScan; seen++ {
+		var e jetstream.KeyValueEntry
+		select {
+		case e = <-w.Updates():
+		case <-ctx.Done():
+			return nil, bad, ctx.Err()
+		}
+		if e == nil {
+			break
+		}
+		r, err := dlq.DecodeStatus(e.Key(), e.Value())
+		if err != nil {
+			bad++
+			continue
+		}
+		if keep(r) {
+			out = append(out, r)
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return updated(out[i]).After(updated(out[j])) })
+	if limit > 0 && len(out) > limit {
+		out = out[:limit]
+	}
+	return out, bad, nil
+}
+
+func updated(r pipeline.StatusRecord) time.Time {
+	if n := len(r.History); n > 0 {
+		return r.History[n-1].At
+	}
+	return time.Time{}
+}
+
+// results reads the stored results of responseID, oldest first.
+func (s *Server) results(ctx context.Context, responseID string) ([]pipeline.Result, error) {
+	st, err := s.cfg.JS.Stream(ctx, streams.StreamResults)
+	if err != nil {
+		return nil, fmt.Errorf("stream %s: %w", streams.StreamResults, err)
+	}
+	c, err := st.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{FilterSubjects: []string{streams.ResultsOf(responseID)}})
+	if err != nil {
+		return nil, fmt.Errorf("results of %s: %w", responseID, err)
+	}
+	var out []pipeline.Result
+	for range maxScan / 256 {
+		batch, err := c.FetchNoWait(256)
+		if err != nil {
+			return nil, err
+		}
+		n := 0
+		for m := range batch.Messages() {
+			n++
+			var r pipeline.Result
+			if json.Unmarshal(m.Data(), &r) == nil && r.CallID != "" {
+				out = append(out, r)
+			}
+		}
+		if n == 0 {
+			break
+		}
+	}
+	return out, nil
+}
+
+// tenantResponses is the response ids with a result stored for tenant.
+func (s *Server) tenantResponses(ctx context.Context, tenant string) (map[string]bool, error) {
+	st, err := s.cfg.JS.Stream(ctx, streams.StreamResults)
+	if err != nil {
+		return nil, fmt.Errorf("stream %s: %w", streams.StreamResults, err)
+	}
+	info, err := st.Info(ctx, jetstream.WithSubjectFilter(wire.TenantResults(tenant)))
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]bool{}
+	prefix := len(wire.TenantResults(tenant)) - 1 // without ">"
+	for subj := range info.State.Subjects {
+		if len(subj) > prefix {
+			out[subj[prefix:]] = true
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,196 @@
+package console
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"sort"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/toolgate/toolgate/internal/policy"
+	"github.com/toolgate/toolgate/internal/redact"
+	"github.com/toolgate/toolgate/internal/registry"
+	"github.com/toolgate/toolgate/internal/tool"
+	"github.com/toolgate/toolgate/streams"
+)
+
+// toolSet is the stored definitions, read for one page.
+type toolSet struct {
+	defs map[string]tool.Definition
+	revs map[string]uint64
+	bad  map[string]string // unreadable definitions: why
+}
+
+func (t toolSet) sensitive(name string) []string { return t.defs[name].Sensitive }
+
+// toolCache reads every definition of the tools bucket; an unreadable
+// bucket gives an empty set (pages then redact by secret-like names only).
+func (s *Server) toolCache(ctx context.Context) toolSet {
+	t := toolSet{defs: map[string]tool.Definition{}, revs: map[string]uint64{}, bad: map[string]string{}}
+	kv, err := s.cfg.JS.KeyValue(ctx, streams.BucketTools)
+	if err != nil {
+		return t
+	}
+	w, err := kv.WatchAll(ctx, jetstream.IgnoreDeletes())
+	if err != nil {
+		return t
+	}
+	defer w.Stop()
+	for seen := 0; seen < maxScan; seen++ {
+		var e jetstream.KeyValueEntry
+		select {
+		case e = <-w.Updates():
+		case <-ctx.Done():
+			return t
+		}
+		if e == nil {
+			break
+		}
+		d, err := registry.Decode(e.Key(), e.Value())
+		if err != nil {
+			t.bad[e.Key()] = shortErr(err)
+			continue
+		}
+		t.defs[e.Key()], t.revs[e.Key()] = d, e.Revision()
+	}
+	return t
+}
+
+// redactJSON is raw redacted by the audit's rules (redact.Arguments with
+// the tool's sensitive_fields).
+func redactJSON(raw []byte, sensitive []string) string {
+	return redact.Arguments(raw, redact.Options{SensitiveFields: sensitive})
+}
+
+// toolRow is one tool on the tools page.
+type toolRow struct {
+	Name, Risk, Approval, Executor, Description string
+	Revision                                    uint64
+	Rules                                       int
+	Bad                                         string
+}
+
+func (s *Server) toolsPage(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := s.timeout(r.Context())
+	defer cancel()
+	t := s.toolCache(ctx)
+	var rows []toolRow
+	for name, d := range t.defs {
+		risk, appr := policyColumns(d.Policy)
+		rows = append(rows, toolRow{Name: name, Revision: t.revs[name], Risk: risk, Approval: appr, Executor: executorOf(d), Description: d.Description, Rules: len(d.Rules)})
+	}
+	for name, why := range t.bad {
+		rows = append(rows, toolRow{Name: name, Bad: why})
+	}
+	sort.Slice(rows, func(i, j int) bool { return rows[i].Name < rows[j].Name })
+	s.render(w, r, "tools", "Tools", rows)
+}
+
+// revision is one stored revision of a tool.
+type revision struct {
+	Revision uint64
+	At       time.Time
+	Deleted  bool
+	JSON     string
+}
+
+type toolView struct {
+	Name      string
+	Def       *tool.Definition
+	Revision  uint64
+	Risk      string
+	Approval  string
+	Executor  string
+	Policy    string
+	Rules     string
+	Schema    string
+	JSON      string
+	Revisions []revision
+	Bad       string
+}
+
+func (s *Server) toolPage(w http.ResponseWriter, r *http.Request) {
+	name := r.PathValue("name")
+	if !toolName(name) {
+		s.fail(w, r, http.StatusNotFound, "no such tool")
+		return
+	}
+	ctx, cancel := s.timeout(r.Context())
+	defer cancel()
+	kv, err := s.cfg.JS.KeyValue(ctx, streams.BucketTools)
+	if err != nil {
+		s.fail(w, r, http.StatusBadGateway, "tools: "+shortErr(err))
+		return
+	}
+	v := toolView{Name: name}
+	hist, err := kv.History(ctx, name)
+	if errors.Is(err, jetstream.ErrKeyNotFound) {
+		s.fail(w, r, http.StatusNotFound, "no tool "+name+" is registered")
+		return
+	}
+	if err != nil {
+		s.fail(w, r, http.StatusBadGateway, "tools: "+shortErr(err))
+		return
+	}
+	for i := len(hist) - 1; i >= 0; i-- {
+		e := hist[i]
+		v.Revisions = append(v.Revisions, revision{Revision: e.Revision(), At: e.Created(), Deleted: e.Operation() != jetstream.KeyValuePut, JSON: prettyJSON(e.Value())})
+	}
+	if d, rev, err := registry.Get(ctx, kv, name); err == nil {
+		v.Def, v.Revision = &d, rev
+		v.Risk, v.Approval = policyColumns(d.Policy)
+		v.Executor = executorOf(d)
+		v.Policy = prettyJSON(d.Policy)
+		v.Rules = prettyJSON(d.Rules)
+		v.Schema = prettyJSON(d.InputSchema)
+		v.JSON = prettyJSON(d)
+	} else if !errors.Is(err, jetstream.ErrKeyNotFound) {
+		v.Bad = shortErr(err)
+	}
+	s.render(w, r, "tool", "Tool "+name, v)
+}
+
+// policyColumns are the risk and approval of a policy as the policy gate
+// applies it (toolgate tools ls shows the same).
+func policyColumns(p *policy.Policy) (risk, approval string) {
+	if p == nil {
+		return "none: every call denied", "-"
+	}
+	risk = p.Risk
+	if p.DryRun {
+		risk += " (dry run)"
+	}
+	need := p.Risk == policy.RiskIrreversible
+	if p.Approval != nil {
+		need = *p.Approval
+	}
+	if need {
+		return risk, "required"
+	}
+	return risk, "no"
+}
+
+func executorOf(d tool.Definition) string {
+	switch {
+	case d.Executor.Type == "http":
+		return "http " + d.Executor.URL
+	case d.Executor.Subject != "":
+		return "nats " + d.Executor.Subject
+	}
+	return "nats " + streams.Exec(d.Name)
+}
+
+// toolName is internal/tool's name rule: one subject token.
+func toolName(s string) bool {
+	if len(s) == 0 || len(s) > 64 {
+		return false
+	}
+	for _, c := range s {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
+			return false
+		}
+	}
+	return true
+}
