@@ -81,6 +81,11 @@ type Config struct {
 	// Identity is the identity issuer (flags_identity.go); no Issuer: dev
 	// mode, identity headers taken on trust.
 	Identity identity.Config
+
+	// HTTPRoutes, when set, mounts more handlers on HTTPAddr beside the
+	// probes and /metrics (toolgate up's console: services/toolgate
+	// up_console.go); see Mount.
+	HTTPRoutes func(mux *http.ServeMux)
 }
 
 func (c *Config) setDefaults() {
@@ -208,7 +213,7 @@ func Run(ctx context.Context, cfg Config, ready chan<- struct{}) error {
 	hctx, stopHTTP := context.WithCancel(context.Background())
 	defer stopHTTP()
 	go func() {
-		if err := health.ServeListener(hctx, httpL, health.Handler(readyCheck, map[string]http.Handler{"/metrics": m.Handler()})); err != nil {
+		if err := health.ServeListener(hctx, httpL, Mount(health.Handler(readyCheck, map[string]http.Handler{"/metrics": m.Handler()}), cfg.HTTPRoutes)); err != nil {
 			log.Error().Err(err).Str("addr", cfg.HTTPAddr).Msg("health endpoint")
 		}
 	}()
