@@ -204,6 +204,8 @@ func (c Config) Role(user string) (*Permissions, error) {
 		return nil, nil
 	case user == Client:
 		return &Permissions{Publish: ingest()}, nil
+	case user == Console:
+		return consoleRole(), nil
 	case streams.IsStage(user):
 		p, err := Stage(user)
 		return &p, err
@@ -246,7 +248,7 @@ func executor(g Group) *Permissions {
 }
 
 // Names lists every user: the admin, each stage, the tenant-less producer
-// and each tenant's, and each executor group's.
+// and each tenant's, each executor group's, and the console's.
 func (c Config) Names() []string {
 	names := append(append([]string{Admin}, streams.Names()...), Producer)
 	for _, t := range c.Tenants {
@@ -255,5 +257,5 @@ func (c Config) Names() []string {
 	for _, g := range c.Groups {
 		names = append(names, ExecutorUser(g.Name))
 	}
-	return names
+	return append(names, Console)
 }

@@ -17,8 +17,12 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/rs/zerolog"
 
+	"github.com/nats-io/nats-server/v2/server"
+
 	"github.com/toolgate/toolgate/internal/approval"
+	"github.com/toolgate/toolgate/internal/authz"
 	"github.com/toolgate/toolgate/internal/call"
+	"github.com/toolgate/toolgate/internal/natsusers"
 	"github.com/toolgate/toolgate/internal/pipeline"
 	"github.com/toolgate/toolgate/internal/testenv"
 	"github.com/toolgate/toolgate/streams"
@@ -36,9 +40,41 @@ type rig struct {
 }
 
 func newRig(t *testing.T, tokens map[string]Role, names map[string]string) *rig {
+	return newRigAs(t, tokens, names, false)
+}
+
+// newRigAs is newRig; with leastPriv the server has authz's users and the
+// console connects as authz.Console, while the rig seeds as the admin.
+func newRigAs(t *testing.T, tokens map[string]Role, names map[string]string, leastPriv bool) *rig {
 	t.Helper()
-	s := testenv.RunJetStream(t)
-	nc, js := testenv.Connect(t, s)
+	pw := map[string]string{authz.Admin: "admin-pw-0123456789", authz.Console: "console-pw-0123456789"}
+	var adjust []func(*server.Options)
+	if leastPriv {
+		users, err := natsusers.Users(pw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		adjust = append(adjust, func(o *server.Options) { o.Users = users })
+	}
+	s := testenv.RunJetStream(t, adjust...)
+	connect := func(user string) (*nats.Conn, jetstream.JetStream) {
+		var opts []nats.Option
+		if leastPriv {
+			opts = authz.ClientOptions(user, pw[user])
+		}
+		nc, err := nats.Connect(s.ClientURL(), opts...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(nc.Close)
+		js, err := jetstream.New(nc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return nc, js
+	}
+	nc, js := connect(authz.Admin)
+	cnc, cjs := connect(authz.Console)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	set := streams.DefaultSettings()
@@ -46,7 +82,7 @@ func newRig(t *testing.T, tokens map[string]Role, names map[string]string) *rig 
 	if err := streams.Ensure(ctx, js, set); err != nil {
 		t.Fatal(err)
 	}
-	srv, err := New(Config{JS: js, NC: nc, Tokens: tokens, Names: names, Log: zerolog.Nop(), ReplayWait: 200 * time.Millisecond})
+	srv, err := New(Config{JS: cjs, NC: cnc, Tokens: tokens, Names: names, Log: zerolog.Nop(), ReplayWait: 200 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,54 @@
+package authz
+
+import "github.com/toolgate/toolgate/streams"
+
+// Console is the user of the operator console (`toolgate console`, and the
+// console `toolgate up` serves): it reads what the pages show and does what
+// an operator does from them — decide approvals as `toolgate approve` does,
+// replay and purge dead letters as `toolgate dlq` does — and nothing else:
+// it creates, changes or deletes no stream, bucket or durable, and reads no
+// executor subject.
+const Console = "console"
+
+// consoleRole is Console's grants.
+func consoleRole() *Permissions {
+	var pub []string
+	// Read and watch: status records, tool definitions (and their
+	// history); approvals are decided with compare-and-set; a replay
+	// updates the call's status record (dlq.Replay).
+	pub = append(pub, kvRead(streams.BucketTools)...)
+	pub = append(pub, kvWrite(streams.BucketCalls)...)
+	pub = append(pub, kvWrite(streams.BucketApprovals)...)
+	// Streams read through short-lived ordered consumers: results (a
+	// call's result, a replay's outcomes, stage timings), dead letters and
+	// audit events; a dead letter and an audit event fetched by sequence;
+	// dead letters deleted by a purge.
+	for _, st := range []string{streams.StreamResults, streams.StreamDLQ, streams.StreamAudit} {
+		pub = append(pub,
+			api("STREAM.INFO", st),
+			api("CONSUMER.CREATE", st, ">"),
+			api("CONSUMER.INFO", st, "*"),
+			api("CONSUMER.MSG.NEXT", st, "*"),
+			api("CONSUMER.DELETE", st, "*"),
+			api("STREAM.MSG.GET", st),
+			api("DIRECT.GET", st, ">"),
+		)
+	}
+	pub = append(pub, api("STREAM.MSG.DELETE", streams.StreamDLQ))
+	// The overview reads each stage's durable consumer (pending, ack
+	// pending, pull requests waiting); it never fetches from one.
+	for _, st := range streams.Table() {
+		pub = append(pub, api("CONSUMER.INFO", st.Stream, st.Consumer.Name))
+	}
+	// A decision resumes the call at the policy gate; a replay republishes
+	// a call at the stage that failed it (every gate a replay may enter:
+	// the execute gate checks the call's seals itself) and input that never
+	// became a call where it was first published.
+	for _, st := range streams.Names() {
+		if streams.Entry(st) != "" {
+			pub = append(pub, streams.Gate(st))
+		}
+	}
+	pub = append(pub, ingest()...)
+	return &Permissions{Publish: pub, Subscribe: []string{InboxPrefix(Console) + ".>"}}
+}
