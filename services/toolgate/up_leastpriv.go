@@ -225,7 +225,7 @@ func (lp *leastPrivilege) run(ctx context.Context, adminURL string, cfg stage.Co
 			}
 			return rctx.Err()
 		}
-		if err := health.ServeListener(rctx, hl, health.Handler(check, nil)); err != nil {
+		if err := health.ServeListener(rctx, hl, stage.Mount(health.Handler(check, nil), cfg.HTTPRoutes)); err != nil {
 			cfg.Log.Error().Err(err).Str("addr", cfg.HTTPAddr).Msg("health endpoint")
 		}
 	}()

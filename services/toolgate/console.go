@@ -1,0 +1,126 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/rs/zerolog"
+
+	"github.com/toolgate/toolgate/internal/authz"
+	webconsole "github.com/toolgate/toolgate/internal/console"
+	"github.com/toolgate/toolgate/internal/health"
+	"github.com/toolgate/toolgate/internal/stage"
+)
+
+// consoleCmd is `toolgate console`: the operator console as its own
+// process, connected as the least-privilege NATS user console, serving
+// /console/ on --listen until SIGINT or SIGTERM.
+func consoleCmd(args []string) error {
+	fs := withUsage(flag.NewFlagSet("console", flag.ContinueOnError), "console", "")
+	listen := fs.String("listen", env("TOOLGATE_CONSOLE_LISTEN", "127.0.0.1:8095"), "address of the console (TOOLGATE_CONSOLE_LISTEN); any address but loopback requires --tokens")
+	url := natsFlag(fs)
+	tokens := fs.String("tokens", os.Getenv("TOOLGATE_CONSOLE_TOKENS"), "token file, lines `<role> <name> <token>` with role viewer, approver or operator (TOOLGATE_CONSOLE_TOKENS); without one, on loopback, everyone is the operator \"local\"")
+	level := fs.String("log-level", env("TOOLGATE_LOG_LEVEL", "info"), "log level (TOOLGATE_LOG_LEVEL)")
+	ops, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(ops) > 0 {
+		return usageError("console takes no operands (got %q)", printable(ops[0]))
+	}
+	log, err := logger(*level)
+	if err != nil {
+		return err
+	}
+	cfg, err := consoleConfig(*listen, *tokens, log)
+	if err != nil {
+		return err
+	}
+	// Bound first: a taken address stops the command before it connects.
+	l, err := health.Listen(*listen)
+	if err != nil {
+		return fmt.Errorf("console: --listen %s: %w", *listen, errors.Unwrap(err))
+	}
+	nc, js, err := consoleConnect(*url)
+	if err != nil {
+		l.Close()
+		return err
+	}
+	defer nc.Close()
+	cfg.JS, cfg.NC = js, nc
+	srv, err := webconsole.New(cfg)
+	if err != nil {
+		l.Close()
+		return err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	go func() { <-ctx.Done(); srv.Close() }()
+	ready := func() error {
+		if !nc.IsConnected() {
+			return errors.New("NATS is not connected")
+		}
+		return nil
+	}
+	log.Info().Str("listen", *listen).Str("nats", nc.ConnectedUrlRedacted()).Bool("login", len(cfg.Tokens) > 0).Msg("console: serving http://" + *listen + webconsole.Prefix)
+	return health.ServeListener(ctx, l, stage.Mount(health.Handler(ready, nil), consoleRoutes(srv)))
+}
+
+// consoleConfig is the console's access: tokens from file (none: an open
+// console, refused off loopback).
+func consoleConfig(listen, file string, log zerolog.Logger) (webconsole.Config, error) {
+	cfg := webconsole.Config{Log: log, RequireAuth: !webconsole.IsLoopback(listen)}
+	if file != "" {
+		roles, names, err := webconsole.LoadTokens(file)
+		if err != nil {
+			return cfg, err
+		}
+		cfg.Tokens, cfg.Names = roles, names
+	}
+	if cfg.RequireAuth && len(cfg.Tokens) == 0 {
+		return cfg, fmt.Errorf("console: %s is not a loopback address: give a token file (--tokens FILE or TOOLGATE_CONSOLE_TOKENS; lines `<role> <name> <token>`), or listen on 127.0.0.1", listen)
+	}
+	return cfg, nil
+}
+
+// consoleRoutes mounts srv at /console/ and sends / there.
+func consoleRoutes(srv *webconsole.Server) func(*http.ServeMux) {
+	return func(mux *http.ServeMux) {
+		mux.Handle(webconsole.Prefix, srv.Handler())
+		mux.Handle("GET /{$}", http.RedirectHandler(webconsole.Prefix, http.StatusSeeOther))
+	}
+}
+
+// consoleConnect connects as the console user with the credentials
+// connectAs would find (connect.go), for a long-running process: it
+// reconnects for ever, and a permission violation is logged by the page
+// that met it instead of ending the connection.
+func consoleConnect(url string) (*nats.Conn, jetstream.JetStream, error) {
+	c := credentialsFor(url, authz.Console, os.Getenv)
+	opts := []nats.Option{nats.Name("toolgate console"), nats.Timeout(5 * time.Second), nats.MaxReconnects(-1)}
+	if c.user != "" {
+		opts = append(opts, nats.CustomInboxPrefix(authz.InboxPrefix(c.user)))
+		if c.password != nil {
+			opts = append(opts, nats.UserInfo(c.user, *c.password))
+		}
+	}
+	nc, err := nats.Connect(url, opts...)
+	if err != nil {
+		return nil, nil, c.explain(url, err)
+	}
+	js, err := jetstream.New(nc)
+	if err != nil {
+		nc.Close()
+		return nil, nil, err
+	}
+	return nc, js, nil
+}

@@ -1,0 +1,164 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/toolgate/toolgate/internal/testenv"
+)
+
+// runBin starts the toolgate binary with args and env, stopped with
+// SIGTERM in cleanup (its output logged when the test failed), and waits
+// until http://addr/readyz answers 200.
+func runBin(t *testing.T, addr string, env []string, args ...string) *bytes.Buffer {
+	t.Helper()
+	out := &bytes.Buffer{}
+	cmd := exec.Command(upBinary(t), args...)
+	cmd.Env = append(os.Environ(), env...)
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		_ = cmd.Wait()
+		if t.Failed() {
+			t.Logf("toolgate %s log:\n%s", args[0], out.String())
+		}
+	})
+	testenv.Eventually(t, 60*time.Second, 50*time.Millisecond, func() error {
+		resp, err := http.Get("http://" + addr + "/readyz")
+		if err != nil {
+			return err
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return errors.New(resp.Status)
+		}
+		return nil
+	})
+	return out
+}
+
+func freeAddr(t *testing.T) string {
+	return net.JoinHostPort("127.0.0.1", strconv.Itoa(testenv.FreePort(t)))
+}
+
+// startUpHTTP is toolgate up (least privilege, the example tools) with its
+// --http address and secrets directory returned.
+func startUpHTTP(t *testing.T) (natsURL, httpAddr, secretsDir string) {
+	t.Helper()
+	dir := t.TempDir()
+	natsAddr, httpAddr := freeAddr(t), freeAddr(t)
+	secretsDir = filepath.Join(dir, "secrets")
+	runBin(t, httpAddr, []string{"TOOLGATE_SECRETS=", "TOOLGATE_CONSOLE_TOKENS="}, "up", "--listen", natsAddr, "--http", httpAddr, "--ingest-http", freeAddr(t),
+		"--data", filepath.Join(dir, "data"), "--secrets", secretsDir, "--tools", "../../examples/tools.yaml")
+	return "nats://" + natsAddr, httpAddr, secretsDir
+}
+
+func getBody(t *testing.T, url string) (int, string) {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+// consoleReadsEverything checks a console's pages read every stage and the
+// tools as its NATS user: a missing grant shows as an unreadable consumer.
+func consoleReadsEverything(t *testing.T, base string) {
+	t.Helper()
+	code, body := getBody(t, base+"/")
+	if code != 200 || !strings.Contains(body, `data-testid="overview"`) {
+		t.Fatalf("GET / (redirected to the console): %d\n%s", code, body)
+	}
+	for _, want := range []string{`data-stage="accumulate"`, `data-stage="execute"`} {
+		if !strings.Contains(body, want) {
+			t.Errorf("overview lacks %s", want)
+		}
+	}
+	if strings.Contains(body, "unreadable") || strings.Contains(body, `class="flash error"`) {
+		t.Errorf("the console user could not read all of the overview:\n%s", body)
+	}
+	code, body = getBody(t, base+"/console/tools")
+	if code != 200 || !strings.Contains(body, `data-tool="create_invoice"`) {
+		t.Errorf("tools: %d\n%s", code, body)
+	}
+}
+
+func TestUp_serves_the_console_on_its_http_address(t *testing.T) {
+	_, httpAddr, _ := startUpHTTP(t)
+	consoleReadsEverything(t, "http://"+httpAddr)
+	if code, _ := getBody(t, "http://"+httpAddr+"/readyz"); code != 200 {
+		t.Errorf("/readyz: %d beside the console", code)
+	}
+}
+
+func TestConsole_command_connects_as_the_console_user(t *testing.T) {
+	natsURL, _, secretsDir := startUpHTTP(t)
+	addr := freeAddr(t)
+	log := runBin(t, addr, []string{"TOOLGATE_SECRETS=" + secretsDir, "TOOLGATE_NATS_USER=", "TOOLGATE_CONSOLE_TOKENS="}, "console", "--listen", addr, "--nats", natsURL)
+	consoleReadsEverything(t, "http://"+addr)
+	if strings.Contains(log.String(), "Permissions Violation") {
+		t.Errorf("permission violations:\n%s", log)
+	}
+}
+
+func TestConsole_off_loopback_requires_a_token_file(t *testing.T) {
+	if _, err := consoleConfig("0.0.0.0:8095", "", zerolog.Nop()); err == nil || !strings.Contains(err.Error(), "token file") {
+		t.Fatalf("err = %v, want one asking for a token file", err)
+	}
+	if _, err := consoleConfig(":8095", "", zerolog.Nop()); err == nil {
+		t.Fatal(":8095 (every interface) accepted without tokens")
+	}
+	file := filepath.Join(t.TempDir(), "tokens")
+	if err := os.WriteFile(file, []byte("# who may do what\noperator olga 0123456789abcdef0123\nviewer vic fedcba9876543210fedc\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := consoleConfig("0.0.0.0:8095", file, zerolog.Nop())
+	if err != nil || len(cfg.Tokens) != 2 || cfg.Names["0123456789abcdef0123"] != "olga" || !cfg.RequireAuth {
+		t.Fatalf("cfg %+v, %v", cfg, err)
+	}
+	if err := os.WriteFile(file, []byte("admin root 0123456789abcdef0123\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := consoleConfig("127.0.0.1:8095", file, zerolog.Nop()); err == nil || strings.Contains(err.Error(), "0123456789abcdef") {
+		t.Fatalf("a bad role: err = %v (never with the token)", err)
+	}
+}
+
+func TestConsole_flags_and_operands(t *testing.T) {
+	if err := consoleCmd([]string{"extra"}); !errors.Is(err, errUsage) {
+		t.Fatalf("an operand: %v, want a usage error", err)
+	}
+	if err := consoleCmd([]string{"--listen", "0.0.0.0:0"}); err == nil || !strings.Contains(err.Error(), "token file") {
+		t.Fatalf("off loopback without tokens: %v", err)
+	}
+}
+
+func TestUp_insecure_console_times_stages_by_the_handler_histogram(t *testing.T) {
+	dir := t.TempDir()
+	httpAddr := freeAddr(t)
+	runBin(t, httpAddr, []string{"TOOLGATE_SECRETS=", "TOOLGATE_CONSOLE_TOKENS="}, "up", "--insecure", "--listen", freeAddr(t), "--http", httpAddr, "--ingest-http", "",
+		"--data", filepath.Join(dir, "data"), "--secrets", filepath.Join(dir, "secrets"))
+	code, body := getBody(t, "http://"+httpAddr+"/console/")
+	if code != 200 || !strings.Contains(body, "toolgate_stage_handle_seconds") {
+		t.Fatalf("GET /console/: %d, want p50/p99 from the handler histogram:\n%s", code, body)
+	}
+}
