@@ -82,6 +82,12 @@ func newRigAs(t *testing.T, tokens map[string]Role, names map[string]string, lea
 	if err := streams.Ensure(ctx, js, set); err != nil {
 		t.Fatal(err)
 	}
+	return rigOn(t, js, nc, cjs, cnc, tokens, names)
+}
+
+// rigOn serves a console over cjs (its user's connection); js seeds.
+func rigOn(t *testing.T, js jetstream.JetStream, nc *nats.Conn, cjs jetstream.JetStream, cnc *nats.Conn, tokens map[string]Role, names map[string]string) *rig {
+	t.Helper()
 	srv, err := New(Config{JS: cjs, NC: cnc, Tokens: tokens, Names: names, Log: zerolog.Nop(), ReplayWait: 200 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)

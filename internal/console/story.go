@@ -38,6 +38,9 @@ type story struct {
 	Repairs    []repairView
 	Seals      []call.Seal
 	SealsFrom  string
+	// Checked is what the execute gate's step says it verified (the seals
+	// of every gate), kept in the history of every call that ran.
+	Checked string
 	Decision   *call.Decision
 	Approval   *approval.Record
 	Letters    []letterRow
@@ -113,6 +116,11 @@ func (s *Server) storyOf(ctx context.Context, id string) (*story, error) {
 	}
 	for _, e := range rec.Errors {
 		st.Errors = append(st.Errors, splitPath(e))
+	}
+	for _, h := range rec.History {
+		if h.Stage == streams.Execute && strings.Contains(h.Note, "seals checked") {
+			st.Checked = h.Note
+		}
 	}
 	st.Waiting = rec.Waiting
 	tools := s.toolCache(ctx)

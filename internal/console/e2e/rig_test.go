@@ -86,6 +86,7 @@ func (b *lockedBuffer) String() string {
 // executor beside it.
 type up struct {
 	bin, url, http, secrets string
+	base                    string // the console's URL, ending in /console/
 	log, executor           *lockedBuffer
 }
 
@@ -145,6 +146,7 @@ func startUp(t *testing.T, o upOptions) *up {
 		_, err := nc.Request("$SRV.PING."+authz.ExampleGroup, nil, time.Second)
 		return err
 	})
+	u.base = u.consoleBase(t, o.Tokens)
 	return u
 }
 
@@ -176,7 +178,7 @@ func run(t *testing.T, name string, out *lockedBuffer, env []string, bin string,
 
 // console is the console's URL for path ("approvals", "calls/ID", "").
 func (u *up) console(path string) string {
-	return "http://" + u.http + "/console/" + path
+	return u.base + path
 }
 
 // cli runs a toolgate command as an operator beside up does (admin user,
