@@ -40,12 +40,12 @@ type story struct {
 	SealsFrom  string
 	// Checked is what the execute gate's step says it verified (the seals
 	// of every gate), kept in the history of every call that ran.
-	Checked string
-	Decision   *call.Decision
-	Approval   *approval.Record
-	Letters    []letterRow
-	Caller     *call.Request
-	Problems   []string // parts that could not be read
+	Checked  string
+	Decision *call.Decision
+	Approval *approval.Record
+	Letters  []letterRow
+	Caller   *call.Request
+	Problems []string // parts that could not be read
 }
 
 // step is one history entry and how long the call spent reaching it from
