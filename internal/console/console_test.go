@@ -84,7 +84,7 @@ func TestHeaders_every_answer_is_not_cached_framed_or_scripted_inline(t *testing
 func TestAuth_tokens_login_and_roles(t *testing.T) {
 	viewer, approver := "viewer-token-0123456789", "approver-token-0123456789"
 	r := newRig(t, map[string]Role{viewer: Viewer, approver: Approver}, map[string]string{viewer: "vera", approver: "alex"})
-	rec := r.waiting("rrole-0", "delete_customer_account", `{"customer_id":"c1"}`)
+	rec := r.waiting("rrole-0", "delete_customer_account", `{"customer_id":"c1","api_token":"sk-live-secret"}`)
 
 	noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	resp, err := noRedirect.Get(r.ts.URL + Prefix + "approvals")
@@ -104,6 +104,9 @@ func TestAuth_tokens_login_and_roles(t *testing.T) {
 	if !strings.Contains(body, `data-call-id="rrole-0"`) || strings.Contains(body, `data-action="approve"`) {
 		t.Fatalf("a viewer sees the queue without decision forms:\n%s", body)
 	}
+	if strings.Contains(body, "sk-live-secret") || !strings.Contains(body, "[REDACTED]") {
+		t.Fatalf("a viewer sees the arguments redacted:\n%s", body)
+	}
 	csrf := r.csrf(Prefix + "approvals") // the logout form's
 	code, _ := r.post(Prefix+"approvals/rrole-0/approve", url.Values{"csrf": {csrf}, "hash": {rec.ArgsHash}})
 	if code != http.StatusForbidden {
@@ -112,6 +115,9 @@ func TestAuth_tokens_login_and_roles(t *testing.T) {
 
 	r.c.Jar, _ = newJar()
 	r.login(approver)
+	if _, body := r.get(Prefix + "approvals"); !strings.Contains(body, "sk-live-secret") {
+		t.Fatalf("an approver sees the arguments in full:\n%s", body)
+	}
 	code, body = r.post(Prefix+"approvals/rrole-0/approve", url.Values{"csrf": {r.csrf(Prefix + "approvals")}, "hash": {rec.ArgsHash}, "reason": {"checked"}})
 	if code != 200 || !strings.Contains(body, `data-testid="flash" class="flash ok"`) {
 		t.Fatalf("an approver approving: %d\n%s", code, body)
