@@ -9,6 +9,7 @@ import (
 
 	"github.com/toolgate/toolgate/internal/call"
 	"github.com/toolgate/toolgate/internal/dlq"
+	"github.com/toolgate/toolgate/internal/redact"
 	"github.com/toolgate/toolgate/streams"
 )
 
@@ -138,6 +139,7 @@ type letterView struct {
 	Row      letterRow
 	Evidence string // the envelope or input, redacted by the audit's rules
 	Raw      string
+	Errors   []pathErr
 	Header   map[string]string
 }
 
@@ -156,6 +158,9 @@ func (s *Server) letterPage(w http.ResponseWriter, r *http.Request) {
 	}
 	fates, _ := dlq.Fates(ctx, s.cfg.JS, []dlq.Letter{l})
 	v := letterView{Row: letterRow{Letter: l, Fate: fates[l.Seq].String(), Settled: fates[l.Seq].Settled()}, Header: map[string]string{}}
+	for _, e := range l.Errors {
+		v.Errors = append(v.Errors, splitPath(redact.Text(e)))
+	}
 	sensitive := s.toolCache(ctx).sensitive(l.Tool)
 	if l.Envelope != nil {
 		e := *l.Envelope

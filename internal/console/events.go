@@ -35,7 +35,14 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 		}
 	case topic == "approvals":
 		next = func() (string, any, <-chan struct{}, bool) {
-			ov := s.ov.get(r.Context())
+			// Read now, not from the overview's cache: the page was just
+			// rendered from the bucket, and an older count would undo it.
+			ctx, cancel := s.timeout(r.Context())
+			defer cancel()
+			var ov overview
+			if err := s.pendingApprovals(ctx, &ov); err != nil {
+				return "live", []liveItem{}, nil, false
+			}
 			return "live", []liveItem{{K: "approvals", T: fmt.Sprint(ov.Approvals)}}, nil, false
 		}
 	case strings.HasPrefix(topic, "replay:"):

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/toolgate/toolgate/internal/approval"
+	"github.com/toolgate/toolgate/internal/dlq"
 	"github.com/toolgate/toolgate/streams"
 )
 
@@ -57,3 +58,5 @@ func (r *rig) tool(def string) {
 		r.t.Fatal(err)
 	}
 }
+
+func emptySummary() dlq.Summary { return dlq.Summary{} }

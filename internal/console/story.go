@@ -115,7 +115,7 @@ func (s *Server) storyOf(ctx context.Context, id string) (*story, error) {
 		st.Total = rec.History[n-1].At.Sub(rec.History[0].At)
 	}
 	for _, e := range rec.Errors {
-		st.Errors = append(st.Errors, splitPath(e))
+		st.Errors = append(st.Errors, splitPath(redact.Text(e))) // as the audit: errors quote values
 	}
 	for _, h := range rec.History {
 		if h.Stage == streams.Execute && strings.Contains(h.Note, "seals checked") {
@@ -139,7 +139,7 @@ func (s *Server) storyOf(ctx context.Context, id string) (*story, error) {
 		st.Message = prettyJSON(st.Result.Message)
 		if len(st.Errors) == 0 {
 			for _, e := range st.Result.Errors {
-				st.Errors = append(st.Errors, splitPath(e))
+				st.Errors = append(st.Errors, splitPath(redact.Text(e)))
 			}
 		}
 	}

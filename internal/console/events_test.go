@@ -1,0 +1,59 @@
+package console
+
+import (
+	"bufio"
+	"context"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+)
+
+// firstEvent reads the first data line of topic's event stream.
+func (r *rig) firstEvent(topic string) string {
+	r.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, r.ts.URL+Prefix+"events?topic="+topic, nil)
+	resp, err := r.c.Do(req)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		if line, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
+			return line
+		}
+	}
+	r.t.Fatalf("no event on %s: %v", topic, sc.Err())
+	return ""
+}
+
+// The approvals page is rendered from the bucket; its live count must not
+// undo that with an overview computed a moment before the call arrived
+// (the screenshot showed "0 pending" above a waiting call).
+func TestEvents_approvals_count_is_read_fresh_not_from_the_overview_cache(t *testing.T) {
+	r := newRig(t, nil, nil)
+	if ov := r.srv.ov.get(context.Background()); ov.Approvals != 0 {
+		t.Fatalf("approvals %d before any", ov.Approvals)
+	}
+	r.waiting("rfresh-0", "delete_customer_account", `{"customer_id":"c1"}`)
+	if ev := r.firstEvent("approvals"); !strings.Contains(ev, `{"k":"approvals","t":"1"}`) {
+		t.Fatalf("first approvals event %s, want the one pending call", ev)
+	}
+}
+
+func TestEvents_a_replay_stream_ends_with_reload_once_the_summary_is_there(t *testing.T) {
+	r := newRig(t, nil, nil)
+	j := &job{ID: "j1", changed: make(chan struct{})}
+	r.srv.jobs.add(j)
+	j.update("publish", 1, 2)
+	if ev := r.firstEvent("replay:j1"); !strings.Contains(ev, "replaying 1/2") {
+		t.Fatalf("event %s", ev)
+	}
+	j.finish(emptySummary(), nil)
+	if ev := r.firstEvent("replay:j1"); ev != "{}" {
+		t.Fatalf("after the end: %s, want the reload event", ev)
+	}
+}
