@@ -40,6 +40,7 @@ func TestPages_every_route_renders_its_hooks(t *testing.T) {
 		{Prefix + "tools", `data-tool="create_invoice"`},
 		{Prefix + "tools/create_invoice", `data-revision="2"`},
 		{Prefix + "tools/create_invoice", `data-revision="1"`},
+		{Prefix + "tools/create_invoice", `changed <span data-testid="changed">policy</span>`},
 		{Prefix + "static/console.js", `EventSource`},
 	} {
 		code, body := r.get(c.path)

@@ -2,6 +2,7 @@ package console
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"sort"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/toolgate/toolgate/internal/canon"
 	"github.com/toolgate/toolgate/internal/policy"
 	"github.com/toolgate/toolgate/internal/redact"
 	"github.com/toolgate/toolgate/internal/registry"
@@ -94,6 +96,8 @@ type revision struct {
 	At       time.Time
 	Deleted  bool
 	JSON     string
+	Changed  []string // top-level fields that differ from the revision before
+	raw      []byte
 }
 
 type toolView struct {
@@ -134,16 +138,25 @@ func (s *Server) toolPage(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, http.StatusBadGateway, "tools: "+shortErr(err))
 		return
 	}
-	for i := len(hist) - 1; i >= 0; i-- {
-		e := hist[i]
-		v.Revisions = append(v.Revisions, revision{Revision: e.Revision(), At: e.Created(), Deleted: e.Operation() != jetstream.KeyValuePut, JSON: prettyJSON(e.Value())})
+	var prev []byte
+	for _, e := range hist {
+		rv := revision{Revision: e.Revision(), At: e.Created(), Deleted: e.Operation() != jetstream.KeyValuePut, JSON: prettyJSON(e.Value()), raw: e.Value()}
+		if !rv.Deleted && prev != nil {
+			rv.Changed = changedFields(prev, rv.raw)
+		}
+		if !rv.Deleted {
+			prev = rv.raw
+		}
+		v.Revisions = append([]revision{rv}, v.Revisions...) // newest first
 	}
 	if d, rev, err := registry.Get(ctx, kv, name); err == nil {
 		v.Def, v.Revision = &d, rev
 		v.Risk, v.Approval = policyColumns(d.Policy)
 		v.Executor = executorOf(d)
 		v.Policy = prettyJSON(d.Policy)
-		v.Rules = prettyJSON(d.Rules)
+		if len(d.Rules) > 0 {
+			v.Rules = prettyJSON(d.Rules)
+		}
 		v.Schema = prettyJSON(d.InputSchema)
 		v.JSON = prettyJSON(d)
 	} else if !errors.Is(err, jetstream.ErrKeyNotFound) {
@@ -193,4 +206,32 @@ func toolName(s string) bool {
 		}
 	}
 	return true
+}
+
+// changedFields lists the top-level fields of two stored definitions that
+// differ (by their canonical JSON); nil when either is not an object.
+func changedFields(old, cur []byte) []string {
+	var a, b map[string]json.RawMessage
+	if json.Unmarshal(old, &a) != nil || json.Unmarshal(cur, &b) != nil {
+		return nil
+	}
+	var out []string
+	for k, v := range b {
+		if w, ok := a[k]; !ok || !sameJSON(v, w) {
+			out = append(out, k)
+		}
+	}
+	for k := range a {
+		if _, ok := b[k]; !ok {
+			out = append(out, k)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+func sameJSON(a, b json.RawMessage) bool {
+	ca, err1 := canon.JSON(a)
+	cb, err2 := canon.JSON(b)
+	return err1 == nil && err2 == nil && string(ca) == string(cb)
 }
