@@ -26,6 +26,7 @@ type stageRow struct {
 	AckPending  int
 	Redelivered int
 	Rate        float64 // calls acked per second since the last sample
+	RateKnown   bool    // a sample at most rateWindow old to measure from
 	P50, P99    time.Duration
 	Timed       bool // P50/P99 are known
 }
@@ -97,8 +98,8 @@ func (c *overviewCache) compute(ctx context.Context, now time.Time) *overview {
 		} else {
 			row.Known = true
 			row.Waiting, row.Pending, row.AckPending, row.Redelivered = ci.NumWaiting, ci.NumPending, ci.NumAckPending, ci.NumRedelivered
-			if p, ok := c.prev[st.Name]; ok && now.After(p.at) && ci.AckFloor.Consumer >= p.floor {
-				row.Rate = float64(ci.AckFloor.Consumer-p.floor) / now.Sub(p.at).Seconds()
+			if p, ok := c.prev[st.Name]; ok && now.After(p.at) && now.Sub(p.at) <= rateWindow && ci.AckFloor.Consumer >= p.floor {
+				row.Rate, row.RateKnown = float64(ci.AckFloor.Consumer-p.floor)/now.Sub(p.at).Seconds(), true
 			}
 			c.prev[st.Name] = ackSample{floor: ci.AckFloor.Consumer, at: now}
 		}
@@ -185,7 +186,7 @@ func (ov *overview) live() []liveItem {
 			liveItem{K: k + "replicas", T: fmt.Sprint(r.Waiting)},
 			liveItem{K: k + "pending", T: fmt.Sprint(r.Pending)},
 			liveItem{K: k + "ackpending", T: fmt.Sprint(r.AckPending)},
-			liveItem{K: k + "rate", T: fmt.Sprintf("%.1f", r.Rate)},
+			liveItem{K: k + "rate", T: rate(r)},
 			liveItem{K: k + "p50", T: timed(r.Timed, r.P50)},
 			liveItem{K: k + "p99", T: timed(r.Timed, r.P99)},
 		)
@@ -198,6 +199,17 @@ func (ov *overview) live() []liveItem {
 		liveItem{K: "at", T: ov.At.Local().Format("15:04:05")},
 	)
 	return out
+}
+
+// rateWindow is the oldest sample a rate is measured from: a rate over
+// the hours nobody looked would read as now.
+const rateWindow = time.Minute
+
+func rate(r stageRow) string {
+	if !r.RateKnown {
+		return "-"
+	}
+	return fmt.Sprintf("%.1f", r.Rate)
 }
 
 func timed(ok bool, d time.Duration) string {

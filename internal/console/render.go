@@ -45,6 +45,7 @@ var funcs = template.FuncMap{
 	"join":    strings.Join,
 	"can":     func(u user, r string) bool { return u.Role.Can(Role(r)) },
 	"stageOf": stageOf,
+	"rate":    rate,
 	"updated": updated,
 }
 
