@@ -162,3 +162,18 @@ func TestUp_insecure_console_times_stages_by_the_handler_histogram(t *testing.T)
 		t.Fatalf("GET /console/: %d, want p50/p99 from the handler histogram:\n%s", code, body)
 	}
 }
+
+func TestUp_console_with_a_token_file_asks_to_log_in(t *testing.T) {
+	dir := t.TempDir()
+	tokens := filepath.Join(dir, "tokens")
+	if err := os.WriteFile(tokens, []byte("approver alex 0123456789abcdef0123\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	httpAddr := freeAddr(t)
+	runBin(t, httpAddr, []string{"TOOLGATE_SECRETS=", "TOOLGATE_CONSOLE_TOKENS=" + tokens}, "up", "--listen", freeAddr(t), "--http", httpAddr, "--ingest-http", "",
+		"--data", filepath.Join(dir, "data"), "--secrets", filepath.Join(dir, "secrets"))
+	code, body := getBody(t, "http://"+httpAddr+"/console/approvals")
+	if code != 200 || !strings.Contains(body, `<form id="login"`) {
+		t.Fatalf("without a session: %d, want the login form:\n%s", code, body)
+	}
+}
