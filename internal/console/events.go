@@ -33,7 +33,8 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 		next = func() (string, any, <-chan struct{}, bool) {
 			return "live", s.ov.get(r.Context()).live(), nil, false
 		}
-	case topic == "approvals":
+	case topic == "approvals" || strings.HasPrefix(topic, "approvals:"):
+		shown := strings.TrimPrefix(topic, "approvals:") // the count the page was rendered with
 		next = func() (string, any, <-chan struct{}, bool) {
 			// Read now, not from the overview's cache: the page was just
 			// rendered from the bucket, and an older count would undo it.
@@ -43,7 +44,11 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 			if err := s.pendingApprovals(ctx, &ov); err != nil {
 				return "live", []liveItem{}, nil, false
 			}
-			return "live", []liveItem{{K: "approvals", T: fmt.Sprint(ov.Approvals)}}, nil, false
+			items := []liveItem{{K: "approvals", T: fmt.Sprint(ov.Approvals)}}
+			if shown != topic && shown != fmt.Sprint(ov.Approvals) {
+				items = append(items, liveItem{K: "approvals-note", T: "The queue has changed since this page was shown: reload it to see every call waiting."})
+			}
+			return "live", items, nil, false
 		}
 	case strings.HasPrefix(topic, "replay:"):
 		j := s.jobs.get(strings.TrimPrefix(topic, "replay:"))

@@ -57,3 +57,18 @@ func TestEvents_a_replay_stream_ends_with_reload_once_the_summary_is_there(t *te
 		t.Fatalf("after the end: %s, want the reload event", ev)
 	}
 }
+
+func TestEvents_approvals_note_a_queue_that_changed_since_the_page(t *testing.T) {
+	r := newRig(t, nil, nil)
+	if ev := r.firstEvent("approvals:0"); strings.Contains(ev, "approvals-note") {
+		t.Fatalf("unchanged queue: %s", ev)
+	}
+	_, body := r.get(Prefix + "approvals")
+	if !strings.Contains(body, `data-events="approvals:0"`) {
+		t.Fatalf("the page does not say what it showed:\n%s", body)
+	}
+	r.waiting("rnote-0", "delete_customer_account", `{"customer_id":"c1"}`)
+	if ev := r.firstEvent("approvals:0"); !strings.Contains(ev, "reload") {
+		t.Fatalf("changed queue: %s", ev)
+	}
+}

@@ -109,8 +109,8 @@ func (s *Server) renderStatus(w http.ResponseWriter, r *http.Request, code int, 
 			v.Events = "replay:" + d.Job.ID
 		}
 	}
-	if page == "approvals" {
-		v.Events = "approvals"
+	if rows, ok := data.([]pendingRow); ok && page == "approvals" {
+		v.Events = fmt.Sprintf("approvals:%d", len(rows))
 	}
 	if err := t.ExecuteTemplate(&b, "layout.html", v); err != nil {
 		s.cfg.Log.Error().Err(err).Str("page", page).Msg("console: render")
