@@ -147,6 +147,9 @@ func TestPipeline_replayed_from_the_page_fails_again_and_says_so(t *testing.T) {
 		t.Fatalf("summary:\n%s", body)
 	}
 	pr.waitFor(Prefix+"dlq?failure=schema_invalid&all=1", "superseded")
+	if _, call := pr.get(Prefix + "calls/pl-inv-0"); !strings.Contains(call, "replayed from dlq seq "+m[1]+" by local") {
+		t.Errorf("the call's history does not say who replayed it:\n%s", call)
+	}
 	if pr.executed.Load() != 0 {
 		t.Fatal("an invalid call executed")
 	}

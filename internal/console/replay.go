@@ -121,7 +121,7 @@ func (s *Server) replay(w http.ResponseWriter, r *http.Request) {
 	j := &job{ID: hex.EncodeToString(randomBytes(8)), By: u.Name, Started: s.cfg.Now(), changed: make(chan struct{})}
 	s.jobs.add(j)
 	s.cfg.Log.Info().Str("user", u.Name).Str("job", j.ID).Int("letters", len(letters)).Msg("console: replay")
-	opts := dlq.Options{Wait: s.cfg.ReplayWait, Progress: j.update, Now: s.cfg.Now,
+	opts := dlq.Options{Wait: s.cfg.ReplayWait, Progress: j.update, Now: s.cfg.Now, By: u.Name,
 		// A human decision is replayed only when asked for by its class,
 		// as `toolgate dlq replay --failure approval_denied`.
 		Denied: q.Failure == string(call.ApprovalDenied)}

@@ -40,6 +40,9 @@ type Options struct {
 	// 0: no limit.
 	Limit int
 	Now   func() time.Time
+	// By, when set, is who replays, recorded in each call's history
+	// ("replayed from dlq seq N by NAME"): the console's user.
+	By string
 }
 
 // Item is one dead letter in a replay.
@@ -121,7 +124,7 @@ func Replay(ctx context.Context, js jetstream.JetStream, letters []Letter, o Opt
 		if p.skip != "" {
 			continue
 		}
-		m, err := p.message(ctx, calls, o.Now())
+		m, err := p.message(ctx, calls, o.Now(), o.By)
 		if err != nil {
 			return sum, err
 		}
@@ -248,7 +251,7 @@ type outMsg struct {
 }
 
 // message builds the republished message of p.
-func (p *planned) message(ctx context.Context, calls jetstream.KeyValue, now time.Time) (outMsg, error) {
+func (p *planned) message(ctx context.Context, calls jetstream.KeyValue, now time.Time, by string) (outMsg, error) {
 	l := p.letter
 	if l.Input() {
 		m := nats.NewMsg(l.OrigSubject)
@@ -268,7 +271,11 @@ func (p *planned) message(ctx context.Context, calls jetstream.KeyValue, now tim
 	if err != nil {
 		return outMsg{}, err
 	}
-	e.Reset(p.stage, streams.Entry(p.stage), now, fmt.Sprintf("replayed from dlq seq %d", l.Seq))
+	note := fmt.Sprintf("replayed from dlq seq %d", l.Seq)
+	if by != "" {
+		note += " by " + by
+	}
+	e.Reset(p.stage, streams.Entry(p.stage), now, note)
 	e.Replays = max(e.Replays, prev) + 1
 	body, err := e.Marshal()
 	if err != nil {
