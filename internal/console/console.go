@@ -53,7 +53,13 @@ type Server struct {
 	ov     *overviewCache
 	ctx    context.Context
 	cancel context.CancelFunc
+	// streams bounds the live event streams open at once: each one reads
+	// NATS every few seconds.
+	streams chan struct{}
 }
+
+// maxStreams is how many event streams a console serves at once.
+const maxStreams = 256
 
 // New checks cfg and builds the console.
 func New(cfg Config) (*Server, error) {
@@ -82,7 +88,7 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	s := &Server{cfg: cfg, auth: newAuth(cfg.Tokens, cfg.Names), pages: p, jobs: newJobs(), ctx: ctx, cancel: cancel}
+	s := &Server{cfg: cfg, auth: newAuth(cfg.Tokens, cfg.Names), pages: p, jobs: newJobs(), ctx: ctx, cancel: cancel, streams: make(chan struct{}, maxStreams)}
 	s.ov = &overviewCache{s: s}
 	return s, nil
 }

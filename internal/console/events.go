@@ -67,6 +67,14 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "unknown topic", http.StatusBadRequest)
 		return
 	}
+	select {
+	case s.streams <- struct{}{}:
+		defer func() { <-s.streams }()
+	default:
+		w.Header().Set("Retry-After", "10")
+		http.Error(w, "too many live streams open; the page works without", http.StatusServiceUnavailable)
+		return
+	}
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("X-Accel-Buffering", "no")

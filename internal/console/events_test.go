@@ -72,3 +72,19 @@ func TestEvents_approvals_note_a_queue_that_changed_since_the_page(t *testing.T)
 		t.Fatalf("changed queue: %s", ev)
 	}
 }
+
+func TestEvents_streams_are_bounded(t *testing.T) {
+	r := newRig(t, nil, nil)
+	r.srv.streams = make(chan struct{}, 1)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, r.ts.URL+Prefix+"events?topic=overview", nil)
+	resp, err := r.c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if code, _ := r.get(Prefix + "events?topic=overview"); code != http.StatusServiceUnavailable {
+		t.Fatalf("a second stream over the bound: %d, want 503", code)
+	}
+}
