@@ -146,7 +146,7 @@ func startUp(t *testing.T, o upOptions) *up {
 		_, err := nc.Request("$SRV.PING."+authz.ExampleGroup, nil, time.Second)
 		return err
 	})
-	u.base = u.consoleBase(t, o.Tokens)
+	u.base = "http://" + httpAddr + "/console/"
 	return u
 }
 
