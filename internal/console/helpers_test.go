@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http/cookiejar"
-	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/toolgate/toolgate/internal/approval"
@@ -30,17 +30,13 @@ func (r *rig) approvalRecord(id string) approval.Record {
 	return rec
 }
 
-var jobRe = regexp.MustCompile(`replay:([0-9a-f]+)`)
-
-// lastURL is the replay page a replay's answer is (its events topic names
-// the job).
+// lastURL is the replay page a replay's post was sent to.
 func lastURL(t *testing.T, r *rig, body string) string {
 	t.Helper()
-	m := jobRe.FindStringSubmatch(body)
-	if m == nil {
-		t.Fatalf("no replay job on the page:\n%s", body)
+	if !strings.Contains(r.last, Prefix+"dlq/replays/") {
+		t.Fatalf("the replay did not lead to its page (%s):\n%s", r.last, body)
 	}
-	return r.ts.URL + Prefix + "dlq/replays/" + m[1]
+	return r.last
 }
 
 // tool stores a definition in the tools bucket.

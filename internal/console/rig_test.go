@@ -37,6 +37,8 @@ type rig struct {
 	srv *Server
 	ts  *httptest.Server
 	c   *http.Client
+	// last is the URL the last post ended at (after redirects).
+	last string
 }
 
 func newRig(t *testing.T, tokens map[string]Role, names map[string]string) *rig {
@@ -120,6 +122,7 @@ func (r *rig) post(path string, form url.Values) (int, string) {
 		r.t.Fatal(err)
 	}
 	defer resp.Body.Close()
+	r.last = resp.Request.URL.String()
 	b, _ := io.ReadAll(resp.Body)
 	return resp.StatusCode, string(b)
 }
