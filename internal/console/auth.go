@@ -193,9 +193,16 @@ func (s *Server) checkCSRF(w http.ResponseWriter, r *http.Request, want string) 
 // sameOrigin reports whether a browser's Origin (or Sec-Fetch-Site) says
 // the request comes from the console's own origin; a request without them
 // (curl) passes to the token check.
+//
+// A browser's own word comes first: Chromium sends `Origin: null` on a
+// form submission from a page under a strict Referrer-Policy, with
+// `Sec-Fetch-Site: same-origin` (a header no page can set) beside it.
 func sameOrigin(r *http.Request) bool {
-	if site := r.Header.Get("Sec-Fetch-Site"); site == "cross-site" || site == "same-site" {
+	switch r.Header.Get("Sec-Fetch-Site") {
+	case "cross-site", "same-site":
 		return false
+	case "same-origin":
+		return true
 	}
 	o := r.Header.Get("Origin")
 	if o == "" {

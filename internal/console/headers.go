@@ -14,7 +14,7 @@ func secure(h http.Handler) http.Handler {
 		hd.Set("Content-Security-Policy", csp)
 		hd.Set("X-Frame-Options", "DENY")
 		hd.Set("X-Content-Type-Options", "nosniff")
-		hd.Set("Referrer-Policy", "no-referrer")
+		hd.Set("Referrer-Policy", "same-origin") // no-referrer makes Chromium send Origin: null on the console's own forms
 		hd.Set("Cross-Origin-Opener-Policy", "same-origin")
 		hd.Set("Cache-Control", "no-store")
 		h.ServeHTTP(w, r)
