@@ -37,6 +37,9 @@ func TestApproval_approved_from_the_page_executes_once_and_its_timeline_shows_ev
 		t.Fatalf("executed %d times before anyone approved", n)
 	}
 
+	form := row(id, "form[data-action=approve]")
+	again := map[string]string{"reason": "twice", "hash": js[string](t, tab, fmt.Sprintf("document.querySelector(%q).value", form+" input[name=hash]")),
+		"csrf": js[string](t, tab, fmt.Sprintf("document.querySelector(%q).value", form+" input[name=csrf]"))}
 	submit(t, tab, id, "approve", "confirmed with the customer by phone")
 	if cls := js[string](t, tab, `document.querySelector("[data-testid=flash]").className`); !strings.Contains(cls, "ok") {
 		t.Fatalf("approving shows a flash of class %q: %s", cls, text(t, tab, "[data-testid=flash]"))
@@ -64,6 +67,15 @@ func TestApproval_approved_from_the_page_executes_once_and_its_timeline_shows_ev
 	shot(t, tab, "call")
 	if n := u.executions("delete_customer_account"); n != 1 {
 		t.Fatalf("approved once, executed %d times", n)
+	}
+	// The same form submitted again (a double click, a reload that posts
+	// again) decides nothing: the call has executed.
+	if p := fetchPost(t, tab, "/console/approvals/"+id+"/approve", again); !strings.Contains(p.Body, `class="flash error"`) {
+		t.Fatalf("a second approval of an executed call was not refused: %d\n%s", p.Status, p.Body)
+	}
+	visit(t, tab, u.console("calls/"+id), "[data-testid=call-status]")
+	if s := text(t, tab, "[data-testid=call-status]"); s != "executed" || u.executions("delete_customer_account") != 1 {
+		t.Fatalf("after a second approval the call is %q, executed %d times", s, u.executions("delete_customer_account"))
 	}
 
 	// The calls search finds it, and its link leads to the call page.
