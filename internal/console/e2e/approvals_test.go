@@ -126,6 +126,7 @@ func TestApproval_refused_when_the_arguments_differ_from_those_shown(t *testing.
 	if s := text(t, tab, "[data-testid=call-status]"); s != "approval_required" {
 		t.Errorf("after the refusal the call is %q, want approval_required", s)
 	}
+	shot(t, tab, "call")
 	if n := u.executions("delete_customer_account"); n != 0 {
 		t.Fatalf("a refused approval executed %d times", n)
 	}

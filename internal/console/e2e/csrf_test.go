@@ -11,6 +11,7 @@ func TestAccess_post_without_csrf_token_is_refused(t *testing.T) {
 	tab := newTab(t)
 	id := u.publish(t, "e2e-csrf", "delete-account.json", asAdmin...)
 	awaitApproval(t, tab, u, id)
+	shot(t, tab, "approvals")
 	form := row(id, "form[data-action=approve]")
 	hash := js[string](t, tab, fmt.Sprintf("document.querySelector(%q).value", form+" input[name=hash]"))
 	csrf := js[string](t, tab, fmt.Sprintf("document.querySelector(%q).value", form+" input[name=csrf]"))
@@ -40,6 +41,7 @@ func TestAccess_post_without_csrf_token_is_refused(t *testing.T) {
 		}
 		return nil
 	})
+	shot(t, tab, "call")
 	if n := u.executions("delete_customer_account"); n != 1 {
 		t.Fatalf("executed %d times", n)
 	}

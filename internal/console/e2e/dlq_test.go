@@ -82,6 +82,7 @@ func TestDLQ_schema_invalid_letter_replayed_from_the_page_after_the_fix_executes
 		}
 		return nil
 	})
+	shot(t, tab, "call")
 	if n := u.executions("create_invoice"); n != 1 {
 		t.Fatalf("the replayed letter executed %d times", n)
 	}

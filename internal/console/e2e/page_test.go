@@ -67,7 +67,7 @@ func visit(t *testing.T, tab context.Context, url, sel string) {
 // waitFor waits a bounded time for sel in the current document.
 func waitFor(t *testing.T, tab context.Context, sel string) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(tab, 15*time.Second)
+	ctx, cancel := context.WithTimeout(tab, 30*time.Second)
 	defer cancel()
 	if err := chromedp.Do(ctx, chromedp.WaitReady(chromedp.CSS(sel))); err != nil {
 		t.Fatalf("page %s has no %s: %v\n%s", location(tab), sel, err, bodyText(tab))

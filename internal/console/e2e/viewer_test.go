@@ -65,6 +65,7 @@ func TestAccess_viewer_sees_no_approve_form_and_a_forged_approval_is_forbidden(t
 	if n := count(t, approver, row(id, "form[data-action=approve]")); n != 1 {
 		t.Fatalf("an approver is shown %d approve forms", n)
 	}
+	shot(t, approver, "approvals-as-approver")
 	awaitApproval(t, viewer, u, id) // still pending
 	if n := u.executions("delete_customer_account"); n != 0 {
 		t.Fatalf("a viewer's forged approval executed %d times", n)
