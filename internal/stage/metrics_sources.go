@@ -104,3 +104,12 @@ func pendingApprovals(js jetstream.JetStream) metrics.PendingApprovals {
 func api(op string, tokens ...string) string {
 	return strings.Join(append([]string{"$JS.API." + op}, tokens...), ".")
 }
+
+// WatchCluster is watchCluster for a process whose js may read everything
+// (the admin of `toolgate up`, which runs each stage as its own user): it
+// reports every stage's consumer, the dead letters and the approvals on m.
+// Called before the stages start on m, it is the watch that reports; theirs,
+// narrower, are ignored.
+func WatchCluster(m *metrics.Metrics, stages []string, js jetstream.JetStream) (stop func()) {
+	return watchCluster(m, stages, js, func(...string) bool { return true })
+}

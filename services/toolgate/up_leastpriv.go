@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"net"
+	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/toolgate/toolgate/internal/authz"
 	"github.com/toolgate/toolgate/internal/health"
+	"github.com/toolgate/toolgate/internal/metrics"
 	"github.com/toolgate/toolgate/internal/natsusers"
 	"github.com/toolgate/toolgate/internal/seal"
 	"github.com/toolgate/toolgate/internal/secrets"
@@ -188,6 +190,14 @@ func (lp *leastPrivilege) run(ctx context.Context, adminURL string, cfg stage.Co
 			return err
 		}
 	}
+	// One metrics set for every stage, served on /metrics beside /readyz.
+	// The admin's watch comes first, so every stage's consumer, the dead
+	// letters and the approvals are reported whatever each stage's user
+	// may read. Before, this mode (the default up) served no /metrics.
+	if cfg.Metrics == nil {
+		cfg.Metrics = metrics.New()
+	}
+	defer stage.WatchCluster(cfg.Metrics, streams.Names(), js)()
 	var (
 		wg      sync.WaitGroup
 		mu      sync.Mutex
@@ -225,7 +235,7 @@ func (lp *leastPrivilege) run(ctx context.Context, adminURL string, cfg stage.Co
 			}
 			return rctx.Err()
 		}
-		if err := health.ServeListener(rctx, hl, stage.Mount(health.Handler(check, nil), cfg.HTTPRoutes)); err != nil {
+		if err := health.ServeListener(rctx, hl, stage.Mount(health.Handler(check, map[string]http.Handler{"/metrics": cfg.Metrics.Handler()}), cfg.HTTPRoutes)); err != nil {
 			cfg.Log.Error().Err(err).Str("addr", cfg.HTTPAddr).Msg("health endpoint")
 		}
 	}()

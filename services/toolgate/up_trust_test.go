@@ -59,6 +59,7 @@ func upBinary(t *testing.T) string {
 // runningUp is a `toolgate up` process started as a user starts it.
 type runningUp struct {
 	url, secrets string
+	http         string // the --http address: /readyz, /metrics, /console/
 	log          *bytes.Buffer
 }
 
@@ -71,7 +72,7 @@ func startUp(t *testing.T, extra ...string) *runningUp {
 	bin := upBinary(t)
 	dir := t.TempDir()
 	port, httpAddr := testenv.FreePort(t), net.JoinHostPort("127.0.0.1", strconv.Itoa(testenv.FreePort(t)))
-	u := &runningUp{url: fmt.Sprintf("nats://127.0.0.1:%d", port), secrets: filepath.Join(dir, "secrets"), log: &bytes.Buffer{}}
+	u := &runningUp{url: fmt.Sprintf("nats://127.0.0.1:%d", port), secrets: filepath.Join(dir, "secrets"), http: httpAddr, log: &bytes.Buffer{}}
 	// The HTTP ingest on a free port too (extra may move it): its default
 	// is one fixed port, which parallel tests would fight over.
 	ingest := net.JoinHostPort("127.0.0.1", strconv.Itoa(testenv.FreePort(t)))
