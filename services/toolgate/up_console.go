@@ -34,11 +34,13 @@ func upConsole(ctx context.Context, cfg *stage.Config, natsURL string, lp *least
 	opts := []nats.Option{nats.Name("toolgate console"), nats.MaxReconnects(-1)}
 	if lp != nil {
 		opts = append(opts, authz.ClientOptions(authz.Console, lp.passwords[authz.Console])...)
-	} else if cfg.Metrics == nil {
-		// One stage.Run runs every stage: its handler histogram times them.
-		cfg.Metrics = metrics.New()
-		ccfg.Metrics = cfg.Metrics.Registry()
 	}
+	// The stages of this process share one metrics set (one stage.Run, or
+	// one per stage user in least privilege): its handler histogram times them.
+	if cfg.Metrics == nil {
+		cfg.Metrics = metrics.New()
+	}
+	ccfg.Metrics = cfg.Metrics.Registry()
 	nc, err := nats.Connect(natsURL, opts...)
 	if err != nil {
 		return err
