@@ -138,7 +138,8 @@ func (s *Server) dlqPage(w http.ResponseWriter, r *http.Request) {
 type letterView struct {
 	Row      letterRow
 	Evidence string // the envelope or input, redacted by the audit's rules
-	Raw      string
+	Raw      string // raw_arguments decoded (indented when JSON), redacted
+	Parsed   string // the parsed arguments, redacted
 	Errors   []pathErr
 	Header   map[string]string
 }
@@ -173,8 +174,11 @@ func (s *Server) letterPage(w http.ResponseWriter, r *http.Request) {
 			e.Repairs[i].RawArguments = redactJSON([]byte(e.Repairs[i].RawArguments), sensitive)
 			e.Repairs[i].Answer = redactJSON([]byte(e.Repairs[i].Answer), sensitive)
 		}
-		v.Evidence = prettyJSON(e)
-		v.Raw = e.RawArguments
+		v.Raw = prettyJSON(e.RawArguments)
+		if len(e.Arguments) > 0 {
+			v.Parsed = prettyJSON(e.Arguments)
+		}
+		v.Evidence = evidenceJSON(e)
 	} else {
 		v.Evidence = redactJSON(l.Data, sensitive)
 	}

@@ -38,6 +38,10 @@ type story struct {
 	Repairs    []repairView
 	Seals      []call.Seal
 	SealsFrom  string
+	// SealsAsOfWait: the seals are those of the envelope stored while the
+	// call waited for approval, before policy sealed its pass (the approved
+	// envelope is not stored; execute's note lists every seal it checked).
+	SealsAsOfWait bool
 	// Checked is what the execute gate's step says it verified (the seals
 	// of every gate), kept in the history of every call that ran.
 	Checked  string
@@ -182,6 +186,7 @@ func (s *Server) storyOf(ctx context.Context, id string) (*story, error) {
 			st.Parsed, st.ParsedFrom = prettyJSON(redactJSON(env.Arguments, sensitive)), st.SealsFrom
 		}
 		st.Seals, st.Decision = env.Seals, env.Approval
+		st.SealsAsOfWait = env.Status == call.ApprovalRequired && rec.Status != call.ApprovalRequired
 		for _, rp := range env.Repairs {
 			v := repairView{Attempt: rp.Attempt, Failure: rp.Failure, Raw: redactJSON([]byte(rp.RawArguments), sensitive), Answer: redactJSON([]byte(rp.Answer), sensitive), At: rp.At}
 			for _, e := range rp.Errors {
