@@ -64,6 +64,7 @@ sleep 1
 echo "   (an admin's call waits for a human: $BIN/toolgate approve demo-admin-$run-0 --by you)"
 echo
 echo "Inspect a call:   $BIN/toolgate status demo-valid-$run-0"
+echo "Operator console: http://$HTTP/console/   (approvals, dead letters, every call's story)"
 echo "Publish more:     TOOLGATE_NATS_URL=$TOOLGATE_NATS_URL TOOLGATE_SECRETS=$TOOLGATE_SECRETS $BIN/toolgate publish --provider P --wait 5s FILE"
 if [ -n "${RUN_ONCE:-}" ]; then exit 0; fi
 echo "toolgate is running on $TOOLGATE_NATS_URL; Ctrl-C to stop."
