@@ -26,27 +26,30 @@ func staticHandler() http.Handler {
 // pages are the parsed templates, one set per page with the layout.
 type pages struct{ t map[string]*template.Template }
 
-var funcs = template.FuncMap{
-	"clock": func(t time.Time) string {
-		if t.IsZero() {
-			return "-"
-		}
-		return t.Local().Format("2006-01-02 15:04:05")
-	},
-	"rfc3339": func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
-	"dur":     fmtDur,
-	"short": func(s string) string {
-		if len(s) > 16 {
-			return s[:16]
-		}
-		return s
-	},
-	"pretty":  prettyJSON,
-	"join":    strings.Join,
-	"can":     func(u user, r string) bool { return u.Role.Can(Role(r)) },
-	"stageOf": stageOf,
-	"rate":    rate,
-	"updated": updated,
+// funcs are the templates' functions.
+func funcs() template.FuncMap {
+	return template.FuncMap{
+		"clock": func(t time.Time) string {
+			if t.IsZero() {
+				return "-"
+			}
+			return t.Local().Format("2006-01-02 15:04:05")
+		},
+		"rfc3339": func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
+		"dur":     fmtDur,
+		"short": func(s string) string {
+			if len(s) > 16 {
+				return s[:16]
+			}
+			return s
+		},
+		"pretty":  prettyJSON,
+		"join":    strings.Join,
+		"can":     func(u user, r string) bool { return u.Role.Can(Role(r)) },
+		"stageOf": stageOf,
+		"rate":    rate,
+		"updated": updated,
+	}
 }
 
 func newPages() (*pages, error) {
@@ -60,7 +63,7 @@ func newPages() (*pages, error) {
 		if base == "layout" {
 			continue
 		}
-		t, err := template.New("layout.html").Funcs(funcs).ParseFS(templateFS, "web/templates/layout.html", n)
+		t, err := template.New("layout.html").Funcs(funcs()).ParseFS(templateFS, "web/templates/layout.html", n)
 		if err != nil {
 			return nil, fmt.Errorf("console: template %s: %w", n, err)
 		}
