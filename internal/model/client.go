@@ -63,7 +63,14 @@ func NewClient(cfg Config, hc *http.Client, opts ...Option) (*Client, error) {
 	if hc == nil {
 		hc = &http.Client{}
 	}
-	c := &Client{cfg: cfg, hc: hc, url: endpointURL(cfg), sleep: sleepCtx, now: time.Now, rand: rand.Float64}
+	u := endpointURL(cfg)
+	if cfg.azure() {
+		var err error
+		if u, err = azureURL(cfg); err != nil {
+			return nil, err
+		}
+	}
+	c := &Client{cfg: cfg, hc: hc, url: u, sleep: sleepCtx, now: time.Now, rand: rand.Float64}
 	for _, o := range opts {
 		if err := o(c); err != nil {
 			return nil, err

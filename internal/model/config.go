@@ -15,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"strings"
 	"time"
 )
 
@@ -60,6 +61,18 @@ type Config struct {
 	MaxRetries int
 	// MaxTokens is the output budget sent with the request, default 1024.
 	MaxTokens int
+	// TokensField names the openai-chat body field carrying MaxTokens:
+	// "" or "auto" picks max_completion_tokens for o-series and gpt-5*
+	// models, max_tokens otherwise (see NeedsCompletionTokens).
+	TokensField TokensField
+	// Azure selects Azure OpenAI for openai-chat: the key goes in an
+	// "api-key" header and the URL is the deployment's chat/completions with
+	// api-version. It is implied by an endpoint host *.openai.azure.com.
+	// The endpoint is the resource (deployment = Model) or the deployment URL.
+	Azure bool
+	// APIVersion is Azure's api-version, default DefaultAzureAPIVersion (or
+	// the one in the endpoint's query).
+	APIVersion string
 	// MaxBackoff caps one wait between requests, default 20s. A Retry-After
 	// longer than this is not waited for: Complete returns the 429/503 at
 	// once, with HTTPError.RetryAfter set, so the caller can redeliver later.
@@ -91,6 +104,20 @@ func (c *Config) Validate() error {
 	}
 	if c.Timeout < 0 || c.MaxTokens < 0 || c.MaxBackoff < 0 {
 		return fmt.Errorf("%w: timeout, max tokens and max backoff must not be negative", ErrInvalidConfig)
+	}
+	switch c.TokensField {
+	case "", TokensAuto, TokensMaxTokens, TokensMaxCompletionTokens:
+	default:
+		return fmt.Errorf("%w: tokens field %q is not auto, max_tokens or max_completion_tokens (fix TOOLGATE_REPAIR_TOKENS_FIELD)", ErrInvalidConfig, c.TokensField)
+	}
+	if c.Azure && c.Protocol != ProtocolOpenAIChat {
+		return fmt.Errorf("%w: Azure OpenAI needs protocol %q (TOOLGATE_REPAIR_PROTOCOL)", ErrInvalidConfig, ProtocolOpenAIChat)
+	}
+	if strings.ContainsAny(c.APIVersion, "&?#= \t\r\n") {
+		return fmt.Errorf("%w: api-version %q is not a version such as %s (fix TOOLGATE_REPAIR_AZURE_API_VERSION)", ErrInvalidConfig, c.APIVersion, DefaultAzureAPIVersion)
+	}
+	if c.TokensField == "" {
+		c.TokensField = TokensAuto
 	}
 	if c.Timeout == 0 {
 		c.Timeout = DefaultTimeout

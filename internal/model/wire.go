@@ -44,11 +44,13 @@ type Request struct {
 }
 
 type openAIBody struct {
-	Model      string          `json:"model"`
-	MaxTokens  int             `json:"max_tokens"`
-	Messages   []openAIMessage `json:"messages"`
-	Tools      []openAITool    `json:"tools"`
-	ToolChoice any             `json:"tool_choice"`
+	Model string `json:"model"`
+	// Exactly one of the two carries Config.MaxTokens (see TokensField).
+	MaxTokens           int             `json:"max_tokens,omitempty"`
+	MaxCompletionTokens int             `json:"max_completion_tokens,omitempty"`
+	Messages            []openAIMessage `json:"messages"`
+	Tools               []openAITool    `json:"tools"`
+	ToolChoice          any             `json:"tool_choice"`
 }
 
 type openAIMessage struct {
@@ -117,12 +119,18 @@ func encode(cfg Config, req Request) ([]byte, error) {
 		if req.System != "" {
 			msgs = append(msgs, openAIMessage{Role: "system", Content: req.System})
 		}
-		v = openAIBody{
-			Model: cfg.Model, MaxTokens: cfg.MaxTokens,
+		b := openAIBody{
+			Model:      cfg.Model,
 			Messages:   append(msgs, openAIMessage{Role: "user", Content: req.User}),
 			Tools:      []openAITool{{Type: "function", Function: openAIFunction{Name: req.Tool.Name, Description: req.Tool.Description, Parameters: schema}}},
 			ToolChoice: choice,
 		}
+		if tokensField(cfg) == TokensMaxCompletionTokens {
+			b.MaxCompletionTokens = cfg.MaxTokens
+		} else {
+			b.MaxTokens = cfg.MaxTokens
+		}
+		v = b
 	}
 	b, err := json.Marshal(v)
 	if err != nil {
@@ -162,8 +170,6 @@ func setHeaders(h http.Header, cfg Config) {
 			h.Set("x-api-key", cfg.APIKey)
 		}
 	default:
-		if cfg.APIKey != "" {
-			h.Set("Authorization", "Bearer "+cfg.APIKey)
-		}
+		setAuth(h, cfg)
 	}
 }

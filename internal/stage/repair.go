@@ -27,6 +27,9 @@ const DefaultRepairTimeout = 20 * time.Second
 //	--repair-api-key-file TOOLGATE_REPAIR_API_KEY_FILE a mounted secret
 //	--repair-timeout      TOOLGATE_REPAIR_TIMEOUT      per request, default 20s
 //	--repair-max-retries  TOOLGATE_REPAIR_MAX_RETRIES  default 3; negative: none
+//	--repair-tokens-field TOOLGATE_REPAIR_TOKENS_FIELD auto, max_tokens or max_completion_tokens
+//	--repair-azure        TOOLGATE_REPAIR_AZURE        Azure OpenAI (implied by *.openai.azure.com)
+//	--repair-azure-api-version TOOLGATE_REPAIR_AZURE_API_VERSION
 //
 // The key itself is read only from TOOLGATE_REPAIR_API_KEY (a flag would
 // show it in process listings) or the key file, through model.LoadAPIKey.
@@ -41,7 +44,14 @@ func RepairFlags(fs *flag.FlagSet, getenv func(string) string) func() (model.Con
 	keyFile := fs.String("repair-api-key-file", def("TOOLGATE_REPAIR_API_KEY_FILE", ""), "file holding the repair model's API key (TOOLGATE_REPAIR_API_KEY_FILE); or set TOOLGATE_REPAIR_API_KEY")
 	timeout := fs.String("repair-timeout", def("TOOLGATE_REPAIR_TIMEOUT", DefaultRepairTimeout.String()), "timeout of one repair request (TOOLGATE_REPAIR_TIMEOUT)")
 	retries := fs.String("repair-max-retries", def("TOOLGATE_REPAIR_MAX_RETRIES", "3"), "retries of a repair request on 408/429/5xx/timeouts; negative: none (TOOLGATE_REPAIR_MAX_RETRIES)")
+	tokensField := fs.String("repair-tokens-field", def("TOOLGATE_REPAIR_TOKENS_FIELD", string(model.TokensAuto)), "openai-chat field for the output budget: auto (max_completion_tokens for o1/o3/o4-mini/gpt-5*, else max_tokens), max_tokens or max_completion_tokens (TOOLGATE_REPAIR_TOKENS_FIELD)")
+	azure := fs.String("repair-azure", def("TOOLGATE_REPAIR_AZURE", "false"), "the endpoint is Azure OpenAI: api-key header, deployment URL with api-version; implied by a *.openai.azure.com host (TOOLGATE_REPAIR_AZURE)")
+	apiVersion := fs.String("repair-azure-api-version", def("TOOLGATE_REPAIR_AZURE_API_VERSION", ""), "Azure OpenAI api-version, default "+model.DefaultAzureAPIVersion+" (TOOLGATE_REPAIR_AZURE_API_VERSION)")
 	return func() (model.Config, error) {
+		az, err := strconv.ParseBool(*azure)
+		if err != nil {
+			return model.Config{}, fmt.Errorf("stage: --repair-azure %q is not true or false (TOOLGATE_REPAIR_AZURE)", *azure)
+		}
 		key, err := model.LoadAPIKey(getenv("TOOLGATE_REPAIR_API_KEY"), *keyFile)
 		if err != nil {
 			return model.Config{}, err
@@ -63,9 +73,14 @@ func RepairFlags(fs *flag.FlagSet, getenv func(string) string) func() (model.Con
 		if n == 0 {
 			n = -1 // model.Config's 0 means its default; on the command line 0 means none
 		}
+		tf := model.TokensField(*tokensField)
+		if tf == model.TokensAuto {
+			tf = "" // the zero value is auto
+		}
 		return model.Config{
 			Protocol: model.Protocol(*protocol), Endpoint: *endpoint, Model: *modelName, APIKey: key,
 			Timeout: d, MaxRetries: n,
+			TokensField: tf, Azure: az, APIVersion: *apiVersion,
 		}, nil
 	}
 }
@@ -91,7 +106,7 @@ func repairClient(cfg Config, log zerolog.Logger) (*model.Client, error) {
 	}
 	rc := c.Config()
 	log.Info().Str("protocol", string(rc.Protocol)).Str("endpoint", rc.Endpoint).Str("model", rc.Model).
-		Bool("api_key_set", rc.APIKey != "").Dur("timeout", rc.Timeout).Int("max_retries", rc.MaxRetries).
+		Bool("api_key_set", rc.APIKey != "").Str("tokens_field", string(rc.TokensField)).Bool("azure", rc.Azure || model.IsAzureEndpoint(rc.Endpoint)).Dur("timeout", rc.Timeout).Int("max_retries", rc.MaxRetries).
 		Dur("budget", repairBudget(cfg.Settings)).Msg("repair model configured")
 	return c, nil
 }
