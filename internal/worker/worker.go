@@ -110,6 +110,7 @@ type Worker struct {
 	// any message is handled.
 	maxDeliver int             // <= 0: unlimited
 	backOff    []time.Duration // nil: cfg.Backoff
+	ackWait    time.Duration   // for KeepAlive
 }
 
 // New returns a worker for an existing durable consumer named cfg.Stage.
@@ -131,6 +132,7 @@ type pending struct {
 	tooLarge error         // a publish failed for its size: retrying cannot help
 	retrying bool          // the outputs say the input waits; it is nak'ed whatever their acks say
 	term     bool          // a dead letter was published: Term once it is acked
+	reason   string        // the failure class, sent with the Term (advisory)
 	nak      bool          // nak without waiting (publish could not even start)
 	delay    time.Duration // nak delay
 }
@@ -144,7 +146,7 @@ func (w *Worker) Run(ctx context.Context) error {
 		return fmt.Errorf("worker: %s: consumer: %w", w.cfg.Stage, err)
 	}
 	cc := cons.CachedInfo().Config
-	w.maxDeliver, w.backOff = cc.MaxDeliver, cc.BackOff
+	w.maxDeliver, w.backOff, w.ackWait = cc.MaxDeliver, cc.BackOff, cc.AckWait
 	iter, err := cons.Messages(jetstream.PullMaxMessages(w.cfg.Batch))
 	if err != nil {
 		return fmt.Errorf("worker: %s: messages: %w", w.cfg.Stage, err)
@@ -207,7 +209,7 @@ func (w *Worker) handle(jm jetstream.Msg) pending {
 		m = w.redelivered(m)
 	}
 	start := time.Now()
-	outs, herr := w.call(m)
+	outs, herr := w.call(jm, m)
 	if w.cfg.Observe != nil {
 		w.cfg.Observe(w.cfg.Stage, time.Since(start), herr)
 	}
@@ -243,7 +245,9 @@ func (w *Worker) deadLetter(jm jetstream.Msg, m Msg, code string, err error) pen
 		w.cfg.Log.Error().Err(ferr).Str("stage", w.cfg.Stage).Uint64("seq", m.StreamSeq).Str("code", code).Msg("dead letter does not fit what NATS can store: input kept and redelivered")
 		return pending{msg: jm, in: m, nak: true, delay: w.nakDelay(m.NumDelivered)}
 	}
-	return w.publish(jm, m, outs, true)
+	p := w.publish(jm, m, outs, true)
+	p.reason = code
+	return p
 }
 
 // nakDelay is the delay before the next delivery after the nth failed: the
@@ -273,13 +277,13 @@ func (w *Worker) fits(outs []Output) error {
 
 // call runs the handler; a panic is a permanent failure of this input, not
 // of the worker.
-func (w *Worker) call(m Msg) (outs []Output, err error) {
+func (w *Worker) call(jm jetstream.Msg, m Msg) (outs []Output, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = Permanent("panic", fmt.Errorf("handler panic: %v\n%s", r, debug.Stack()))
 		}
 	}()
-	return w.h(context.Background(), m)
+	return w.h(withProgress(jm, w.ackWait), m)
 }
 
 func (w *Worker) publish(jm jetstream.Msg, m Msg, outs []Output, term bool) pending {
@@ -344,7 +348,7 @@ func (w *Worker) settle(p pending) {
 		}
 		err = p.msg.NakWithDelay(d)
 	case p.term:
-		err = p.msg.Term()
+		err = p.msg.TermWithReason(p.reason)
 	default:
 		err = p.msg.Ack()
 	}
