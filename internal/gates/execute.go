@@ -134,6 +134,9 @@ func (x *Execute) handle(ctx context.Context, e call.Envelope) ([]call.Envelope,
 	}
 	x.notRun.Delete(key)
 	x.mem.put(key, memo{state: memoRunning})
+	if aw := worker.AckWait(ctx); aw > 0 && t.Timeout >= aw/2 { // keep a long call from being redelivered while it runs
+		defer worker.KeepAlive(ctx)()
+	}
 	exec := x.Executors(t)
 	rctx, cancel := context.WithTimeout(ctx, t.Timeout)
 	reply, err := exec.Execute(rctx, execute.Request{Tool: e.ToolName, CallID: e.CallID, IdempotencyKey: key, Arguments: e.Arguments})
