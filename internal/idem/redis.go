@@ -13,12 +13,23 @@ import (
 // Redis is the production store. Each claim is one Lua script round trip, so
 // binding the call id and creating the record are atomic.
 type Redis struct {
-	c      redis.UniversalClient
-	prefix string
+	c        redis.UniversalClient
+	prefix   string
+	wait     waitConf
+	replicas replicaCache
 }
 
 // NewRedis returns a store on client c; keys start with "toolgate:".
-func NewRedis(c redis.UniversalClient) *Redis { return &Redis{c: c, prefix: "toolgate:"} }
+// Writes wait for a replica when the primary has one (wait.go).
+func NewRedis(c redis.UniversalClient) *Redis {
+	return &Redis{c: c, prefix: "toolgate:", wait: waitConf{replicas: -1, timeout: time.Second}}
+}
+
+// Client is the underlying client (Dial made it).
+func (s *Redis) Client() redis.UniversalClient { return s.c }
+
+// Close closes the client.
+func (s *Redis) Close() error { return s.c.Close() }
 
 func (s *Redis) recKey(k string) string  { return s.prefix + "idem:" + k }
 func (s *Redis) callKey(k string) string { return s.prefix + "call:" + k }
@@ -42,7 +53,11 @@ func (s *Redis) Claim(ctx context.Context, rec Record, retention time.Duration) 
 	if err != nil {
 		return Record{}, false, fmt.Errorf("idem: %w", err)
 	}
-	res, err := claimScript.Run(ctx, s.c, []string{s.recKey(rec.Key), s.callKey(rec.CallID)}, data, rec.Fingerprint, retention.Milliseconds()).StringSlice()
+	cmd, err := s.runWrite(ctx, claimScript, s.scriptKeys(rec.Key, rec.CallID), data, rec.Fingerprint, retention.Milliseconds())
+	if err != nil {
+		return Record{}, false, fmt.Errorf("idem: redis claim: %w", err)
+	}
+	res, err := cmd.StringSlice()
 	if err != nil {
 		return Record{}, false, fmt.Errorf("idem: redis claim: %w", err)
 	}
@@ -100,7 +115,11 @@ func (s *Redis) Complete(ctx context.Context, key, owner string, ok bool, result
 	}
 	members[0] = ',' // {"ok":...} -> ,"ok":... spliced before the record's closing brace
 	members = members[:len(members)-1]
-	res, err := completeSplice.Run(ctx, s.c, []string{s.recKey(key)}, owner, members, retention.Milliseconds()).Text()
+	cmd, err := s.runWrite(ctx, completeSplice, []string{s.recKey(key)}, owner, members, retention.Milliseconds())
+	if err != nil {
+		return fmt.Errorf("idem: redis complete: %w", err)
+	}
+	res, err := cmd.Text()
 	if err != nil {
 		return fmt.Errorf("idem: redis complete: %w", err)
 	}
