@@ -55,7 +55,7 @@ func Flags(fs *flag.FlagSet, getenv func(string) string, d Defaults) func() (Fla
 	if d.NATSURL != "" {
 		natsURL = fs.String("nats", def("TOOLGATE_NATS_URL", d.NATSURL), "NATS server URL (TOOLGATE_NATS_URL)")
 	}
-	redisURL := fs.String("redis", def("TOOLGATE_REDIS_URL", ""), "Redis URL for idempotency keys, e.g. redis://127.0.0.1:6379/0 (TOOLGATE_REDIS_URL; execute only)")
+	redisURL := fs.String("redis", def("TOOLGATE_REDIS_URL", ""), "Redis URL for idempotency keys: redis://127.0.0.1:6379/0, redis-sentinel://h1:26379,h2:26379/mymaster, or redis-cluster://h1:7000,h2:7001; ?wait_replicas=auto|N&wait_timeout=1s (TOOLGATE_REDIS_URL; execute only)")
 	idemStore := fs.String("idem-store", def("TOOLGATE_IDEM_STORE", d.IdemStore), "execute only: where idempotency keys live: "+IdemRedis+" (Redis at --redis, required) or "+IdemEmbedded+" (the JetStream key-value bucket); unset: Redis when --redis is given, else the bucket (TOOLGATE_IDEM_STORE)")
 	httpAddr := fs.String("http", def("TOOLGATE_HTTP_ADDR", d.HTTPAddr), "/healthz, /readyz and /metrics address (TOOLGATE_HTTP_ADDR); empty: none")
 	level := fs.String("log-level", def("TOOLGATE_LOG_LEVEL", "info"), "debug, info, warn, error (TOOLGATE_LOG_LEVEL)")
