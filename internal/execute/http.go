@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/toolgate/toolgate/internal/result"
+	"github.com/toolgate/toolgate/internal/tracing/tracehdr"
 	"github.com/toolgate/toolgate/pkg/wire"
 )
 
@@ -122,6 +123,7 @@ func (h *HTTP) Execute(ctx context.Context, req Request) (Reply, error) {
 	hr.Header.Set(HeaderIdempotencyKey, req.IdempotencyKey)
 	hr.Header.Set(wire.HeaderIdemKey, req.IdempotencyKey)
 	hr.Header.Set(wire.HeaderCallID, req.CallID)
+	tracehdr.InjectHTTP(ctx, hr.Header)
 	sig, err := h.Signer.header(req, "", req.Arguments)
 	if err != nil {
 		return Reply{}, err

@@ -9,6 +9,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/toolgate/toolgate/internal/result"
+	"github.com/toolgate/toolgate/internal/tracing/tracehdr"
 	"github.com/toolgate/toolgate/pkg/wire"
 )
 
@@ -46,6 +47,7 @@ func (n *NATS) Execute(ctx context.Context, req Request) (Reply, error) {
 	m.Data = req.Arguments
 	m.Header.Set(wire.HeaderCallID, req.CallID)
 	m.Header.Set(wire.HeaderIdemKey, req.IdempotencyKey)
+	tracehdr.Inject(ctx, m.Header) // W3C traceparent, lowercase
 	sig, err := n.Signer.header(req, "", req.Arguments)
 	if err != nil {
 		return Reply{}, err

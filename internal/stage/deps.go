@@ -6,6 +6,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/rs/zerolog"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/toolgate/toolgate/internal/approval"
 	"github.com/toolgate/toolgate/internal/idem"
@@ -58,6 +59,8 @@ type Deps struct {
 	// Identity verifies producers' tokens (accumulate; flags_identity.go);
 	// nil: dev mode, identity headers on trust.
 	Identity *identity.Verifier
+	// Trace is the tracer provider of the gates' spans (internal/tracing); nil: none.
+	Trace trace.TracerProvider
 	// Exec signs executor requests and bounds HTTP destinations (execute
 	// only; flags_exec.go).
 	Exec ExecConfig

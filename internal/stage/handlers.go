@@ -9,6 +9,7 @@ import (
 	"github.com/toolgate/toolgate/internal/batch"
 	"github.com/toolgate/toolgate/internal/gates"
 	"github.com/toolgate/toolgate/internal/ingest"
+	"github.com/toolgate/toolgate/internal/tracing"
 	"github.com/toolgate/toolgate/internal/worker"
 	"github.com/toolgate/toolgate/streams"
 )
@@ -47,7 +48,7 @@ func handler(st string, d Deps, acc *ingest.Accumulate) (worker.Handler, error) 
 		}
 		x := &gates.Execute{
 			Tools: d.Tools, Store: observeStore(d.Store, d.Malformed), Owner: d.Owner, Now: now, LeaseGrace: d.Settings.AckWait,
-			Executors: d.Exec.selector(d.NC).For,
+			Executors: tracing.Executors(d.Trace, d.Exec.selector(d.NC).For),
 			Batches:   &batch.KV{KV: batches, Now: now, Malformed: d.Malformed.from(streams.BucketBatches)},
 			Seals:     sealsOf(d.Emit),
 		}

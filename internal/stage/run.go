@@ -13,6 +13,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/redis/go-redis/v9"
 	"github.com/rs/zerolog"
 
 	"github.com/toolgate/toolgate/internal/health"
@@ -24,6 +25,7 @@ import (
 	"github.com/toolgate/toolgate/internal/pipeline"
 	"github.com/toolgate/toolgate/internal/registry"
 	"github.com/toolgate/toolgate/internal/seal"
+	"github.com/toolgate/toolgate/internal/tracing"
 	"github.com/toolgate/toolgate/streams"
 )
 
@@ -194,11 +196,16 @@ func Run(ctx context.Context, cfg Config, ready chan<- struct{}) error {
 	if err != nil {
 		return err
 	}
+	tp, stopTrace, err := tracing.Setup(ctx, "toolgate-"+strings.Join(cfg.Stages, "-")) // OTEL_* env; off without an endpoint
+	if err != nil {
+		return err
+	}
+	defer stopTrace(context.Background())
 	set, err := New(cfg.Stages, Deps{
 		NC: nc, JS: js, Tools: reg, Store: store, Settings: cfg.Settings, Limits: cfg.Limits, Owner: owner, Log: log, Observe: m.Observe, Malformed: malformed,
 		ApprovalTTL: cfg.ApprovalTTL, ApprovalSweep: cfg.ApprovalSweep, Repair: repairModel, StreamIdle: cfg.StreamIdle, StreamMaxEvents: cfg.StreamMaxEvents,
 		TolerantProviders: cfg.TolerantProviders, Emit: emit, Identity: verifier,
-		Exec: execCfg, may: may,
+		Exec: execCfg, may: may, Trace: tp,
 	})
 	if err != nil {
 		return err
@@ -248,15 +255,16 @@ func openStore(ctx context.Context, cfg Config, js jetstream.JetStream, log zero
 		return nil, func() {}, nil
 	}
 	if cfg.RedisURL != "" {
-		st, err := idem.Dial(cfg.RedisURL) // redis://, redis-sentinel://, redis-cluster://
+		opt, err := redis.ParseURL(cfg.RedisURL)
 		if err != nil {
 			return nil, nil, fmt.Errorf("stage: TOOLGATE_REDIS_URL: %w", err)
 		}
-		if err := st.Client().Ping(ctx).Err(); err != nil {
-			log.Warn().Err(err).Msg("redis not answering yet; execute will retry")
+		c := redis.NewClient(opt)
+		if err := c.Ping(ctx).Err(); err != nil {
+			log.Warn().Err(err).Str("redis", opt.Addr).Msg("redis not answering yet; execute will retry")
 		}
-		log.Info().Msg("idempotency keys in Redis")
-		return st, func() { st.Close() }, nil
+		log.Info().Str("redis", opt.Addr).Msg("idempotency keys in Redis")
+		return idem.NewRedis(c), func() { c.Close() }, nil
 	}
 	kv, err := js.KeyValue(ctx, streams.BucketIdempotency)
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/toolgate/toolgate/internal/tracing"
 	"github.com/toolgate/toolgate/internal/worker"
 	"github.com/toolgate/toolgate/streams"
 )
@@ -60,7 +61,7 @@ func New(stages []string, d Deps) (*Set, error) {
 			wt := newWaits(st, d)
 			wc.Retrying, wc.Redelivered = wt.retrying, wt.redelivered
 		}
-		w, err := worker.New(d.JS, wc, built.Handler)
+		w, err := worker.New(d.JS, wc, tracing.Handler(d.Trace, st, built.Handler))
 		if err != nil {
 			return nil, err
 		}

@@ -1,0 +1,107 @@
+package tracing
+
+import (
+	"context"
+	"errors"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
+	"go.opentelemetry.io/otel/trace/noop"
+
+	"github.com/toolgate/toolgate/internal/tracing/tracehdr"
+	"github.com/toolgate/toolgate/internal/worker"
+	"github.com/toolgate/toolgate/pkg/wire"
+)
+
+// Instrumentation is the tracer name of toolgate's spans.
+const Instrumentation = "github.com/toolgate/toolgate"
+
+// Span attributes of a gate's span.
+const (
+	AttrCallID  = attribute.Key("toolgate.call.id")
+	AttrTool    = attribute.Key("toolgate.tool")
+	AttrStatus  = attribute.Key("toolgate.status")
+	AttrFailure = attribute.Key("toolgate.failure")
+	AttrStage   = attribute.Key("toolgate.stage")
+)
+
+// Handler wraps a stage's handler with the gate's span, toolgate.<stage>: a
+// child of the trace context the input carries (a producer's traceparent,
+// or the previous gate's), and the parent every output carries on. The
+// span's attributes come from the outputs' Toolgate-* headers (call id,
+// tool, status, failure) and the handler's error. With a nil or no-op
+// provider the incoming trace context still passes to the outputs.
+func Handler(tp trace.TracerProvider, stage string, h worker.Handler) worker.Handler {
+	if tp == nil {
+		tp = noop.NewTracerProvider()
+	}
+	tr := tp.Tracer(Instrumentation)
+	name := "toolgate." + stage
+	return func(ctx context.Context, m worker.Msg) ([]worker.Output, error) {
+		ctx = tracehdr.Extract(ctx, m.Header)
+		ctx, span := tr.Start(ctx, name, trace.WithSpanKind(trace.SpanKindConsumer),
+			trace.WithAttributes(AttrStage.String(stage), attribute.String("messaging.system", "nats"), attribute.String("messaging.destination.name", m.Subject)))
+		defer span.End()
+		outs, err := h(ctx, m)
+		for i := range outs {
+			if outs[i].Header == nil {
+				outs[i].Header = map[string][]string{}
+			}
+			tracehdr.Inject(ctx, outs[i].Header)
+		}
+		if span.IsRecording() {
+			annotate(span, m, outs, err)
+		}
+		return outs, err
+	}
+}
+
+// annotate sets the gate span's attributes and status.
+func annotate(span trace.Span, m worker.Msg, outs []worker.Output, err error) {
+	hdrs := make([]map[string][]string, 0, len(outs)+1)
+	for _, o := range outs {
+		hdrs = append(hdrs, o.Header)
+	}
+	if len(outs) == 0 {
+		hdrs = append(hdrs, m.Header)
+	}
+	for _, a := range []struct {
+		key attribute.Key
+		hdr string
+	}{{AttrCallID, wire.HeaderCallID}, {AttrTool, wire.HeaderTool}, {AttrStatus, wire.HeaderStatus}, {AttrFailure, wire.HeaderFailure}} {
+		if vs := distinct(hdrs, a.hdr); len(vs) == 1 {
+			span.SetAttributes(a.key.String(vs[0]))
+		} else if len(vs) > 1 {
+			span.SetAttributes(a.key.StringSlice(vs))
+		}
+	}
+	if err == nil {
+		return
+	}
+	failure := "error"
+	var we *worker.Error
+	if errors.As(err, &we) {
+		failure = we.Code
+	}
+	span.SetAttributes(AttrFailure.String(failure))
+	span.RecordError(err)
+	span.SetStatus(codes.Error, failure)
+}
+
+// distinct lists the distinct non-empty values of header key, in order.
+func distinct(hdrs []map[string][]string, key string) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, h := range hdrs {
+		v := ""
+		if vs := h[key]; len(vs) > 0 {
+			v = vs[0]
+		}
+		if v != "" && !seen[v] {
+			seen[v] = true
+			out = append(out, v)
+		}
+	}
+	return out
+}
