@@ -13,7 +13,6 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
-	"github.com/redis/go-redis/v9"
 	"github.com/rs/zerolog"
 
 	"github.com/toolgate/toolgate/internal/health"
@@ -255,16 +254,15 @@ func openStore(ctx context.Context, cfg Config, js jetstream.JetStream, log zero
 		return nil, func() {}, nil
 	}
 	if cfg.RedisURL != "" {
-		opt, err := redis.ParseURL(cfg.RedisURL)
+		st, err := idem.Dial(cfg.RedisURL) // redis://, redis-sentinel://, redis-cluster://
 		if err != nil {
 			return nil, nil, fmt.Errorf("stage: TOOLGATE_REDIS_URL: %w", err)
 		}
-		c := redis.NewClient(opt)
-		if err := c.Ping(ctx).Err(); err != nil {
-			log.Warn().Err(err).Str("redis", opt.Addr).Msg("redis not answering yet; execute will retry")
+		if err := st.Client().Ping(ctx).Err(); err != nil {
+			log.Warn().Err(err).Msg("redis not answering yet; execute will retry")
 		}
-		log.Info().Str("redis", opt.Addr).Msg("idempotency keys in Redis")
-		return idem.NewRedis(c), func() { c.Close() }, nil
+		log.Info().Msg("idempotency keys in Redis")
+		return st, func() { st.Close() }, nil
 	}
 	kv, err := js.KeyValue(ctx, streams.BucketIdempotency)
 	if err != nil {
