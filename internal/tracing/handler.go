@@ -44,11 +44,13 @@ func Handler(tp trace.TracerProvider, stage string, h worker.Handler) worker.Han
 			trace.WithAttributes(AttrStage.String(stage), attribute.String("messaging.system", "nats"), attribute.String("messaging.destination.name", m.Subject)))
 		defer span.End()
 		outs, err := h(ctx, m)
-		for i := range outs {
-			if outs[i].Header == nil {
-				outs[i].Header = map[string][]string{}
+		if span.SpanContext().IsValid() { // nothing to carry: outputs stay as built
+			for i := range outs {
+				if outs[i].Header == nil {
+					outs[i].Header = map[string][]string{}
+				}
+				tracehdr.Inject(ctx, outs[i].Header)
 			}
-			tracehdr.Inject(ctx, outs[i].Header)
 		}
 		if span.IsRecording() {
 			annotate(span, m, outs, err)
