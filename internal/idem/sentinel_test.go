@@ -14,7 +14,7 @@ import (
 )
 
 func claimRec(key, owner string) Record {
-	return Record{Key: key, CallID: "call-" + key, Tool: "t", Fingerprint: "fp-" + key, Owner: owner, LeaseUntil: time.Now().Add(time.Minute), ClaimedAt: time.Now()}
+	return Record{Key: key, CallID: "call-" + key, Tool: "t", Fingerprint: Fingerprint("t", []byte(key)), Owner: owner, LeaseUntil: time.Now().Add(time.Minute), ClaimedAt: time.Now()}
 }
 
 func dialT(t *testing.T, url string) *Redis {

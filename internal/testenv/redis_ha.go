@@ -148,3 +148,45 @@ func (p *RedisProc) Pause() { _ = p.cmd.Process.Signal(syscall.SIGSTOP) }
 
 // Resume continues a paused process (SIGCONT).
 func (p *RedisProc) Resume() { _ = p.cmd.Process.Signal(syscall.SIGCONT) }
+
+// RunCluster starts a three-primary Redis Cluster (no replicas), creates it
+// with redis-cli --cluster create, and returns the node addresses once the
+// cluster state is ok.
+func RunCluster(t testing.TB) []string {
+	t.Helper()
+	if _, err := exec.LookPath("redis-cli"); err != nil {
+		t.Fatalf("testenv: redis-cli not found in PATH (apt-get install redis-tools): %v", err)
+	}
+	dir := t.TempDir()
+	var addrs []string
+	for i := range 3 {
+		p := FreePort(t)
+		d := filepath.Join(dir, strconv.Itoa(i))
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		n := startProc(t, p, "--port", strconv.Itoa(p), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+			"--dir", d, "--cluster-enabled", "yes", "--cluster-config-file", filepath.Join(d, "nodes.conf"), "--cluster-node-timeout", "2000")
+		addrs = append(addrs, n.Addr)
+	}
+	args := append([]string{"--cluster", "create"}, addrs...)
+	out, err := exec.Command("redis-cli", append(args, "--cluster-replicas", "0", "--cluster-yes")...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("testenv: redis-cli --cluster create: %v\n%s", err, out)
+	}
+	for _, a := range addrs {
+		c := redis.NewClient(&redis.Options{Addr: a})
+		err := Poll(30*time.Second, 50*time.Millisecond, func() error {
+			info, err := c.ClusterInfo(context.Background()).Result()
+			if err != nil || !strings.Contains(info, "cluster_state:ok") {
+				return fmt.Errorf("cluster node %s not ok yet (%v)", a, err)
+			}
+			return nil
+		})
+		c.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	return addrs
+}
