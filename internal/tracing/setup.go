@@ -10,6 +10,8 @@ import (
 	"os"
 	"strings"
 
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
@@ -33,21 +35,17 @@ func Enabled() bool {
 // otherwise) and its shutdown, which flushes the spans still batched.
 // Without an endpoint it is a no-op provider: no span is recorded or sent,
 // and the trace context a message carries still passes through unchanged.
-// The exporter is OTLP over HTTP/protobuf; endpoint, headers, timeout,
+// The exporter is OTLP over HTTP/protobuf, or gRPC when
+// OTEL_EXPORTER_OTLP_(TRACES_)PROTOCOL is grpc; endpoint, headers, timeout,
 // sampler (OTEL_TRACES_SAMPLER) and batching (OTEL_BSP_*) come from the
 // standard variables.
 func Setup(ctx context.Context, service string) (trace.TracerProvider, func(context.Context) error, error) {
 	if !Enabled() {
 		return noop.NewTracerProvider(), func(context.Context) error { return nil }, nil
 	}
-	for _, v := range []string{"OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "OTEL_EXPORTER_OTLP_PROTOCOL"} {
-		if p := os.Getenv(v); p != "" && p != "http/protobuf" {
-			return nil, nil, fmt.Errorf("tracing: %s=%s: only http/protobuf is supported (unset it or set http/protobuf)", v, p)
-		}
-	}
-	exp, err := otlptracehttp.New(ctx)
+	exp, err := exporter(ctx)
 	if err != nil {
-		return nil, nil, fmt.Errorf("tracing: OTLP exporter: %w (check OTEL_EXPORTER_OTLP_ENDPOINT)", err)
+		return nil, nil, err
 	}
 	res, err := resource.Merge(resource.Default(), resource.NewWithAttributes(semconv.SchemaURL, semconv.ServiceName(service)))
 	if err != nil {
@@ -60,4 +58,27 @@ func Setup(ctx context.Context, service string) (trace.TracerProvider, func(cont
 	}
 	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp), sdktrace.WithResource(res))
 	return tp, tp.Shutdown, nil
+}
+
+// exporter is the OTLP exporter of the protocol OTEL_EXPORTER_OTLP_TRACES_PROTOCOL
+// (else OTEL_EXPORTER_OTLP_PROTOCOL) names: http/protobuf (default) or grpc.
+func exporter(ctx context.Context) (*otlptrace.Exporter, error) {
+	v, p := "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", os.Getenv("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL")
+	if p == "" {
+		v, p = "OTEL_EXPORTER_OTLP_PROTOCOL", os.Getenv("OTEL_EXPORTER_OTLP_PROTOCOL")
+	}
+	var exp *otlptrace.Exporter
+	var err error
+	switch strings.TrimSpace(p) {
+	case "", "http/protobuf":
+		exp, err = otlptracehttp.New(ctx)
+	case "grpc":
+		exp, err = otlptracegrpc.New(ctx)
+	default:
+		return nil, fmt.Errorf("tracing: %s=%s: want http/protobuf or grpc", v, p)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("tracing: OTLP exporter: %w (check OTEL_EXPORTER_OTLP_ENDPOINT)", err)
+	}
+	return exp, nil
 }

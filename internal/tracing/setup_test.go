@@ -30,8 +30,14 @@ func TestSetup_off_without_an_endpoint(t *testing.T) {
 
 func TestSetup_refuses_a_protocol_it_does_not_speak(t *testing.T) {
 	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:4317")
-	t.Setenv("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc")
-	if _, _, err := Setup(context.Background(), "x"); err == nil || !strings.Contains(err.Error(), "http/protobuf") {
+	t.Setenv("OTEL_EXPORTER_OTLP_PROTOCOL", "http/json")
+	if _, _, err := Setup(context.Background(), "x"); err == nil || !strings.Contains(err.Error(), "want http/protobuf or grpc") {
 		t.Fatalf("err %v", err)
 	}
+	t.Setenv("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc")
+	_, stop, err := Setup(context.Background(), "x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = stop(context.Background())
 }
