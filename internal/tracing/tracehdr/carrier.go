@@ -13,7 +13,7 @@ import (
 )
 
 // Propagator is the W3C trace context propagator every hop uses.
-var Propagator propagation.TextMapPropagator = propagation.TraceContext{}
+func Propagator() propagation.TextMapPropagator { return propagation.TraceContext{} }
 
 // Carrier is a propagation.TextMapCarrier over nats.Header. nats.Header keys
 // are case-sensitive and http.Header's canonicalization would turn
@@ -57,7 +57,7 @@ func (c Carrier) Keys() []string {
 // Inject writes ctx's span context into h (nothing when ctx has none).
 func Inject(ctx context.Context, h nats.Header) {
 	if h != nil {
-		Propagator.Inject(ctx, Carrier(h))
+		Propagator().Inject(ctx, Carrier(h))
 	}
 }
 
@@ -66,10 +66,10 @@ func Extract(ctx context.Context, h nats.Header) context.Context {
 	if h == nil {
 		return ctx
 	}
-	return Propagator.Extract(ctx, Carrier(h))
+	return Propagator().Extract(ctx, Carrier(h))
 }
 
 // InjectHTTP writes ctx's span context into an HTTP request's headers.
 func InjectHTTP(ctx context.Context, h http.Header) {
-	Propagator.Inject(ctx, propagation.HeaderCarrier(h))
+	Propagator().Inject(ctx, propagation.HeaderCarrier(h))
 }
