@@ -12,7 +12,9 @@ import (
 // Selector picks a tool's executor from its definition: executor.type
 // "http" POSTs to executor.url (status queries at executor.status_url), only
 // to a destination Allow permits; "nats" or none requests on
-// executor.subject, default toolgate.exec.<tool>. Every request is signed by
+// executor.subject, default toolgate.exec.<tool>; "mcp" calls
+// executor.tool (default the tool's name) on the MCP server at executor.url
+// (only where Allow permits) or started as executor.command. Every request is signed by
 // Signer.
 type Selector struct {
 	NC        *nats.Conn
@@ -20,11 +22,31 @@ type Selector struct {
 	Allow     *Destinations // HTTP destinations; nil: none
 	Client    *http.Client  // nil: Allow.Client(); tests only, it bypasses Allow
 	MaxResult int           // 0: DefaultMaxResult; never over result.Limit of NC's max payload
+	MCP       *MCPPool      // stdio MCP servers, shared by every tool naming one; nil: one per call
+}
+
+// maxResult is MaxResult bounded by what NC can carry.
+func (s Selector) maxResult() int {
+	n := s.MaxResult
+	if n <= 0 {
+		n = DefaultMaxResult
+	}
+	if s.NC != nil {
+		n = min(n, result.Limit(s.NC.MaxPayload()))
+	}
+	return n
 }
 
 // For returns the executor of tool t.
 func (s Selector) For(t *tool.Compiled) Executor {
 	d := t.Def.Executor
+	if d.Type == "mcp" {
+		name := d.Tool
+		if name == "" {
+			name = t.Def.Name
+		}
+		return &MCP{URL: d.URL, Command: d.Command, Args: d.Args, Tool: name, Allow: s.Allow, Pool: s.MCP, MaxResult: s.maxResult()}
+	}
 	if d.Type == "http" {
 		h := &HTTP{URL: d.URL, StatusURL: d.StatusURL, Signer: s.Signer, Allow: s.Allow, Client: s.Client, MaxResult: s.MaxResult}
 		if h.MaxResult <= 0 {

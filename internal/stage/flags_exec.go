@@ -105,5 +105,5 @@ func (c ExecConfig) resolve(stages []string, log zerolog.Logger) (ExecConfig, er
 
 // selector is the execute gate's choice of executor under c.
 func (c ExecConfig) selector(nc *nats.Conn) execute.Selector {
-	return execute.Selector{NC: nc, Signer: c.Signer, Allow: c.Allow, MaxResult: c.MaxResult}
+	return execute.Selector{NC: nc, Signer: c.Signer, Allow: c.Allow, MaxResult: c.MaxResult, MCP: &execute.MCPPool{}}
 }

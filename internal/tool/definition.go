@@ -29,10 +29,16 @@ type Definition struct {
 
 // Executor says how an approved call is run.
 type Executor struct {
-	Type    string `json:"type,omitempty"`    // "nats" (default) or "http"
+	Type    string `json:"type,omitempty"`    // "nats" (default), "http" or "mcp"
 	Subject string `json:"subject,omitempty"` // nats: default toolgate.exec.<tool>
-	URL     string `json:"url,omitempty"`     // http: the endpoint POSTed to
+	URL     string `json:"url,omitempty"`     // http: the endpoint POSTed to; mcp: a streamable HTTP server
 	Timeout string `json:"timeout,omitempty"` // Go duration; default 10s
+	// Command and Args (mcp) start a stdio MCP server, once per execute
+	// process and reused; URL and Command are exclusive.
+	Command string   `json:"command,omitempty"`
+	Args    []string `json:"args,omitempty"`
+	// Tool (mcp) is the MCP tool called; default the toolgate tool's name.
+	Tool string `json:"tool,omitempty"`
 	// StatusURL (http, optional) answers "did call X happen?" to
 	// GET StatusURL?idempotency_key=K with {"known": bool, "ok", "result",
 	// "error"}; the execute gate asks it before recording outcome_unknown.

@@ -149,8 +149,15 @@ func entry(raw json.RawMessage) (Definition, error) {
 	}
 	switch d.Executor.Type {
 	case "", "nats", "http":
+	case "mcp":
+		if err := mcpExecutor(d.Executor); err != nil {
+			return d, err
+		}
 	default:
-		return d, fmt.Errorf("executor.type: %q is not one of nats, http", d.Executor.Type)
+		return d, fmt.Errorf("executor.type: %q is not one of nats, http, mcp", d.Executor.Type)
+	}
+	if d.Executor.Type != "mcp" && (d.Executor.Command != "" || len(d.Executor.Args) > 0 || d.Executor.Tool != "") {
+		return d, errors.New("executor.command, executor.args, executor.tool: only for an mcp executor")
 	}
 	if d.Executor.Type == "http" && d.Executor.URL == "" {
 		return d, errors.New("executor.url: required for an http executor")
