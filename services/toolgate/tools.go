@@ -26,6 +26,7 @@ func toolsSubs() []toolsSub {
 		{"apply", "tools apply -f FILE|- [--policy FILE] [--prune] [--executor-groups G=T,T;G=T]", toolsApply},
 		{"ls", "tools ls", toolsLs},
 		{"show", "tools show NAME", toolsShow},
+		{"import", "tools import --mcp URL|COMMAND [--timeout D]", toolsImport},
 	}
 }
 
