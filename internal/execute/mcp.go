@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -36,13 +37,17 @@ const (
 //   - a failure after it was sent (the connection lost, the server exited,
 //     the deadline hit while waiting): ErrUnknown.
 type MCP struct {
-	URL       string
-	Command   string
-	Args      []string
-	Tool      string        // the MCP tool's name
-	Allow     *Destinations // HTTP: where it may connect; nil: nowhere
-	Pool      *MCPPool      // stdio sessions; nil: a server started for this call alone
-	MaxResult int           // bytes of a result kept whole; 0: DefaultMaxResult
+	URL     string
+	Command string
+	Args    []string
+	Tool    string        // the MCP tool's name
+	Allow   *Destinations // HTTP: where it may connect; nil: nowhere
+	Pool    *MCPPool      // stdio sessions; nil: a server started for this call alone
+	// Commands are the stdio commands it may start (--exec-mcp-commands);
+	// nil: none. Whoever may apply tools names the command, so the execute
+	// stage runs only the ones its operator listed.
+	Commands  []string
+	MaxResult int // bytes of a result kept whole; 0: DefaultMaxResult
 }
 
 // Execute implements Executor.
@@ -63,6 +68,9 @@ func (m *MCP) Execute(ctx context.Context, req Request) (Reply, error) {
 		f   *sentFlag
 		err error
 	)
+	if m.Command != "" && !slices.Contains(m.Commands, m.Command) {
+		return m.failed(m.where(), nil, fmt.Errorf("%w: mcp stdio command %q is not one the execute stage may start: list it in --exec-mcp-commands (TOOLGATE_EXEC_MCP_COMMANDS)", ErrDestination, m.Command))
+	}
 	if m.Command != "" {
 		pool := m.Pool
 		if pool == nil {

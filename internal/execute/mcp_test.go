@@ -42,7 +42,7 @@ func mcpStdio(t *testing.T) func(tool string) *MCP {
 	pool := &MCPPool{}
 	t.Cleanup(func() { _ = pool.Close() })
 	return func(tool string) *MCP {
-		return &MCP{Command: self, Args: []string{"-test.run=^$"}, Tool: tool, Pool: pool}
+		return &MCP{Command: self, Args: []string{"-test.run=^$"}, Tool: tool, Pool: pool, Commands: []string{self}}
 	}
 }
 
@@ -155,15 +155,17 @@ func TestMCP_not_sent_is_not_run(t *testing.T) {
 	for name, m := range map[string]*MCP{
 		"connection_refused":   {URL: closed, Tool: "echo", Allow: loopback},
 		"destination_refused":  {URL: hs.URL, Tool: "echo"},
-		"command_not_found":    {Command: "/nonexistent/mcp-server", Tool: "echo", Pool: &MCPPool{}},
-		"command_not_a_server": {Command: "/bin/true", Tool: "echo", Pool: &MCPPool{}},
+		"command_not_found":    {Command: "/nonexistent/mcp-server", Tool: "echo", Pool: &MCPPool{}, Commands: []string{"/nonexistent/mcp-server"}},
+		"command_not_a_server": {Command: "/bin/true", Tool: "echo", Pool: &MCPPool{}, Commands: []string{"/bin/true"}},
+		// Before, any command a tool definition named was started.
+		"command_not_listed": {Command: "/bin/true", Tool: "echo", Pool: &MCPPool{}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, err := m.Execute(callCtx(t), req())
 			if !errors.Is(err, ErrNotRun) {
 				t.Fatalf("got %v, want ErrNotRun", err)
 			}
-			if name == "destination_refused" && !errors.Is(err, ErrDestination) {
+			if (name == "destination_refused" || name == "command_not_listed") && !errors.Is(err, ErrDestination) {
 				t.Fatalf("got %v, want ErrDestination", err)
 			}
 		})

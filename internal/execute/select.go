@@ -23,6 +23,7 @@ type Selector struct {
 	Client    *http.Client  // nil: Allow.Client(); tests only, it bypasses Allow
 	MaxResult int           // 0: DefaultMaxResult; never over result.Limit of NC's max payload
 	MCP       *MCPPool      // stdio MCP servers, shared by every tool naming one; nil: one per call
+	Commands  []string      // the stdio MCP commands it may start (--exec-mcp-commands); nil: none
 }
 
 // maxResult is MaxResult bounded by what NC can carry.
@@ -45,7 +46,7 @@ func (s Selector) For(t *tool.Compiled) Executor {
 		if name == "" {
 			name = t.Def.Name
 		}
-		return &MCP{URL: d.URL, Command: d.Command, Args: d.Args, Tool: name, Allow: s.Allow, Pool: s.MCP, MaxResult: s.maxResult()}
+		return &MCP{URL: d.URL, Command: d.Command, Args: d.Args, Tool: name, Allow: s.Allow, Pool: s.MCP, Commands: s.Commands, MaxResult: s.maxResult()}
 	}
 	if d.Type == "http" {
 		h := &HTTP{URL: d.URL, StatusURL: d.StatusURL, Signer: s.Signer, Allow: s.Allow, Client: s.Client, MaxResult: s.MaxResult}

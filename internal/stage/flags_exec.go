@@ -30,6 +30,9 @@ type ExecConfig struct {
 	// MaxResult is the most bytes of an executor's answer kept whole
 	// (--exec-max-result); 0: execute.DefaultMaxResult.
 	MaxResult int
+	// MCPCommands are the stdio MCP server commands execute may start
+	// (--exec-mcp-commands); empty: none.
+	MCPCommands []string
 }
 
 // ExecFlags declares the execute stage's executor flags on fs.
@@ -37,6 +40,7 @@ func ExecFlags(fs *flag.FlagSet, getenv func(string) string) func() (ExecConfig,
 	def := func(k, v string) string { return EnvOr(getenv, k, v) }
 	key := fs.String("exec-signing-key", def("TOOLGATE_EXEC_SIGNING_KEY", ""), "execute only: the ed25519 key that signs every executor request, a PEM PRIVATE KEY (PKCS#8) file as `openssl genpkey -algorithm ed25519` writes it; executors verify with its public key (TOOLGATE_EXEC_SIGNING_KEY; toolgate up: exec-signing.key in its secrets directory)")
 	allow := fs.String("exec-allow", def("TOOLGATE_EXEC_ALLOW", ""), "execute only: where HTTP executors may connect, a comma list of hostnames, host:port, IPs and CIDRs, * for any public address; loopback, private, link-local and metadata addresses need an IP or CIDR entry (TOOLGATE_EXEC_ALLOW); empty: no HTTP executor")
+	mcpCommands := fs.String("exec-mcp-commands", def("TOOLGATE_EXEC_MCP_COMMANDS", ""), "execute only: the stdio MCP server commands executors of type mcp may start, a comma list of exact command paths as tool definitions name them (TOOLGATE_EXEC_MCP_COMMANDS); empty: none — whoever may apply tools names the command")
 	maxResult := fs.String("exec-max-result", def("TOOLGATE_EXEC_MAX_RESULT", ""), "execute only: the most bytes of an executor's answer kept whole in the results, beyond which it is kept cut to its size, sha256 and an excerpt; default "+strconv.Itoa(execute.DefaultMaxResult)+" (TOOLGATE_EXEC_MAX_RESULT)")
 	return func() (ExecConfig, error) {
 		var c ExecConfig
@@ -50,6 +54,7 @@ func ExecFlags(fs *flag.FlagSet, getenv func(string) string) func() (ExecConfig,
 		if c.Allow, err = execute.ParseDestinations(*allow); err != nil {
 			return ExecConfig{}, err
 		}
+		c.MCPCommands = SplitList(*mcpCommands)
 		if *maxResult != "" {
 			if c.MaxResult, err = strconv.Atoi(*maxResult); err != nil || c.MaxResult < 1 {
 				return ExecConfig{}, fmt.Errorf("--exec-max-result %q: want a positive number of bytes such as %d", *maxResult, execute.DefaultMaxResult)
@@ -105,5 +110,5 @@ func (c ExecConfig) resolve(stages []string, log zerolog.Logger) (ExecConfig, er
 
 // selector is the execute gate's choice of executor under c.
 func (c ExecConfig) selector(nc *nats.Conn) execute.Selector {
-	return execute.Selector{NC: nc, Signer: c.Signer, Allow: c.Allow, MaxResult: c.MaxResult, MCP: &execute.MCPPool{}}
+	return execute.Selector{NC: nc, Signer: c.Signer, Allow: c.Allow, MaxResult: c.MaxResult, MCP: &execute.MCPPool{}, Commands: c.MCPCommands}
 }
