@@ -19,7 +19,7 @@ import (
 	"time"
 
 	"github.com/toolgate/toolgate/internal/result"
-	"github.com/toolgate/toolgate/internal/tracing/tracehdr"
+	"github.com/toolgate/toolgate/internal/tracehdr"
 	"github.com/toolgate/toolgate/pkg/wire"
 )
 

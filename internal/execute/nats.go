@@ -9,7 +9,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/toolgate/toolgate/internal/result"
-	"github.com/toolgate/toolgate/internal/tracing/tracehdr"
+	"github.com/toolgate/toolgate/internal/tracehdr"
 	"github.com/toolgate/toolgate/pkg/wire"
 )
 

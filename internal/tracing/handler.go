@@ -9,7 +9,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 	"go.opentelemetry.io/otel/trace/noop"
 
-	"github.com/toolgate/toolgate/internal/tracing/tracehdr"
+	"github.com/toolgate/toolgate/internal/tracehdr"
 	"github.com/toolgate/toolgate/internal/worker"
 	"github.com/toolgate/toolgate/pkg/wire"
 )
