@@ -231,3 +231,31 @@ func firstN(ls []dlq.Letter, n int) ([]dlq.Letter, int) {
 	}
 	return ls[:n], len(ls) - n
 }
+
+// openLetters is how dlq ls and purge begin: args parsed into fs (filters
+// are flags; an operand is a usage error, told with unexpected), d checked,
+// a connection as the admin and the letters d selects. done closes the
+// connection and the deadline ctx runs to.
+func openLetters(fs *flag.FlagSet, d dlqFlags, args []string, unexpected string) (ctx context.Context, js jetstream.JetStream, sel selected, done func(), err error) {
+	operands, err := parseFlags(fs, args)
+	if err != nil {
+		return nil, nil, selected{}, nil, err
+	}
+	if len(operands) > 0 {
+		return nil, nil, selected{}, nil, usageError(unexpected, operands[0])
+	}
+	if err := d.check(); err != nil {
+		return nil, nil, selected{}, nil, err
+	}
+	nc, js, err := connect(*d.url)
+	if err != nil {
+		return nil, nil, selected{}, nil, err
+	}
+	ctx, cancel := timeout()
+	done = func() { cancel(); nc.Close() }
+	if sel, err = selectLetters(ctx, d, js); err != nil {
+		done()
+		return nil, nil, selected{}, nil, err
+	}
+	return ctx, js, sel, done, nil
+}

@@ -14,27 +14,11 @@ func dlqList(dio dlqIO, args []string) error {
 	fs := dlqFlagSet("ls")
 	d := addDLQFlags(fs)
 	all := fs.Bool("all", false, "also the settled letters: their call executed since, or a newer letter of the call carries it on")
-	operands, err := parseFlags(fs, args)
+	_, _, sel, done, err := openLetters(fs, d, args, "dlq ls: unexpected %q (filters are flags: --stage, --failure, --seq, ...)")
 	if err != nil {
 		return err
 	}
-	if len(operands) > 0 {
-		return usageError("dlq ls: unexpected %q (filters are flags: --stage, --failure, --seq, ...)", operands[0])
-	}
-	if err := d.check(); err != nil {
-		return err
-	}
-	nc, js, err := connect(*d.url)
-	if err != nil {
-		return err
-	}
-	defer nc.Close()
-	ctx, cancel := timeout()
-	defer cancel()
-	sel, err := selectLetters(ctx, d, js)
-	if err != nil {
-		return err
-	}
+	defer done()
 	shown, hidden := sel.letters, 0
 	if !*all {
 		shown = nil

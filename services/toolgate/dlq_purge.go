@@ -15,27 +15,11 @@ func dlqPurge(dio dlqIO, args []string) error {
 	fs := dlqFlagSet("purge")
 	d := addDLQFlags(fs)
 	yes := fs.Bool("yes", false, "do not ask for confirmation")
-	operands, err := parseFlags(fs, args)
+	ctx, js, sel, done, err := openLetters(fs, d, args, "dlq purge: unexpected %q (select with --seq, --stage, --failure, ...)")
 	if err != nil {
 		return err
 	}
-	if len(operands) > 0 {
-		return usageError("dlq purge: unexpected %q (select with --seq, --stage, --failure, ...)", operands[0])
-	}
-	if err := d.check(); err != nil {
-		return err
-	}
-	nc, js, err := connect(*d.url)
-	if err != nil {
-		return err
-	}
-	defer nc.Close()
-	ctx, cancel := timeout()
-	defer cancel()
-	sel, err := selectLetters(ctx, d, js)
-	if err != nil {
-		return err
-	}
+	defer done()
 	letters, beyond := firstN(sel.letters, *d.limit)
 	if len(letters) == 0 {
 		fmt.Fprintln(dio.out, "no dead letters match; nothing to purge")
