@@ -11,7 +11,6 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/toolgate/toolgate/internal/canon"
-	"github.com/toolgate/toolgate/internal/policy"
 	"github.com/toolgate/toolgate/internal/redact"
 	"github.com/toolgate/toolgate/internal/registry"
 	"github.com/toolgate/toolgate/internal/tool"
@@ -80,8 +79,8 @@ func (s *Server) toolsPage(w http.ResponseWriter, r *http.Request) {
 	t := s.toolCache(ctx)
 	var rows []toolRow
 	for name, d := range t.defs {
-		risk, appr := policyColumns(d.Policy)
-		rows = append(rows, toolRow{Name: name, Revision: t.revs[name], Risk: risk, Approval: appr, Executor: executorOf(d), Description: d.Description, Rules: len(d.Rules)})
+		risk, appr := d.PolicyColumns()
+		rows = append(rows, toolRow{Name: name, Revision: t.revs[name], Risk: risk, Approval: appr, Executor: d.Where(), Description: d.Description, Rules: len(d.Rules)})
 	}
 	for name, why := range t.bad {
 		rows = append(rows, toolRow{Name: name, Bad: why})
@@ -151,8 +150,8 @@ func (s *Server) toolPage(w http.ResponseWriter, r *http.Request) {
 	}
 	if d, rev, err := registry.Get(ctx, kv, name); err == nil {
 		v.Def, v.Revision = &d, rev
-		v.Risk, v.Approval = policyColumns(d.Policy)
-		v.Executor = executorOf(d)
+		v.Risk, v.Approval = d.PolicyColumns()
+		v.Executor = d.Where()
 		v.Policy = prettyJSON(d.Policy)
 		if len(d.Rules) > 0 {
 			v.Rules = prettyJSON(d.Rules)
@@ -163,36 +162,6 @@ func (s *Server) toolPage(w http.ResponseWriter, r *http.Request) {
 		v.Bad = shortErr(err)
 	}
 	s.render(w, r, "tool", "Tool "+name, v)
-}
-
-// policyColumns are the risk and approval of a policy as the policy gate
-// applies it (toolgate tools ls shows the same).
-func policyColumns(p *policy.Policy) (risk, approval string) {
-	if p == nil {
-		return "none: every call denied", "-"
-	}
-	risk = p.Risk
-	if p.DryRun {
-		risk += " (dry run)"
-	}
-	need := p.Risk == policy.RiskIrreversible
-	if p.Approval != nil {
-		need = *p.Approval
-	}
-	if need {
-		return risk, "required"
-	}
-	return risk, "no"
-}
-
-func executorOf(d tool.Definition) string {
-	switch {
-	case d.Executor.Type == "http":
-		return "http " + d.Executor.URL
-	case d.Executor.Subject != "":
-		return "nats " + d.Executor.Subject
-	}
-	return "nats " + streams.Exec(d.Name)
 }
 
 // toolName is internal/tool's name rule: one subject token.

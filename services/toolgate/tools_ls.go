@@ -10,10 +10,8 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/toolgate/toolgate/internal/policy"
 	"github.com/toolgate/toolgate/internal/redact"
 	"github.com/toolgate/toolgate/internal/registry"
-	"github.com/toolgate/toolgate/internal/tool"
 	"github.com/toolgate/toolgate/streams"
 )
 
@@ -50,41 +48,10 @@ func toolsLs(args []string, tio toolsIO) error {
 			fmt.Fprintf(tw, "%s\t-\t-\t-\t-\tunreadable, not served: %s\n", redact.Clip(k), err)
 			continue
 		}
-		risk, approval := policyColumns(d.Policy)
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\n", d.Name, rev, risk, approval, executorColumn(d), oneLine(d.Description, 50))
+		risk, approval := d.PolicyColumns()
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\n", d.Name, rev, risk, approval, d.Where(), oneLine(d.Description, 50))
 	}
 	return tw.Flush()
-}
-
-// policyColumns are the RISK and APPROVAL of a policy as the policy gate
-// applies it: approval unset means required for irreversible tools only.
-func policyColumns(p *policy.Policy) (risk, approval string) {
-	if p == nil {
-		return "none: every call denied", "-"
-	}
-	risk = p.Risk
-	if p.DryRun {
-		risk += " (dry run)"
-	}
-	need := p.Risk == policy.RiskIrreversible
-	if p.Approval != nil {
-		need = *p.Approval
-	}
-	if need {
-		return risk, "required"
-	}
-	return risk, "no"
-}
-
-// executorColumn is where an approved call goes.
-func executorColumn(d tool.Definition) string {
-	switch {
-	case d.Executor.Type == "http":
-		return "http " + d.Executor.URL
-	case d.Executor.Subject != "":
-		return "nats " + d.Executor.Subject
-	}
-	return "nats " + streams.Exec(d.Name)
 }
 
 // oneLine is s on one line of at most n characters, control characters
