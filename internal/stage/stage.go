@@ -54,7 +54,7 @@ func New(stages []string, d Deps) (*Set, error) {
 			conc = b.concurrency
 		}
 		wc := worker.Config{
-			Stage: st, Stream: row.Stream, Concurrency: conc,
+			Stage: st, Stream: row.Stream, Concurrency: conc, Key: b.key,
 			DeadLetter: d.Emit.DeadLetter(st, d.Now), Log: d.Log, Observe: d.Observe,
 		}
 		if st == streams.Execute { // it waits on executors: its status records say so

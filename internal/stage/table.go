@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/toolgate/toolgate/internal/approval"
+	"github.com/toolgate/toolgate/internal/ingest"
 	"github.com/toolgate/toolgate/internal/worker"
 	"github.com/toolgate/toolgate/streams"
 )
@@ -22,7 +23,10 @@ type Built struct {
 // binding is the runtime half of a row of streams.Table.
 type binding struct {
 	concurrency int // handler goroutines unless Deps.Concurrency says; 0: 1
-	build       func(d Deps) (Built, error)
+	// key, when set, keeps the inputs of one key in order while inputs of
+	// other keys are handled concurrently (worker.Config.Key).
+	key   func(worker.Msg) string
+	build func(d Deps) (Built, error)
 }
 
 // bindings binds every stage name of streams.Table to its code: a stage
@@ -35,7 +39,9 @@ func bindings() map[string]binding {
 			return Built{Handler: h}, err
 		}}
 	}
-	b[streams.Accumulate] = binding{build: buildAccumulate}
+	// Each whole response waits for its response-id claim: responses are
+	// handled concurrently, the inputs of one (a stream's events) in order.
+	b[streams.Accumulate] = binding{concurrency: 8, key: ingest.Key, build: buildAccumulate}
 	b[streams.Policy] = binding{build: buildPolicy}
 	// It waits on tools.
 	b[streams.Execute] = binding{concurrency: 16, build: b[streams.Execute].build}

@@ -69,6 +69,10 @@ type Config struct {
 	// those publish acks, whatever they say: they never change the input's
 	// fate. nil: nothing is published.
 	Retrying func(m Msg, err error, a Attempt) []Output
+	// Key, when set, orders the inputs: inputs of one key are handled one
+	// at a time in delivery order, inputs of different keys concurrently
+	// (up to Concurrency). Unset: any handler goroutine takes any input.
+	Key func(m Msg) string
 	// Redelivered, when set, is given every input delivered before
 	// (NumDelivered > 1); the handler, Retrying and DeadLetter see what it
 	// returns (the waits a call's record kept, carried into its history).
@@ -122,6 +126,16 @@ func New(js jetstream.JetStream, cfg Config, h Handler) (*Worker, error) {
 	return &Worker{js: js, cfg: cfg, h: h}, nil
 }
 
+// key adapts cfg.Key to a delivered message.
+func (w *Worker) key() func(jetstream.Msg) string {
+	if w.cfg.Key == nil || w.cfg.Concurrency < 2 {
+		return nil
+	}
+	return func(m jetstream.Msg) string {
+		return w.cfg.Key(Msg{Subject: m.Subject(), Header: m.Headers(), Data: m.Data()})
+	}
+}
+
 // Ready reports whether the worker is consuming.
 func (w *Worker) Ready() bool { return w.ready.Load() }
 
@@ -154,7 +168,7 @@ func (w *Worker) Run(ctx context.Context) error {
 	w.ready.Store(true)
 	defer w.ready.Store(false)
 
-	in := make(chan jetstream.Msg)
+	in := newLanes(w.key())
 	acks := make(chan pending, 4*w.cfg.Batch)
 	var handlers, acker sync.WaitGroup
 
@@ -164,9 +178,7 @@ func (w *Worker) Run(ctx context.Context) error {
 		handlers.Add(1)
 		go func() {
 			defer handlers.Done()
-			for m := range in {
-				acks <- w.handle(m)
-			}
+			in.run(func(m jetstream.Msg) { acks <- w.handle(m) })
 		}()
 	}
 	go func() {
@@ -185,9 +197,9 @@ func (w *Worker) Run(ctx context.Context) error {
 			time.Sleep(100 * time.Millisecond)
 			continue
 		}
-		in <- m
+		in.send(m)
 	}
-	close(in)
+	in.close()
 	handlers.Wait()
 	close(acks)
 	acker.Wait()
