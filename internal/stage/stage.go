@@ -55,11 +55,11 @@ func New(stages []string, d Deps) (*Set, error) {
 		}
 		wc := worker.Config{
 			Stage: st, Stream: row.Stream, Concurrency: conc, Key: b.key,
-			DeadLetter: d.Emit.DeadLetter(st, d.Now), Log: d.Log, Observe: d.Observe,
+			DeadLetter: tracing.DeadLetter(d.Trace, st, d.Emit.DeadLetter(st, d.Now)), Log: d.Log, Observe: d.Observe,
 		}
 		if st == streams.Execute { // it waits on executors: its status records say so
 			wt := newWaits(st, d)
-			wc.Retrying, wc.Redelivered = wt.retrying, wt.redelivered
+			wc.Retrying, wc.Redelivered = tracing.Retrying(wt.retrying), wt.redelivered
 		}
 		w, err := worker.New(d.JS, wc, tracing.Handler(d.Trace, st, built.Handler))
 		if err != nil {
@@ -72,7 +72,7 @@ func New(stages []string, d Deps) (*Set, error) {
 				return nil, fmt.Errorf("stage: %s: no handler for its consumer %s", st, c.Name)
 			}
 			xw, err := worker.New(d.JS, worker.Config{
-				Stage: c.Name, Stream: c.Stream, DeadLetter: d.Emit.DeadLetter(st, d.Now), Log: d.Log,
+				Stage: c.Name, Stream: c.Stream, DeadLetter: tracing.DeadLetter(d.Trace, c.Name, d.Emit.DeadLetter(st, d.Now)), Log: d.Log,
 			}, h)
 			if err != nil {
 				return nil, err

@@ -7,7 +7,6 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
-	"go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/toolgate/toolgate/internal/tracehdr"
 	"github.com/toolgate/toolgate/internal/worker"
@@ -32,28 +31,34 @@ const (
 // span's attributes come from the outputs' Toolgate-* headers (call id,
 // tool, status, failure) and the handler's error. With a nil or no-op
 // provider the incoming trace context still passes to the outputs.
+//
+// A failed input's error comes back carrying the gate span's context (it
+// reads and unwraps as before), so that its dead letter (DeadLetter) and
+// retry status records (Retrying) continue the gate's span. A panicking
+// handler's span records the failure panic.
 func Handler(tp trace.TracerProvider, stage string, h worker.Handler) worker.Handler {
-	if tp == nil {
-		tp = noop.NewTracerProvider()
-	}
-	tr := tp.Tracer(Instrumentation)
+	tr := tracer(tp)
 	name := "toolgate." + stage
 	return func(ctx context.Context, m worker.Msg) ([]worker.Output, error) {
 		ctx = tracehdr.Extract(ctx, m.Header)
 		ctx, span := tr.Start(ctx, name, trace.WithSpanKind(trace.SpanKindConsumer),
 			trace.WithAttributes(AttrStage.String(stage), attribute.String("messaging.system", "nats"), attribute.String("messaging.destination.name", m.Subject)))
-		defer span.End()
-		outs, err := h(ctx, m)
-		if span.SpanContext().IsValid() { // nothing to carry: outputs stay as built
-			for i := range outs {
-				if outs[i].Header == nil {
-					outs[i].Header = map[string][]string{}
-				}
-				tracehdr.Inject(ctx, outs[i].Header)
+		returned := false
+		defer func() {
+			if !returned && span.IsRecording() { // h panicked: the worker dead-letters it as panic
+				span.SetAttributes(AttrFailure.String("panic"))
+				span.SetStatus(codes.Error, "panic")
 			}
-		}
+			span.End()
+		}()
+		outs, err := h(ctx, m)
+		returned = true
+		carry(ctx, span, outs)
 		if span.IsRecording() {
 			annotate(span, m, outs, err)
+		}
+		if err != nil && span.SpanContext().IsValid() {
+			err = &gateError{err: err, sc: span.SpanContext()}
 		}
 		return outs, err
 	}
