@@ -12,13 +12,15 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolgate/toolgate/internal/result"
+	"github.com/toolgate/toolgate/pkg/wire"
 )
 
-// MetaIdempotencyKey and MetaCallID are the keys of the call's idempotency
-// key and call id in a tools/call request's _meta.
+// The keys of a tools/call request's _meta: the call's idempotency key, its
+// call id and the execute gate's signature (wire.MCPMeta*).
 const (
-	MetaIdempotencyKey = "toolgate/idempotency_key"
-	MetaCallID         = "toolgate/call_id"
+	MetaIdempotencyKey = wire.MCPMetaIdempotencyKey
+	MetaCallID         = wire.MCPMetaCallID
+	MetaSignature      = wire.MCPMetaSignature
 )
 
 // MCP executes by calling Tool on an MCP server with tools/call: over
@@ -26,11 +28,15 @@ const (
 // permits), or over stdio to Command, started once and reused (Pool).
 //
 // The request's _meta carries the call's idempotency key and call id
-// (MetaIdempotencyKey, MetaCallID). The answer, by what is known about the
+// (MetaIdempotencyKey, MetaCallID) and, when Signer is set, the signature
+// (MetaSignature: wire.SignExec over them, the MCP tool's name and the exact
+// bytes of params.arguments). The answer, by what is known about the
 // effect:
 //   - a result: an ok call; its structuredContent, else its one text item
 //     (as JSON when it is JSON), else its content list, is the result;
-//   - a result with isError: a failed call with the text of its content;
+//   - a result with isError: a failed call with the text of its content,
+//     unless its _meta says the server refused the signature
+//     (wire.MCPMetaSignatureRefused): ErrNotRun wrapping ErrRefused;
 //   - a JSON-RPC error answer (unknown tool, invalid params): a failed call;
 //   - a failure before tools/call was sent (connecting, initialize, a
 //     refused destination, a full or dead server): ErrNotRun;
@@ -47,26 +53,26 @@ type MCP struct {
 	// nil: none. Whoever may apply tools names the command, so the execute
 	// stage runs only the ones its operator listed.
 	Commands  []string
-	MaxResult int // bytes of a result kept whole; 0: DefaultMaxResult
+	MaxResult int     // bytes of a result kept whole; 0: DefaultMaxResult
+	Signer    *Signer // signs every request; nil: unsigned
+	// StatusTool is the tool Status calls when the server lists it;
+	// "": wire.MCPStatusTool.
+	StatusTool string
 }
 
 // Execute implements Executor.
 func (m *MCP) Execute(ctx context.Context, req Request) (Reply, error) {
-	var args map[string]any
-	if len(req.Arguments) > 0 {
-		if err := json.Unmarshal(req.Arguments, &args); err != nil {
-			return Reply{OK: false, Error: "mcp: the arguments are not a JSON object: " + err.Error()}, nil
-		}
+	args, err := mcpArguments(req.Arguments)
+	if err != nil {
+		return Reply{OK: false, Error: err.Error()}, nil
 	}
-	params := &mcp.CallToolParams{
-		Name:      m.Tool,
-		Arguments: args,
-		Meta:      mcp.Meta{MetaIdempotencyKey: req.IdempotencyKey, MetaCallID: req.CallID},
+	params, err := m.params(req, m.Tool, "", args)
+	if err != nil {
+		return Reply{}, err
 	}
 	var (
 		res *mcp.CallToolResult
 		f   *sentFlag
-		err error
 	)
 	if m.Command != "" && !slices.Contains(m.Commands, m.Command) {
 		return m.failed(m.where(), nil, fmt.Errorf("%w: mcp stdio command %q is not one the execute stage may start: list it in --exec-mcp-commands (TOOLGATE_EXEC_MCP_COMMANDS)", ErrDestination, m.Command))
@@ -84,7 +90,7 @@ func (m *MCP) Execute(ctx context.Context, req Request) (Reply, error) {
 	if err != nil {
 		return m.failed(m.where(), f, err)
 	}
-	return m.reply(res), nil
+	return m.reply(res)
 }
 
 // where names the server in errors.
@@ -114,7 +120,7 @@ func (m *MCP) failed(where string, f *sentFlag, err error) (Reply, error) {
 }
 
 // reply reads a tools/call result.
-func (m *MCP) reply(res *mcp.CallToolResult) Reply {
+func (m *MCP) reply(res *mcp.CallToolResult) (Reply, error) {
 	limit := m.MaxResult
 	if limit <= 0 {
 		limit = DefaultMaxResult
@@ -124,7 +130,10 @@ func (m *MCP) reply(res *mcp.CallToolResult) Reply {
 		if msg == "" {
 			msg = "(no text)"
 		}
-		return Reply{OK: false, Error: "MCP tool error: " + result.CutText(msg, excerptMax)}
+		if reason, ok := refusedMeta(res.Meta); ok {
+			return Reply{}, refused(m.where()+": tools/call "+m.Tool, reason, result.CutText(msg, excerptMax))
+		}
+		return Reply{OK: false, Error: "MCP tool error: " + result.CutText(msg, excerptMax)}, nil
 	}
 	var out []byte
 	switch {
@@ -140,9 +149,9 @@ func (m *MCP) reply(res *mcp.CallToolResult) Reply {
 		out, _ = json.Marshal(res.Content)
 	}
 	if len(out) == 0 {
-		return Reply{OK: true}
+		return Reply{OK: true}, nil
 	}
-	return Reply{OK: true, Result: result.Cut(out, limit, result.ExcerptMax)}
+	return Reply{OK: true, Result: result.Cut(out, limit, result.ExcerptMax)}, nil
 }
 
 // contentText joins the text items of content.

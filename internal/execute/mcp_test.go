@@ -18,9 +18,15 @@ import (
 // mcpHTTP serves testMCPServer over streamable HTTP; its executor may reach
 // it (loopback allowed).
 func mcpHTTP(t *testing.T, started chan<- struct{}) (*httptest.Server, func(tool string) *MCP) {
+	return mcpHTTPWith(t, serverOpts{started: started})
+}
+
+// mcpHTTPWith is mcpHTTP of a server shaped by o (its release is the test's).
+func mcpHTTPWith(t *testing.T, o serverOpts) (*httptest.Server, func(tool string) *MCP) {
 	t.Helper()
 	release := make(chan struct{})
-	srv := testMCPServer(started, release)
+	o.release = release
+	srv := testMCPServer(o)
 	hs := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
 	t.Cleanup(hs.Close)
 	t.Cleanup(func() { close(release) }) // runs first: no handler outlives the test
@@ -44,6 +50,19 @@ func mcpStdio(t *testing.T) func(tool string) *MCP {
 	return func(tool string) *MCP {
 		return &MCP{Command: self, Args: []string{"-test.run=^$"}, Tool: tool, Pool: pool, Commands: []string{self}}
 	}
+}
+
+// mcpStdioWith is mcpStdio of a server that verifies with signer's public
+// key when signer is set, and lists the status tool when status is.
+func mcpStdioWith(t *testing.T, signer *Signer, status bool) func(tool string) *MCP {
+	t.Helper()
+	if signer != nil {
+		t.Setenv("TOOLGATE_EXEC_PUBLIC_KEY", signer.PublicText())
+	}
+	if status {
+		t.Setenv(envMCPStatus, "1")
+	}
+	return mcpStdio(t)
 }
 
 func callCtx(t *testing.T) context.Context {
