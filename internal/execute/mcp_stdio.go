@@ -43,12 +43,11 @@ func (p *MCPPool) call(ctx context.Context, command string, args []string, param
 	if err != nil {
 		return nil, nil, err
 	}
-	select {
-	case s.slots <- struct{}{}:
-		defer func() { <-s.slots }()
-	case <-ctx.Done():
-		return nil, nil, fmt.Errorf("%w: mcp stdio %s: %d calls in flight, none finished in time: %v", ErrNotRun, command, cap(s.slots), ctx.Err())
+	release, err := s.acquire(ctx)
+	if err != nil {
+		return nil, nil, err
 	}
+	defer release()
 	for try := 0; ; try++ {
 		cs, st, stderr, err := s.connect(ctx)
 		if err != nil {
@@ -67,6 +66,36 @@ func (p *MCPPool) call(ctx context.Context, command string, args []string, param
 		if try == 1 || ctx.Err() != nil {
 			return nil, f, err
 		}
+	}
+}
+
+// with runs f on command's session (started when none runs), as one of
+// the calls in flight on it.
+func (p *MCPPool) with(ctx context.Context, command string, args []string, f func(*mcp.ClientSession) error) error {
+	s, err := p.server(command, args)
+	if err != nil {
+		return err
+	}
+	release, err := s.acquire(ctx)
+	if err != nil {
+		return err
+	}
+	defer release()
+	cs, _, _, err := s.connect(ctx)
+	if err != nil {
+		return err
+	}
+	return f(cs)
+}
+
+// acquire takes one of the server's in-flight slots, or fails with
+// ErrNotRun when none frees before ctx ends.
+func (s *stdioServer) acquire(ctx context.Context) (release func(), err error) {
+	select {
+	case s.slots <- struct{}{}:
+		return func() { <-s.slots }, nil
+	case <-ctx.Done():
+		return nil, fmt.Errorf("%w: mcp stdio %s: %d calls in flight, none finished in time: %v", ErrNotRun, s.command, cap(s.slots), ctx.Err())
 	}
 }
 
