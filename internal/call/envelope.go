@@ -5,6 +5,7 @@ package call
 import (
 	"encoding/base64"
 	"encoding/json"
+	jsonv2 "encoding/json/v2"
 	"errors"
 	"fmt"
 	"time"
@@ -188,7 +189,7 @@ func (e *Envelope) Abort(stage, code string, err error, now time.Time) {
 func (e *Envelope) Attempt() int { return e.RepairAttempts }
 
 // Marshal encodes the envelope.
-func (e *Envelope) Marshal() ([]byte, error) { return json.Marshal(e) }
+func (e *Envelope) Marshal() ([]byte, error) { return e.encode() }
 
 // envelopeFields and repairFields have the fields and none of the methods.
 type (
@@ -208,15 +209,18 @@ type repairJSON struct {
 }
 
 // MarshalJSON implements json.Marshaler; see Envelope.
-func (e Envelope) MarshalJSON() ([]byte, error) {
-	f := envelopeFields(e)
-	return json.Marshal(envelopeJSON{&f, exactB64(e.RawArguments), exactB64(e.Text)})
-}
+func (e Envelope) MarshalJSON() ([]byte, error) { return e.encode() }
 
 // UnmarshalJSON implements json.Unmarshaler; see Envelope.
-func (e *Envelope) UnmarshalJSON(data []byte) error {
+func (e *Envelope) UnmarshalJSON(data []byte) error { return e.decode(data) }
+
+func (e *Envelope) encode() ([]byte, error) {
+	return jsonv2.Marshal(envelopeJSON{(*envelopeFields)(e), exactB64(e.RawArguments), exactB64(e.Text)}, codec())
+}
+
+func (e *Envelope) decode(data []byte) error {
 	w := envelopeJSON{envelopeFields: (*envelopeFields)(e)}
-	if err := json.Unmarshal(data, &w); err != nil {
+	if err := jsonv2.Unmarshal(data, &w, codec()); err != nil {
 		return err
 	}
 	if err := fromB64(&e.RawArguments, w.RawArgumentsB64, "raw_arguments_b64"); err != nil {
@@ -263,7 +267,7 @@ func fromB64(dst *string, b64, field string) error {
 // Unmarshal decodes an envelope and checks the fields every gate relies on.
 func Unmarshal(data []byte) (Envelope, error) {
 	var e Envelope
-	if err := json.Unmarshal(data, &e); err != nil {
+	if err := e.decode(data); err != nil {
 		return e, fmt.Errorf("call: decode envelope: %w", err)
 	}
 	if e.CallID == "" || e.ResponseID == "" || e.Status == "" {
