@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/toolgate/toolgate/internal/provider"
+	"github.com/toolgate/toolgate/internal/tracehdr"
 	"github.com/toolgate/toolgate/pkg/producer"
 	"github.com/toolgate/toolgate/pkg/wire"
 )
@@ -19,12 +20,20 @@ const maxEnd = 256
 // metaOf reads the Toolgate-* headers of a POST into the Meta every message
 // of the response carries, and the Toolgate-End reason. A missing provider
 // is detected from body; a missing response id is made up. Every error
-// names the header and what it takes.
+// names the header and what it takes. A valid traceparent/tracestate is
+// carried on (tracehdr.FromHTTP); a malformed one is dropped.
 func metaOf(h http.Header, c caller, body []byte) (producer.Meta, string, error) {
 	m := producer.Meta{
 		Provider: strings.TrimSpace(h.Get(wire.HeaderProvider)), ResponseID: strings.TrimSpace(h.Get(wire.HeaderResponseID)),
 		Tenant: c.tenant, Principal: h.Get(wire.HeaderPrincipal), Roles: h.Get(wire.HeaderRoles), Token: c.token,
 		Conversation: h.Get(wire.HeaderConversation), Model: h.Get(wire.HeaderModel),
+	}
+	// The caller's trace continues; what is malformed is dropped, not refused.
+	m.TraceParent, m.TraceState = tracehdr.FromHTTP(h)
+	if !producer.ValidTraceParent(m.TraceParent) {
+		m.TraceParent, m.TraceState = "", ""
+	} else if !producer.ValidTraceState(m.TraceState) {
+		m.TraceState = ""
 	}
 	if m.Provider == "" {
 		p, err := provider.Detect(body)

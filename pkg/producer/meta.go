@@ -28,6 +28,13 @@ type Meta struct {
 	// principal and roles come only from it and the fields above are
 	// ignored.
 	Token string
+	// TraceParent and TraceState are the W3C trace context toolgate's
+	// spans continue (sent as the lowercase traceparent and tracestate
+	// headers; see ValidTraceParent, ValidTraceState). A malformed one
+	// makes the publish fail; nothing is sent. TraceFrom fills them from
+	// the caller's span (OpenTelemetry's propagator).
+	TraceParent string
+	TraceState  string
 }
 
 // header is m as headers; an empty field is not sent.
@@ -62,6 +69,9 @@ func (m Meta) header() (nats.Header, error) {
 	flag(wire.HeaderAtomic, m.Atomic)
 	if m.MaxTokens > 0 {
 		h.Set(wire.HeaderMaxTokens, strconv.Itoa(m.MaxTokens))
+	}
+	if err := m.traceHeader(h); err != nil {
+		return nil, err
 	}
 	return h, nil
 }
