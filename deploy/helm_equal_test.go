@@ -1,0 +1,61 @@
+package deploy
+
+import (
+	"strings"
+	"testing"
+)
+
+// The chart's source of truth is the kustomize base: with its defaults it
+// renders the base, object by object and field by field, and with a value
+// each overlay or component. Both sides are decoded strictly into their
+// Kubernetes types first, then compared as JSON after normalising what
+// legitimately differs:
+//
+//   - kustomize's generated ConfigMap and Secrets are named name-<hash>;
+//     the chart names them plainly (normaliseKustomize) and rolls pods with
+//     checksum/* annotations instead (normaliseHelm drops those);
+//   - Helm's labels (helm.sh/chart, app.kubernetes.io/managed-by, instance,
+//     version) on every object's metadata;
+//   - the streams Job's helm.sh/hook annotations: a plain Job's pod
+//     template is immutable, so it would fail every upgrade that changes
+//     the image; as a hook it is recreated and re-run each upgrade;
+//   - the generated Secrets' values: random on each side, so only their
+//     keys compare (redactGenerated); and exec-signing.pub, which the base
+//     keeps beside the key for operators and the chart cannot make (Helm's
+//     template functions cannot derive an Ed25519 public key; no pod
+//     mounts it): dropped from the kustomize side;
+//   - the Namespace: `helm install --create-namespace` makes it, and a
+//     chart that also renders it fails the install, so it renders only with
+//     namespace.create (compared in its own case below).
+func TestHelm_renders_what_kustomize_renders(t *testing.T) {
+	for _, c := range []struct {
+		name, dir string
+		sets      []string
+		namespace bool // compare the Namespace too
+	}{
+		{"defaults are the base", "base", nil, false},
+		{"namespace.create renders the base's Namespace", "base", []string{"namespace.create=true"}, true},
+		{"autoscaling.mode=hpa is the hpa overlay", "overlays/hpa", []string{"autoscaling.mode=hpa"}, false},
+		{"serviceMonitor.enabled is the prometheus overlay", "overlays/prometheus", []string{"serviceMonitor.enabled=true"}, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			kust := normaliseKustomize(render(t, c.dir).objects(t))
+			helm := helmRender(t, c.sets...).objects(t)
+			normaliseHelm(helm)
+			if !c.namespace {
+				delete(kust, "Namespace/"+helmNamespace)
+			}
+			if data, ok := kust["Secret/toolgate-exec-signing"]["data"].(map[string]any); ok {
+				delete(data, "exec-signing.pub")
+			}
+			redactGenerated(kust)
+			redactGenerated(helm)
+			if d := diffObjects(kust, helm); len(d) > 0 {
+				t.Errorf("helm template %v differs from kustomize %s in %d places:\n%s", c.sets, c.dir, len(d), strings.Join(d, "\n"))
+			}
+			if len(kust) < 20 {
+				t.Fatalf("compared only %d objects", len(kust))
+			}
+		})
+	}
+}
