@@ -14,12 +14,15 @@ import (
 
 // Dial opens the Redis store at raw, one of
 //
-//	redis://[[user]:password@]host:6379[/db]            one server (rediss:// for TLS)
+//	redis://[[user]:password@]host:6379[/db]            one server
 //	redis-sentinel://[[user]:password@]h1:26379,h2:26379/MASTER[?db=N]
 //	redis-cluster://[[user]:password@]h1:7000,h2:7001
 //
-// and, on any of them, wait_replicas=auto|N and wait_timeout=DURATION (see
-// Redis.waitFor). Nothing is dialled yet: the client connects on first use.
+// each with TLS as rediss://, rediss-sentinel://, rediss-cluster:// (or
+// tls=true), taking tls_ca, tls_cert, tls_key and tls_server_name
+// (dial_tls.go); and, on any of them, wait_replicas=auto|N and
+// wait_timeout=DURATION (see Redis.waitFor). Nothing is dialled yet: the
+// client connects on first use.
 func Dial(raw string) (*Redis, error) {
 	u, err := url.Parse(raw)
 	if err != nil {
@@ -43,6 +46,11 @@ func Dial(raw string) (*Redis, error) {
 	}
 	q.Del("wait_replicas")
 	q.Del("wait_timeout")
+	scheme, tc, err := takeTLS(u, q)
+	if err != nil {
+		return nil, err
+	}
+	u.Scheme = scheme
 	u.RawQuery = q.Encode()
 	var c redis.UniversalClient
 	cluster := false
@@ -52,11 +60,21 @@ func Dial(raw string) (*Redis, error) {
 		if err != nil {
 			return nil, fmt.Errorf("idem: redis url: %w", err)
 		}
+		if tc.on {
+			if opt.TLSConfig, err = tc.apply(opt.TLSConfig); err != nil {
+				return nil, err
+			}
+		}
 		c = redis.NewClient(opt)
 	case "redis-sentinel":
 		opt, err := sentinelOptions(u)
 		if err != nil {
 			return nil, err
+		}
+		if tc.on { // sentinels and data nodes alike
+			if opt.TLSConfig, err = tc.apply(nil); err != nil {
+				return nil, err
+			}
 		}
 		c = redis.NewFailoverClient(opt)
 	case "redis-cluster":
@@ -65,13 +83,19 @@ func Dial(raw string) (*Redis, error) {
 			return nil, err
 		}
 		if len(u.Query()) > 0 || strings.Trim(u.Path, "/") != "" {
-			return nil, errors.New("idem: redis-cluster url takes no database or options (a cluster has only db 0)")
+			return nil, errors.New("idem: redis-cluster url takes no database or options but wait_replicas, wait_timeout and the tls ones (a cluster has only db 0)")
 		}
 		user, pass := creds(u)
-		c = redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs, Username: user, Password: pass})
+		opt := &redis.ClusterOptions{Addrs: addrs, Username: user, Password: pass}
+		if tc.on {
+			if opt.TLSConfig, err = tc.apply(nil); err != nil {
+				return nil, err
+			}
+		}
+		c = redis.NewClusterClient(opt)
 		cluster = true
 	default:
-		return nil, fmt.Errorf("idem: redis url scheme %q: want redis, rediss, redis-sentinel or redis-cluster", u.Scheme)
+		return nil, fmt.Errorf("idem: redis url scheme %q: want redis, rediss, redis-sentinel, rediss-sentinel, redis-cluster or rediss-cluster", u.Scheme)
 	}
 	s := NewRedis(c)
 	s.wait = w
