@@ -69,9 +69,11 @@ func LoadWithBreakdown(ctx context.Context, nc *nats.Conn, js jetstream.JetStrea
 func load(ctx context.Context, nc *nats.Conn, js jetstream.JetStream, prefix string, n int, rate float64, bd *Breakdown) (Stats, error) {
 	rec := newRecorder(n)
 	sub, err := nc.Subscribe(streams.ResultsAll(), func(m *nats.Msg) {
+		at := time.Now()
 		rid := m.Subject[strings.LastIndex(m.Subject, ".")+1:] // toolgate.results.<tenant>.<rid>
-		rec.arrived(rid, time.Now())
-		bd.add(m.Data)
+		if sent, ok := rec.arrived(rid, at); ok {
+			bd.add(m.Data, sent, at)
+		}
 	})
 	if err != nil {
 		return Stats{}, err
@@ -83,12 +85,18 @@ func load(ctx context.Context, nc *nats.Conn, js jetstream.JetStream, prefix str
 		interval = time.Duration(float64(time.Second) / rate)
 	}
 	mix := Mix()
+	var late []time.Duration
+	if interval > 0 {
+		late = make([]time.Duration, 0, n)
+	}
 	start := time.Now()
 	for i := range n {
 		if interval > 0 {
-			if d := time.Until(start.Add(time.Duration(i) * interval)); d > 0 {
+			due := start.Add(time.Duration(i) * interval)
+			if d := time.Until(due); d > 0 {
 				time.Sleep(d)
 			}
+			late = append(late, time.Since(due))
 		}
 		k := mix[i%len(mix)]
 		rid := prefix + strconv.Itoa(i)
@@ -119,5 +127,5 @@ func load(ctx context.Context, nc *nats.Conn, js jetstream.JetStream, prefix str
 	if rec.dupes > 0 {
 		return Stats{}, fmt.Errorf("bench: %d responses produced more than one result", rec.dupes)
 	}
-	return Stats{Name: "pipeline", Count: n, Elapsed: rec.last.Sub(start), Latencies: rec.lat}, nil
+	return Stats{Name: "pipeline", Count: n, Elapsed: rec.last.Sub(start), Latencies: rec.lat, Late: late}, nil
 }

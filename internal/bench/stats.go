@@ -16,6 +16,9 @@ type Stats struct {
 	Count     int
 	Elapsed   time.Duration
 	Latencies []time.Duration // end to end, one per message
+	// Late is, for a paced run, how late each publish left against its
+	// schedule (the load generator's own lateness); nil when not paced.
+	Late []time.Duration
 }
 
 // Rate is messages (calls) per second.
@@ -65,17 +68,19 @@ func (r *recorder) sentAt(id string, t time.Time) {
 	r.mu.Unlock()
 }
 
-func (r *recorder) arrived(id string, t time.Time) {
+// arrived records id's arrival at t and returns when it was sent; ok is
+// false for an id never sent, or one that arrived before (a duplicate).
+func (r *recorder) arrived(id string, t time.Time) (sent time.Time, ok bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	start, ok := r.sent[id]
-	if !ok {
+	start, known := r.sent[id]
+	if !known {
 		r.unknown++
-		return
+		return time.Time{}, false
 	}
 	if start.IsZero() {
 		r.dupes++
-		return
+		return time.Time{}, false
 	}
 	r.sent[id] = time.Time{}
 	r.lat = append(r.lat, t.Sub(start))
@@ -83,4 +88,12 @@ func (r *recorder) arrived(id string, t time.Time) {
 	if len(r.lat) == r.want {
 		close(r.done)
 	}
+	return start, true
+}
+
+// counts returns how many ids arrived, arrived again, or were never sent.
+func (r *recorder) counts() (arrived, dupes, unknown int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.lat), r.dupes, r.unknown
 }

@@ -4,35 +4,32 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"math"
 	"os"
-	"path/filepath"
 	"runtime/pprof"
-	"strconv"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
-	"github.com/rs/zerolog"
 
 	"github.com/toolgate/toolgate/internal/bench"
-	"github.com/toolgate/toolgate/internal/execute"
-	"github.com/toolgate/toolgate/internal/stage"
-	"github.com/toolgate/toolgate/internal/testenv"
-	"github.com/toolgate/toolgate/pkg/toolserver"
-	"github.com/toolgate/toolgate/streams"
+	"github.com/toolgate/toolgate/internal/bench/benchrig"
 )
 
 // benchCmd measures, in one run on one machine: the ceiling of seven chained
-// JetStream hops, the full pipeline under maximum load, and latency at half
-// the measured maximum rate.
+// JetStream hops, the full pipeline under maximum load, latency at half the
+// measured maximum rate with where the time went, the cost curve scenarios,
+// and issue 20's goals beside their figures.
 func benchCmd(args []string) error {
 	fs := withUsage(flag.NewFlagSet("bench", flag.ContinueOnError), "bench", "")
 	n := fs.Int("n", 20000, "calls pushed through the pipeline (and messages through the ceiling)")
 	size := fs.Int("size", 1024, "ceiling message size in bytes (about a provider response)")
 	half := fs.Duration("half", 10*time.Second, "how long to offer half the maximum rate")
 	redisURL := fs.String("redis", env("TOOLGATE_REDIS_URL", ""), "Redis for idempotency keys; empty: start a redis-server")
-	tools := fs.String("tools", "examples/tools.yaml", "tool definitions")
+	tools := fs.String("tools", "examples/tools.yaml", "tool definitions (the scenarios need create_invoice as in examples/tools.yaml)")
 	offered := fs.Float64("rate", 0, "offered load of step 3 in calls/s; 0: half the measured maximum")
 	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of the pipeline run to this file")
+	scenarioList := fs.String("scenarios", "all", "cost curve scenarios run after step 3, comma separated ("+scenarioNames()+"), all, or none")
+	jsonFile := fs.String("json", "", "also write every figure as JSON to this file")
 	ops, err := parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -40,114 +37,124 @@ func benchCmd(args []string) error {
 	if len(ops) > 0 {
 		return usageError("bench takes no operands (got %q)", ops[0])
 	}
+	scenarios, err := pickScenarios(*scenarioList)
+	if err != nil {
+		return err
+	}
+	if *n <= 0 || *half <= 0 {
+		return usageError("--n and --half must be positive")
+	}
 
 	dir, err := os.MkdirTemp("", "toolgate-bench-")
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	ns, err := testenv.StartNATS(testenv.NATSOptions{StoreDir: filepath.Join(dir, "js")})
-	if err != nil {
-		return fmt.Errorf("bench: embedded NATS: %w", err)
-	}
-	defer ns.Shutdown()
-	var redisPID int
-	if *redisURL == "" {
-		rs, err := testenv.StartRedis(testenv.RedisOptions{Dir: dir})
-		if err != nil {
-			return fmt.Errorf("bench: %w (or set --redis)", err)
-		}
-		defer rs.Stop()
-		*redisURL, redisPID = rs.URL(), rs.PID()
-	}
-	if err := applyFile(ns.URL(), *tools); err != nil {
-		return err
-	}
-	nc, _, err := connect(ns.URL())
+	rig, err := benchrig.Start(benchrig.Options{Dir: dir, RedisURL: *redisURL, ToolsFile: *tools})
 	if err != nil {
 		return err
 	}
-	defer nc.Close()
-	js, err := jetstream.New(nc, jetstream.WithPublishAsyncMaxPending(4096))
-	if err != nil {
-		return err
-	}
-	signer, err := execute.GenerateSigner() // the pipeline signs, the tool verifies, as in production
-	if err != nil {
-		return err
-	}
-	ts, err := toolserver.New(nc, "bench-noop", "1.0.0", toolserver.PublicKey(signer.Public()...))
-	if err != nil {
-		return err
-	}
-	for _, t := range []string{"create_invoice", "get_weather"} {
-		if err := ts.Handle(t, func(context.Context, toolserver.Call) (any, error) { return map[string]bool{"ok": true}, nil }); err != nil {
-			return err
-		}
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	ready := make(chan struct{})
-	runErr := make(chan error, 1)
-	go func() {
-		runErr <- stage.Run(ctx, stage.Config{NATSURL: ns.URL(), RedisURL: *redisURL, Stages: streams.Names(), Log: zerolog.Nop(), Exec: stage.ExecConfig{Signer: signer}}, ready)
-	}()
-	select {
-	case <-ready:
-	case err := <-runErr:
-		return fmt.Errorf("bench: pipeline: %v", err)
-	}
+	defer rig.Close()
+	ctx := context.Background()
+	rep := bench.Report{Machine: bench.Machine(), Started: time.Now().UTC(), Settings: map[string]any{
+		"n": *n, "size": *size, "half_s": half.Seconds(), "rate": *offered, "scenarios": *scenarioList, "tools": *tools}}
 
-	fmt.Printf("machine: %s\n", bench.Machine())
-	fmt.Printf("1/3 ceiling: %d messages of %d B through %d chained JetStream hops (file storage, fetch batch 100, async publish)\n", *n, *size, bench.Hops)
-	ceil, err := bench.Ceiling(ctx, nc, js, *n, *size, jetstream.FileStorage)
+	fmt.Printf("machine: %s\n", rep.Machine)
+	fmt.Printf("1/4 ceiling: %d messages of %d B through %d chained JetStream hops (file storage, fetch batch 100, async publish)\n", *n, *size, bench.Hops)
+	ceil, err := bench.Ceiling(ctx, rig.NC, rig.JS, *n, *size, jetstream.FileStorage)
 	if err != nil {
 		return err
 	}
-	fmt.Printf("2/3 pipeline: %d calls (valid, invalid JSON, schema-invalid, text-recovered; openai-chat, anthropic, ollama), no-op executor, Redis idempotency store\n", *n)
-	if *cpuprofile != "" {
-		f, err := os.Create(*cpuprofile)
+	fmt.Printf("2/4 pipeline: %d calls (valid, invalid JSON, schema-invalid, text-recovered; openai-chat, anthropic, ollama), no-op executor, Redis idempotency store\n", *n)
+	stopProfile, err := startProfile(*cpuprofile)
+	if err != nil {
+		return err
+	}
+	u0, r0 := bench.Self(), bench.ProcCPU(rig.RedisPID)
+	full, err := bench.Load(ctx, rig.NC, rig.JS, "bench-max-", *n, 0)
+	stopProfile()
+	if err != nil {
+		return err
+	}
+	u1, r1 := bench.Self(), bench.ProcCPU(rig.RedisPID)
+	cpu := (u1.CPU - u0.CPU) + (r1 - r0)
+	rep.Tail.OfferedRate = full.Rate() / 2
+	if *offered > 0 {
+		rep.Tail.OfferedRate = *offered
+	}
+	halfN := max(1, int(rep.Tail.OfferedRate*half.Seconds()))
+	fmt.Printf("3/4 offered load: %.0f calls/s (half the maximum) for %v, with handler times, GC and the generator's lateness\n", rep.Tail.OfferedRate, *half)
+	h0, err := bench.ReadHandlerTimes(rig.Metrics)
+	if err != nil {
+		return err
+	}
+	gc0 := bench.ReadGC()
+	paced, breakdown, err := bench.LoadWithBreakdown(ctx, rig.NC, rig.JS, "bench-half-", halfN, rep.Tail.OfferedRate)
+	if err != nil {
+		return err
+	}
+	rep.Tail.GC = bench.ReadGC().Since(gc0)
+	h1, err := bench.ReadHandlerTimes(rig.Metrics)
+	if err != nil {
+		return err
+	}
+	rep.Tail.Stages = breakdown.Rows(h1.Sub(h0))
+	rep.Tail.Lateness(paced)
+	full.Name, paced.Name = "pipeline, as fast as it goes", fmt.Sprintf("pipeline at %.0f calls/s", rep.Tail.OfferedRate)
+	rep.Runs = []bench.RunFigures{ceil.Figures(), full.Figures(), paced.Figures()}
+	rep.Pipeline = bench.Pipeline{PerCeiling: ratio(100*full.Rate(), ceil.Rate()), CPUPer1000: ratio(cpu.Seconds()*1000, float64(full.Count)), PeakRSS: bench.Self().PeakRSS}
+
+	if len(scenarios) > 0 {
+		fmt.Printf("4/4 cost curve: %d scenarios, each as fast as it goes\n", len(scenarios))
+	}
+	for _, s := range scenarios {
+		c, err := s.Run(ctx, rig.Target, "bench-", 0)
 		if err != nil {
 			return err
 		}
-		defer f.Close()
-		if err := pprof.StartCPUProfile(f); err != nil {
-			return err
+		rep.Scenarios = append(rep.Scenarios, c)
+	}
+	rep.Pipeline.PeakRSSLast = bench.Self().PeakRSS
+	if err := rig.Close(); err != nil {
+		return fmt.Errorf("bench: pipeline: %w", err)
+	}
+	fmt.Println("gates' pure cores: testing.Benchmark in this process, pipeline stopped")
+	if rep.Cores, rep.GatesPerCall, err = bench.Cores(rig.Tools); err != nil {
+		return err
+	}
+	rep.Goals = bench.Goals(bench.Figures{
+		PipelinePerCeiling: rep.Pipeline.PerCeiling, HalfP99Ms: float64(paced.Percentile(99)) / 1e6, CPUPer1000s: rep.Pipeline.CPUPer1000,
+		PeakRSSMiB: float64(rep.Pipeline.PeakRSS) / (1 << 20), GatesPerCallUs: float64(rep.GatesPerCall) / 1e3,
+	})
+	printReport(os.Stdout, rep)
+	if *jsonFile != "" {
+		if err := rep.Write(*jsonFile); err != nil {
+			return fmt.Errorf("bench: --json: %w", err)
 		}
 	}
-	u0, r0 := bench.Self(), bench.ProcCPU(redisPID)
-	full, err := bench.Load(ctx, nc, js, "bench-max-", *n, 0)
-	pprof.StopCPUProfile()
-	if err != nil {
-		return err
-	}
-	u1, r1 := bench.Self(), bench.ProcCPU(redisPID)
-	cpu := (u1.CPU - u0.CPU) + (r1 - r0)
-	halfRate := full.Rate() / 2
-	if *offered > 0 {
-		halfRate = *offered
-	}
-	halfN := int(halfRate * half.Seconds())
-	fmt.Printf("3/3 offered load: %.0f calls/s (half the maximum) for %v\n", halfRate, *half)
-	paced, breakdown, err := bench.LoadWithBreakdown(ctx, nc, js, "bench-half-", halfN, halfRate)
-	if err != nil {
-		return err
-	}
-	ms := func(d time.Duration) string {
-		return strconv.FormatFloat(float64(d)/float64(time.Millisecond), 'f', 1, 64) + " ms"
-	}
-	fmt.Println()
-	fmt.Println("| run | calls | calls/s | p50 | p95 | p99 |")
-	fmt.Println("|---|---|---|---|---|---|")
-	for _, s := range []bench.Stats{ceil, full, paced} {
-		fmt.Printf("| %s | %d | %.0f | %s | %s | %s |\n", s.Name, s.Count, s.Rate(), ms(s.Percentile(50)), ms(s.Percentile(95)), ms(s.Percentile(99)))
-	}
-	fmt.Println()
-	fmt.Printf("time added per stage at the offered load (from each call's history):\n%s\n", breakdown)
-	fmt.Printf("pipeline / ceiling: %.0f %%\n", 100*full.Rate()/ceil.Rate())
-	fmt.Printf("CPU per 1,000 calls: %.2f s (this process, embedded NATS included, plus redis-server)\n", cpu.Seconds()*1000/float64(full.Count))
-	fmt.Printf("peak memory (RSS of this process): %.0f MiB\n", float64(u1.PeakRSS)/(1<<20))
-	cancel()
-	<-runErr
 	return nil
+}
+
+func startProfile(file string) (stop func(), err error) {
+	if file == "" {
+		return func() {}, nil
+	}
+	f, err := os.Create(file)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
+}
+
+// ratio is a/b, 0 when it is not a finite number (JSON has no NaN).
+func ratio(a, b float64) float64 {
+	r := a / b
+	if math.IsNaN(r) || math.IsInf(r, 0) {
+		return 0
+	}
+	return r
 }

@@ -1,0 +1,155 @@
+// Package benchrig starts the pipeline `toolgate bench` measures: an
+// embedded nats-server, Redis and every stage in this process. It is apart
+// from package bench because the stages' own tests import bench.
+package benchrig
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/rs/zerolog"
+
+	"github.com/toolgate/toolgate/internal/bench"
+	"github.com/toolgate/toolgate/internal/execute"
+	"github.com/toolgate/toolgate/internal/metrics"
+	"github.com/toolgate/toolgate/internal/registry"
+	"github.com/toolgate/toolgate/internal/stage"
+	"github.com/toolgate/toolgate/internal/testenv"
+	"github.com/toolgate/toolgate/internal/tool"
+	"github.com/toolgate/toolgate/pkg/toolserver"
+	"github.com/toolgate/toolgate/streams"
+)
+
+// Options say where a Rig keeps its store and which Redis it uses.
+type Options struct {
+	Dir       string // required: the JetStream store and redis-server's directory
+	RedisURL  string // empty: start a redis-server in Dir
+	ToolsFile string // tool definitions applied before the stages start
+}
+
+// Rig is the pipeline the bench measures: an embedded nats-server with
+// JetStream on file storage, Redis, every stage of `toolgate up` in this
+// process with a no-op executor for every applied tool, and the stages'
+// own metrics, from which the handler time per stage is read.
+type Rig struct {
+	bench.Target
+	NATS  *testenv.NATS
+	Tools []tool.Definition
+
+	redis  *testenv.Redis
+	cancel context.CancelFunc
+	runErr chan error
+}
+
+// Start starts the pipeline and returns once every stage consumes.
+func Start(o Options) (r *Rig, err error) {
+	if o.Dir == "" {
+		return nil, errors.New("bench: benchrig.Options.Dir is required")
+	}
+	defs, err := loadTools(o.ToolsFile)
+	if err != nil {
+		return nil, err
+	}
+	r = &Rig{Target: bench.Target{Metrics: metrics.New()}, Tools: defs, runErr: make(chan error, 1)}
+	defer func() {
+		if err != nil {
+			r.Close()
+		}
+	}()
+	if r.NATS, err = testenv.StartNATS(testenv.NATSOptions{StoreDir: filepath.Join(o.Dir, "js")}); err != nil {
+		return r, fmt.Errorf("bench: embedded NATS: %w", err)
+	}
+	r.Server = r.NATS.Server()
+	redisURL := o.RedisURL
+	if redisURL == "" {
+		if r.redis, err = testenv.StartRedis(testenv.RedisOptions{Dir: o.Dir}); err != nil {
+			return r, fmt.Errorf("bench: %w (or name a Redis)", err)
+		}
+		redisURL, r.RedisPID = r.redis.URL(), r.redis.PID()
+	}
+	if r.NC, err = nats.Connect(r.NATS.URL(), nats.MaxReconnects(-1)); err != nil {
+		return r, err
+	}
+	if r.JS, err = jetstream.New(r.NC, jetstream.WithPublishAsyncMaxPending(4096)); err != nil {
+		return r, err
+	}
+	ctx := context.Background()
+	if err = streams.Ensure(ctx, r.JS, streams.DefaultSettings()); err != nil {
+		return r, err
+	}
+	kv, err := r.JS.KeyValue(ctx, streams.BucketTools)
+	if err != nil {
+		return r, err
+	}
+	if _, err = registry.Apply(ctx, kv, o.ToolsFile, defs, false); err != nil {
+		return r, err
+	}
+	own, err := tool.Load("bench", bench.ToolsYAML())
+	if err != nil {
+		return r, err
+	}
+	if _, err = registry.Apply(ctx, kv, "bench", own, false); err != nil {
+		return r, err
+	}
+	r.Tools = append(r.Tools, own...)
+	signer, err := execute.GenerateSigner() // the pipeline signs, the tool verifies, as in production
+	if err != nil {
+		return r, err
+	}
+	ts, err := toolserver.New(r.NC, "bench-noop", "1.0.0", toolserver.PublicKey(signer.Public()...))
+	if err != nil {
+		return r, err
+	}
+	for _, d := range r.Tools {
+		if err = ts.Handle(d.Name, func(context.Context, toolserver.Call) (any, error) { return map[string]bool{"ok": true}, nil }); err != nil {
+			return r, err
+		}
+	}
+	rctx, cancel := context.WithCancel(ctx)
+	r.cancel = cancel
+	ready := make(chan struct{})
+	go func() {
+		r.runErr <- stage.Run(rctx, stage.Config{NATSURL: r.NATS.URL(), RedisURL: redisURL, Stages: streams.Names(), Log: zerolog.Nop(),
+			Exec: stage.ExecConfig{Signer: signer}, Metrics: r.Metrics}, ready)
+	}()
+	select {
+	case <-ready:
+		return r, nil
+	case err = <-r.runErr:
+		r.runErr <- err // Close reads it again
+		return r, fmt.Errorf("bench: pipeline: %w", err)
+	}
+}
+
+// Close stops the stages, then NATS and Redis, and returns the stages' error.
+func (r *Rig) Close() error {
+	var err error
+	if r.cancel != nil {
+		r.cancel()
+		err = <-r.runErr
+		r.cancel = nil
+	}
+	if r.NC != nil {
+		r.NC.Close()
+	}
+	if r.NATS != nil {
+		r.NATS.Shutdown()
+	}
+	if r.redis != nil {
+		r.redis.Stop()
+	}
+	return err
+}
+
+func loadTools(file string) ([]tool.Definition, error) {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return nil, fmt.Errorf("bench: tools: %w", err)
+	}
+	return tool.Load(file, data)
+}

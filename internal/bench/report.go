@@ -1,0 +1,75 @@
+package bench
+
+import (
+	"encoding/json"
+	"os"
+	"time"
+)
+
+// Report is every figure of one `toolgate bench` run, for comparing runs
+// (--json). Durations are nanoseconds.
+type Report struct {
+	Machine   string         `json:"machine"`
+	Started   time.Time      `json:"started"`
+	Settings  map[string]any `json:"settings"`
+	Runs      []RunFigures   `json:"runs"`
+	Pipeline  Pipeline       `json:"pipeline"`
+	Tail      Tail           `json:"tail"`
+	Scenarios []Cost         `json:"scenarios"`
+	Cores     []CoreCost     `json:"cores"`
+	// GatesPerCall is the parse, validate, business and policy cores together.
+	GatesPerCall time.Duration `json:"gates_per_call_ns"`
+	Goals        []Goal        `json:"goals"`
+}
+
+// RunFigures summarizes one measured run (ceiling, pipeline, offered load).
+type RunFigures struct {
+	Name        string        `json:"name"`
+	Calls       int           `json:"calls"`
+	Elapsed     time.Duration `json:"elapsed_ns"`
+	CallsPerSec float64       `json:"calls_per_s"`
+	P50         time.Duration `json:"p50_ns"`
+	P95         time.Duration `json:"p95_ns"`
+	P99         time.Duration `json:"p99_ns"`
+	Max         time.Duration `json:"max_ns"`
+}
+
+// Figures of s.
+func (s Stats) Figures() RunFigures {
+	return RunFigures{Name: s.Name, Calls: s.Count, Elapsed: s.Elapsed, CallsPerSec: s.Rate(),
+		P50: s.Percentile(50), P95: s.Percentile(95), P99: s.Percentile(99), Max: s.Percentile(100)}
+}
+
+// Pipeline is step 2's cost and the process's memory.
+type Pipeline struct {
+	PerCeiling  float64 `json:"pipeline_per_ceiling_pct"`
+	CPUPer1000  float64 `json:"cpu_s_per_1000_calls"`
+	PeakRSS     int64   `json:"peak_rss_bytes"`                 // after steps 1-3
+	PeakRSSLast int64   `json:"peak_rss_after_scenarios_bytes"` // the large arguments raise it
+}
+
+// Tail is what step 3 shows about the tail: where each call's time went,
+// GC in this process, and the load generator's own lateness.
+type Tail struct {
+	OfferedRate float64       `json:"offered_calls_per_s"`
+	Stages      []StageRow    `json:"stages"`
+	GC          GC            `json:"gc"`
+	LateP50     time.Duration `json:"generator_late_p50_ns"`
+	LateP99     time.Duration `json:"generator_late_p99_ns"`
+	LateMax     time.Duration `json:"generator_late_max_ns"`
+}
+
+// Lateness fills the generator figures from a paced run.
+func (t *Tail) Lateness(s Stats) {
+	l := Stats{Latencies: s.Late}
+	t.LateP50, t.LateP99, t.LateMax = l.Percentile(50), l.Percentile(99), l.Percentile(100)
+}
+
+// Write writes r as indented JSON to file.
+func (r Report) Write(file string) error {
+	data, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(file, append(data, '\n'), 0o644)
+}

@@ -1,0 +1,45 @@
+package bench
+
+import "strings"
+
+// DocumentTool is the tool the large-argument scenarios call, applied
+// beside --tools: create_invoice's schema and rules (examples/tools.yaml)
+// plus a document string, where the bulk goes. (Bulk as line items is no
+// good past a few thousand: the rules' CEL evaluation then stops at its
+// memory limit and the call ends business_invalid.)
+const DocumentTool = "bench_invoice_document"
+
+// ToolsYAML is DocumentTool's definition.
+func ToolsYAML() []byte {
+	return []byte(strings.TrimSpace(`
+tools:
+  - name: `+DocumentTool+`
+    description: Creates a draft invoice with an attached document (base64). Bench only.
+    input_schema:
+      type: object
+      properties:
+        customer_id: {type: string, minLength: 1}
+        currency: {type: string, enum: [USD, EUR, GBP]}
+        line_items:
+          type: array
+          minItems: 1
+          items:
+            type: object
+            properties:
+              sku: {type: string, minLength: 1}
+              quantity: {type: integer, exclusiveMinimum: 0}
+              price_cents: {type: integer, minimum: 0}
+            required: [sku, quantity, price_cents]
+            additionalProperties: false
+        document: {type: string, minLength: 1}
+      required: [customer_id, currency, line_items, document]
+      additionalProperties: false
+    rules:
+      - expr: args.line_items.size() > 0
+        message: At least one line item is required.
+      - expr: args.line_items.map(i, i.quantity * i.price_cents).sum() > 0
+        message: Invoice total must be greater than zero.
+    policy:
+      risk: write
+`) + "\n")
+}
