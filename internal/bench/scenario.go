@@ -54,7 +54,7 @@ func Scenarios() []Scenario {
 			}
 			return chatCalls(rid, "create_invoice", args)
 		})},
-		{Name: "stream-500", About: "one OpenAI chat stream of 500 events making one create_invoice call", Count: 50, CallsPer: 1, PerKiB: true, publish: publishStream(500)},
+		{Name: "stream-500", About: "one OpenAI chat stream of 500 events making one create_invoice call", Count: 80, CallsPer: 1, PerKiB: true, publish: publishStream(500)},
 	}
 }
 
