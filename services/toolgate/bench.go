@@ -41,8 +41,8 @@ func benchCmd(args []string) error {
 	if err != nil {
 		return err
 	}
-	if *n <= 0 || *half <= 0 {
-		return usageError("--n and --half must be positive")
+	if *n <= 0 || *half <= 0 || *size < 0 || *offered < 0 {
+		return usageError("--n and --half must be positive, --size and --rate not negative")
 	}
 
 	dir, err := os.MkdirTemp("", "toolgate-bench-")
