@@ -35,3 +35,14 @@ func TestBench_scenarios_flag_picks_all_none_or_named_and_refuses_unknown(t *tes
 		}
 	}
 }
+
+// A negative --size made the ceiling's payload allocation panic mid-run;
+// it is refused before anything starts.
+func TestBench_negative_size_or_rate_is_a_usage_error(t *testing.T) {
+	for _, args := range [][]string{{"--size", "-1"}, {"--rate", "-5"}, {"--n", "0"}} {
+		err := benchCmd(args)
+		if err == nil || !strings.Contains(err.Error(), "must be positive") {
+			t.Errorf("%v: error %v, want a usage error", args, err)
+		}
+	}
+}
