@@ -19,18 +19,20 @@ import (
 var ErrNotReplicated = errors.New("idem: write not confirmed by a replica")
 
 // waitConf: replicas is how many replicas must confirm each write (WAIT);
-// -1 is auto: one when the primary reports connected replicas, else none.
+// -1 is auto (autoWant).
 type waitConf struct {
 	replicas int
 	timeout  time.Duration
 }
 
-// replicaCache remembers the primary's connected_slaves for a second so
-// auto does not cost an INFO per write.
+// replicaCache remembers what auto decided for a second so it does not
+// cost an INFO per write, and the replication id of the primary last seen
+// with a replica.
 type replicaCache struct {
 	mu   sync.Mutex
-	n    int
+	want int
 	when time.Time
+	had  string // master_replid of the primary when it last had a replica
 }
 
 // waitFor is the number of replicas the next write must reach.
@@ -41,7 +43,7 @@ func (s *Redis) waitFor(ctx context.Context, key string) (int, error) {
 	s.replicas.mu.Lock()
 	defer s.replicas.mu.Unlock()
 	if time.Since(s.replicas.when) < time.Second {
-		return min(s.replicas.n, 1), nil
+		return s.replicas.want, nil
 	}
 	c, err := s.node(ctx, key)
 	if err != nil {
@@ -51,19 +53,36 @@ func (s *Redis) waitFor(ctx context.Context, key string) (int, error) {
 	if err != nil {
 		return 0, fmt.Errorf("idem: redis info replication: %w", err)
 	}
-	s.replicas.n = connectedReplicas(info)
+	s.replicas.want, s.replicas.had = autoWant(info, s.replicas.had)
 	s.replicas.when = time.Now()
-	return min(s.replicas.n, 1), nil
+	return s.replicas.want, nil
 }
 
-func connectedReplicas(info string) int {
+// autoWant is what auto waits for, given the primary's INFO replication
+// and the replication id of the primary last seen with a replica (had):
+// one replica when it has one connected, and still one when this same
+// primary had a replica and has lost it (a replica cut off by a partition
+// is the one Sentinel may promote, so a claim it does not hold could be
+// forgotten); none for a primary that never had one since it became
+// primary (a new replication id: after a failover or a restart).
+func autoWant(info, had string) (want int, nowHad string) {
+	n, id := infoField(info, "connected_slaves"), infoField(info, "master_replid")
+	switch replicas, _ := strconv.Atoi(n); {
+	case replicas > 0:
+		return 1, id
+	case id != "" && id == had:
+		return 1, had
+	}
+	return 0, had
+}
+
+func infoField(info, name string) string {
 	for _, line := range strings.Split(info, "\n") {
-		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "connected_slaves:"); ok {
-			n, _ := strconv.Atoi(v)
-			return n
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), name+":"); ok {
+			return v
 		}
 	}
-	return 0
+	return ""
 }
 
 // node is the client whose one connection carries a write and its WAIT:
