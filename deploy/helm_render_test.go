@@ -31,6 +31,12 @@ const helmNamespace = "toolgate"
 // loader, values coalescing, schema validation and template engine. It
 // returns the manifests by template file, NOTES.txt included.
 func helmTemplate(sets ...string) (map[string]string, error) {
+	return helmUpgrade(nil, sets...)
+}
+
+// helmUpgrade is helmTemplate as a release's upgrade renders it: the
+// templates' lookup asks cluster (nil: none, as helm template has).
+func helmUpgrade(cluster engine.ClientProvider, sets ...string) (map[string]string, error) {
 	ch, err := loader.Load(chartDir)
 	if err != nil {
 		return nil, err
@@ -47,14 +53,23 @@ func helmTemplate(sets ...string) (map[string]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	return engine.Render(ch, vals)
+	if cluster == nil {
+		return engine.Render(ch, vals)
+	}
+	return engine.RenderWithClientProvider(ch, vals, cluster)
 }
 
 // helmRender renders the chart with sets and decodes every object strictly
 // into its Kubernetes type, as render does kustomize's output.
 func helmRender(t *testing.T, sets ...string) *rendered {
 	t.Helper()
-	files, err := helmTemplate(sets...)
+	return helmRenderIn(t, nil, sets...)
+}
+
+// helmRenderIn is helmRender against cluster (helmUpgrade).
+func helmRenderIn(t *testing.T, cluster engine.ClientProvider, sets ...string) *rendered {
+	t.Helper()
+	files, err := helmUpgrade(cluster, sets...)
 	if err != nil {
 		t.Fatalf("helm template %v: %v", sets, err)
 	}
