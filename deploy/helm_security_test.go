@@ -56,7 +56,9 @@ func TestRestrictedViolations_reports_what_restricted_refuses(t *testing.T) {
 		"host path": func(s *corev1.PodSpec) {
 			s.Volumes = append(s.Volumes, corev1.Volume{Name: "h", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/"}}})
 		},
-		"host port": func(s *corev1.PodSpec) { s.Containers[0].Ports = []corev1.ContainerPort{{ContainerPort: 80, HostPort: 80}} },
+		"host port": func(s *corev1.PodSpec) {
+			s.Containers[0].Ports = []corev1.ContainerPort{{ContainerPort: 80, HostPort: 80}}
+		},
 		"init container": func(s *corev1.PodSpec) { s.InitContainers = []corev1.Container{{Name: "init"}} },
 	} {
 		s := good()
