@@ -54,10 +54,11 @@ func (c Carrier) Keys() []string {
 	return keys
 }
 
-// Inject writes ctx's span context into h (nothing when ctx has none).
+// Inject writes ctx's span context into h (nothing when ctx has none),
+// its tracestate cut to MaxTraceState (bounded).
 func Inject(ctx context.Context, h nats.Header) {
 	if h != nil {
-		Propagator().Inject(ctx, Carrier(h))
+		Propagator().Inject(bounded(ctx), Carrier(h))
 	}
 }
 
@@ -71,5 +72,5 @@ func Extract(ctx context.Context, h nats.Header) context.Context {
 
 // InjectHTTP writes ctx's span context into an HTTP request's headers.
 func InjectHTTP(ctx context.Context, h http.Header) {
-	Propagator().Inject(ctx, propagation.HeaderCarrier(h))
+	Propagator().Inject(bounded(ctx), propagation.HeaderCarrier(h))
 }

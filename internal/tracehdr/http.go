@@ -9,15 +9,12 @@ import (
 	"go.opentelemetry.io/otel/trace"
 )
 
-// MaxTraceState bounds a tracestate taken from outside (the W3C
-// recommendation's 512 bytes); a longer one is not forwarded.
-const MaxTraceState = 512
-
 // FromHTTP is the W3C trace context of an incoming HTTP request, written
 // anew from what the propagator parsed, never copied: a missing,
 // malformed or repeated traceparent gives "", "" (nothing is forwarded); a
-// malformed or over-long tracestate gives the traceparent alone. Repeated
-// tracestate headers are one list, as HTTP combines them.
+// malformed tracestate gives the traceparent alone, an over-long one is
+// cut to MaxTraceState (bound.go). Repeated tracestate headers are one
+// list, as HTTP combines them.
 func FromHTTP(h http.Header) (traceparent, tracestate string) {
 	tps := h.Values("traceparent")
 	if len(tps) != 1 {
@@ -33,10 +30,7 @@ func FromHTTP(h http.Header) (traceparent, tracestate string) {
 	if !sc.IsValid() {
 		return "", ""
 	}
-	if len(sc.TraceState().String()) > MaxTraceState {
-		sc = sc.WithTraceState(trace.TraceState{})
-	}
 	out := propagation.MapCarrier{}
-	Propagator().Inject(trace.ContextWithRemoteSpanContext(context.Background(), sc), out)
+	Propagator().Inject(bounded(trace.ContextWithRemoteSpanContext(context.Background(), sc)), out)
 	return out["traceparent"], out["tracestate"]
 }
