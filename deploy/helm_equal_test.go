@@ -51,7 +51,7 @@ func TestHelm_renders_what_kustomize_renders(t *testing.T) {
 			redactGenerated(kust)
 			redactGenerated(helm)
 			if d := diffObjects(kust, helm); len(d) > 0 {
-				t.Errorf("helm template %v differs from kustomize %s in %d places:\n%s", c.sets, c.dir, len(d), strings.Join(d, "\n"))
+				t.Errorf("helm template %v differs from kustomize %s in %d places (a stage or NATS user added? the chart's stage table is templates/_helpers.tpl toolgate.stageTable, its users files/nats-accounts.conf):\n%s", c.sets, c.dir, len(d), strings.Join(d, "\n"))
 			}
 			if len(kust) < 20 {
 				t.Fatalf("compared only %d objects", len(kust))

@@ -37,15 +37,29 @@ func helmTemplate(sets ...string) (map[string]string, error) {
 // helmUpgrade is helmTemplate as a release's upgrade renders it: the
 // templates' lookup asks cluster (nil: none, as helm template has).
 func helmUpgrade(cluster engine.ClientProvider, sets ...string) (map[string]string, error) {
-	ch, err := loader.Load(chartDir)
-	if err != nil {
-		return nil, err
-	}
 	user := map[string]any{}
 	for _, s := range sets {
 		if err := strvals.ParseInto(s, user); err != nil {
 			return nil, err
 		}
+	}
+	return helmValues(cluster, user)
+}
+
+// helmValuesFile is helmTemplate with a values file (-f): YAML numbers
+// arrive as float64, where --set's are int64.
+func helmValuesFile(valuesYAML string) (map[string]string, error) {
+	user, err := chartutil.ReadValues([]byte(valuesYAML))
+	if err != nil {
+		return nil, err
+	}
+	return helmValues(nil, user)
+}
+
+func helmValues(cluster engine.ClientProvider, user map[string]any) (map[string]string, error) {
+	ch, err := loader.Load(chartDir)
+	if err != nil {
+		return nil, err
 	}
 	vals, err := chartutil.ToRenderValues(ch, user, chartutil.ReleaseOptions{
 		Name: "toolgate", Namespace: helmNamespace, Revision: 1, IsInstall: true,
@@ -73,6 +87,12 @@ func helmRenderIn(t *testing.T, cluster engine.ClientProvider, sets ...string) *
 	if err != nil {
 		t.Fatalf("helm template %v: %v", sets, err)
 	}
+	return decodeManifests(t, files)
+}
+
+// decodeManifests decodes every object of Helm's rendered files.
+func decodeManifests(t *testing.T, files map[string]string) *rendered {
+	t.Helper()
 	r := newRendered()
 	for _, file := range slices.Sorted(func(yield func(string) bool) {
 		for f := range files {
