@@ -101,14 +101,19 @@ type sentConn struct {
 
 // Write marks a call's tools/call as sent when it was written whole. A
 // failed write leaves the flag to what the HTTP transport saw (stdio: a
-// write to a dead pipe did not reach the server).
+// write to a dead pipe did not reach the server). The request id is
+// registered before writing: over streamable HTTP the answer can be read
+// before Write returns, and it must still count as the server's.
 func (c *sentConn) Write(ctx context.Context, msg jsonrpc.Message) error {
-	err := c.Connection.Write(ctx, msg)
-	if f := c.t.flag(msg); f != nil && err == nil {
-		f.set()
+	f := c.t.flag(msg)
+	if f != nil {
 		c.t.mu.Lock()
 		c.t.ids[msg.(*jsonrpc.Request).ID] = f
 		c.t.mu.Unlock()
+	}
+	err := c.Connection.Write(ctx, msg)
+	if f != nil && err == nil {
+		f.set()
 	}
 	return err
 }
