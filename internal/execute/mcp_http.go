@@ -31,7 +31,7 @@ func (m *MCP) callHTTP(ctx context.Context, params *mcp.CallToolParams) (*mcp.Ca
 		}
 		return nil, nil, fmt.Errorf("%w: mcp %s: connecting (initialize): %v", ErrNotRun, m.URL, err)
 	}
-	defer cs.Close()
+	defer closeLater(cs)
 	f, done := st.track(params.Meta[MetaCallID].(string))
 	defer done()
 	calling.Store(true)
@@ -41,6 +41,12 @@ func (m *MCP) callHTTP(ctx context.Context, params *mcp.CallToolParams) (*mcp.Ca
 	}
 	return res, f, err
 }
+
+// closeLater closes cs off the call's path: closing a streamable HTTP
+// session sends a DELETE the SDK waits on for up to 5s, and a server still
+// busy with a lost call may hold it that long; the answer is already
+// classified, so the executor's timeout bounds the call, not the goodbye.
+func closeLater(cs *mcp.ClientSession) { go func() { _ = cs.Close() }() }
 
 // wroteTripper reports each POST written whole to the server.
 type wroteTripper struct {

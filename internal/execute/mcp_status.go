@@ -121,7 +121,7 @@ func (m *MCP) session(ctx context.Context, f func(*mcp.ClientSession) error) err
 	if err != nil {
 		return fmt.Errorf("connecting (initialize): %w", unwrapURL(err))
 	}
-	defer cs.Close()
+	defer closeLater(cs)
 	return f(cs)
 }
 
