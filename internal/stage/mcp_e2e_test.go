@@ -105,8 +105,12 @@ func checkMCPPipeline(t *testing.T, p *pipe, seen func() []seenCall) {
 		t.Fatalf("status %s (key %q), want executed with an idempotency key; errors %v", rec.Status, rec.IdempotencyKey, rec.Errors)
 	}
 	res, _ := json.Marshal(rs[0]["result"])
-	var answer struct{ InvoiceID, Via, Key string }
-	if err := json.Unmarshal(res, &answer); err != nil || rs[0]["status"] != "executed" || answer.Via != "mcp" || answer.Key != rec.IdempotencyKey {
+	var answer struct {
+		InvoiceID string `json:"invoice_id"`
+		Via       string `json:"via"`
+		Key       string `json:"key"`
+	}
+	if err := json.Unmarshal(res, &answer); err != nil || rs[0]["status"] != "executed" || answer.InvoiceID != "inv_mcp_1" || answer.Via != "mcp" || answer.Key != rec.IdempotencyKey {
 		t.Fatalf("result %v, want executed with the MCP server's answer for key %s", rs[0], rec.IdempotencyKey)
 	}
 	calls := seen()
