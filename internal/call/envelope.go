@@ -5,7 +5,6 @@ package call
 import (
 	"encoding/base64"
 	"encoding/json"
-	jsonv2 "encoding/json/v2"
 	"errors"
 	"fmt"
 	"time"
@@ -213,21 +212,6 @@ func (e Envelope) MarshalJSON() ([]byte, error) { return e.encode() }
 
 // UnmarshalJSON implements json.Unmarshaler; see Envelope.
 func (e *Envelope) UnmarshalJSON(data []byte) error { return e.decode(data) }
-
-func (e *Envelope) encode() ([]byte, error) {
-	return jsonv2.Marshal(envelopeJSON{(*envelopeFields)(e), exactB64(e.RawArguments), exactB64(e.Text)}, codec())
-}
-
-func (e *Envelope) decode(data []byte) error {
-	w := envelopeJSON{envelopeFields: (*envelopeFields)(e)}
-	if err := jsonv2.Unmarshal(data, &w, codec()); err != nil {
-		return err
-	}
-	if err := fromB64(&e.RawArguments, w.RawArgumentsB64, "raw_arguments_b64"); err != nil {
-		return err
-	}
-	return fromB64(&e.Text, w.TextB64, "text_b64")
-}
 
 // MarshalJSON implements json.Marshaler; see Repair.
 func (r Repair) MarshalJSON() ([]byte, error) {

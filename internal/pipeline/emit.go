@@ -10,6 +10,7 @@ import (
 	"github.com/toolgate/toolgate/internal/call"
 	"github.com/toolgate/toolgate/internal/redact"
 	"github.com/toolgate/toolgate/internal/result"
+	"github.com/toolgate/toolgate/internal/wirejson"
 	"github.com/toolgate/toolgate/internal/worker"
 	"github.com/toolgate/toolgate/pkg/wire"
 	"github.com/toolgate/toolgate/streams"
@@ -87,7 +88,7 @@ func (em *Emitter) Outputs(stage string, e call.Envelope) ([]worker.Output, erro
 	if !e.Status.Terminal() {
 		return outs, nil // waiting, e.g. for a human decision
 	}
-	res := em.fitJSON(em.ResultOf(e), e.CallID, e.ResponseID)
+	res := em.resultJSON(e)
 	outs = append(outs, worker.Output{Subject: streams.Results(e.Request.Tenant, e.ResponseID), MsgID: id("result"), Header: hdr(), Data: res})
 	audit := em.fitJSON(em.fitAudit(AuditOf(stage, pub, em.sensitive(e.ToolName))), e.CallID, e.ResponseID)
 	outs = append(outs, worker.Output{Subject: streams.Audit(string(e.Status)), MsgID: id("audit"), Header: hdr(), Data: audit})
@@ -139,6 +140,22 @@ func (em *Emitter) statusOf(stage string, e, pub call.Envelope) StatusRecord {
 // once, cut to an excerpt with its size and sha256, which the text and the
 // message name instead of repeating.
 func (em *Emitter) ResultOf(e call.Envelope) Result {
+	r, _ := em.result(e)
+	return r
+}
+
+// resultJSON is the encoded ResultOf(e), encoded once.
+func (em *Emitter) resultJSON(e call.Envelope) []byte {
+	r, data := em.result(e)
+	if data != nil {
+		return data
+	}
+	return em.fitJSON(r, e.CallID, e.ResponseID)
+}
+
+// result is ResultOf(e) and, when it had to be encoded to be measured and
+// fits, its encoding.
+func (em *Emitter) result(e call.Envelope) (Result, []byte) {
 	budget := em.bodyBudget()
 	o := result.Outcome{
 		Provider: e.Provider, CallID: e.CallID, ProviderCallID: e.ProviderCallID, Tool: e.ToolName, Kind: e.ProviderKind,
@@ -150,12 +167,14 @@ func (em *Emitter) ResultOf(e call.Envelope) Result {
 	}
 	r := resultOf(e, o)
 	if _, cut := result.IsCut(o.Result); !cut && len(o.Result) > 0 {
-		if data, err := json.Marshal(r); err != nil || len(data) > budget {
-			o.Result = result.Cut(e.Result, len(e.Result)/2, ExcerptMax)
-			r = resultOf(e, o)
+		data, err := wirejson.Marshal(r)
+		if err == nil && len(data) <= budget {
+			return r, data
 		}
+		o.Result = result.Cut(e.Result, len(e.Result)/2, ExcerptMax)
+		r = resultOf(e, o)
 	}
-	return r
+	return r, nil
 }
 
 func resultOf(e call.Envelope, o result.Outcome) Result {

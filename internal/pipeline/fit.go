@@ -13,6 +13,7 @@ import (
 
 	"github.com/toolgate/toolgate/internal/call"
 	"github.com/toolgate/toolgate/internal/result"
+	"github.com/toolgate/toolgate/internal/wirejson"
 	"github.com/toolgate/toolgate/internal/worker"
 )
 
@@ -149,7 +150,7 @@ func (em *Emitter) fitEnvelope(e call.Envelope, body []byte) []byte {
 // fitJSON encodes v; when that is over the body budget (or v cannot be
 // encoded), it returns the cut form of the encoding, naming the call.
 func (em *Emitter) fitJSON(v any, callID, responseID string) []byte {
-	data, err := json.Marshal(v)
+	data, err := wirejson.Marshal(v)
 	if err == nil && len(data) <= em.bodyBudget() {
 		return data
 	}
