@@ -90,7 +90,7 @@ func (m *MCP) Execute(ctx context.Context, req Request) (Reply, error) {
 	if err != nil {
 		return m.failed(m.where(), f, err)
 	}
-	return m.reply(res)
+	return m.reply(res, f)
 }
 
 // where names the server in errors.
@@ -119,8 +119,9 @@ func (m *MCP) failed(where string, f *sentFlag, err error) (Reply, error) {
 	return Reply{}, fmt.Errorf("%w: %s: tools/call %s sent, then %v", ErrUnknown, where, m.Tool, err)
 }
 
-// reply reads a tools/call result.
-func (m *MCP) reply(res *mcp.CallToolResult) (Reply, error) {
+// reply reads a tools/call result; f, when it holds the answer as the
+// server wrote it, gives structuredContent digit for digit.
+func (m *MCP) reply(res *mcp.CallToolResult, f *sentFlag) (Reply, error) {
 	limit := m.MaxResult
 	if limit <= 0 {
 		limit = DefaultMaxResult
@@ -138,7 +139,9 @@ func (m *MCP) reply(res *mcp.CallToolResult) (Reply, error) {
 	var out []byte
 	switch {
 	case res.StructuredContent != nil:
-		out, _ = json.Marshal(res.StructuredContent)
+		if out = f.structured(); out == nil {
+			out, _ = json.Marshal(res.StructuredContent)
+		}
 	case len(res.Content) == 1:
 		if t, ok := res.Content[0].(*mcp.TextContent); ok {
 			out = textResult(t.Text)

@@ -1,6 +1,7 @@
 package execute
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"sync"
@@ -28,6 +29,7 @@ type sentFlag struct {
 	mu       sync.Mutex
 	wrote    bool
 	answered bool
+	result   json.RawMessage // the answer's result as the server wrote it
 }
 
 func (f *sentFlag) set() { f.mu.Lock(); f.wrote = true; f.mu.Unlock() }
@@ -37,7 +39,33 @@ func (f *sentFlag) get() bool {
 	return f.wrote
 }
 
-func (f *sentFlag) answer() { f.mu.Lock(); f.answered = true; f.mu.Unlock() }
+func (f *sentFlag) answer(result json.RawMessage) {
+	f.mu.Lock()
+	f.answered, f.result = true, result
+	f.mu.Unlock()
+}
+
+// structured is the answer's structuredContent as the server wrote it
+// (compacted), or nil: the SDK's decoded copy has every number a float64.
+func (f *sentFlag) structured() json.RawMessage {
+	if f == nil {
+		return nil
+	}
+	f.mu.Lock()
+	raw := f.result
+	f.mu.Unlock()
+	var r struct {
+		StructuredContent json.RawMessage `json:"structuredContent"`
+	}
+	if json.Unmarshal(raw, &r) != nil || len(r.StructuredContent) == 0 {
+		return nil
+	}
+	var b bytes.Buffer
+	if json.Compact(&b, r.StructuredContent) != nil {
+		return nil
+	}
+	return b.Bytes()
+}
 func (f *sentFlag) gotAnswer() bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -126,7 +154,7 @@ func (c *sentConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		f := c.t.ids[r.ID]
 		c.t.mu.Unlock()
 		if f != nil {
-			f.answer()
+			f.answer(r.Result)
 		}
 	}
 	return msg, err

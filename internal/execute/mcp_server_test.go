@@ -55,7 +55,8 @@ type serverOpts struct {
 
 // testMCPServer is a real MCP server with tools: echo (its arguments, as
 // received, and the _meta it was given, as structured content), text (a
-// text item), fail (isError), die (the process exits mid-call), hang,
+// text item), big (a structured result with a number past float64's
+// digits), fail (isError), die (the process exits mid-call), hang,
 // runs (how many times signed_echo ran), and as opts say signed_echo (echo
 // behind toolserver.MCPVerifier, remembering each key's answer) and
 // toolgate_status (answers from that memory, behind the verifier when there
@@ -90,6 +91,9 @@ func testMCPServer(opts serverOpts) *mcp.Server {
 	}
 	add("echo", func(_ context.Context, r *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		return &mcp.CallToolResult{StructuredContent: echoed(r)}, nil
+	})
+	add("big", func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return &mcp.CallToolResult{StructuredContent: json.RawMessage(`{"id": 12345678901234567891, "b": 1, "a": 2}`)}, nil
 	})
 	add("text", func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "invoice inv_1 sent"}}}, nil

@@ -146,7 +146,7 @@ func checkSigned(t *testing.T, s *Signer, ex func(tool string) *MCP, raw func(t 
 			if got, _ := res.Meta[wire.MCPMetaSignatureRefused].(string); !res.IsError || got != c.reason {
 				t.Fatalf("result %+v: want isError refused %q", res, c.reason)
 			}
-			if _, err := m.reply(res); !errors.Is(err, ErrRefused) {
+			if _, err := m.reply(res, nil); !errors.Is(err, ErrRefused) {
 				t.Fatalf("the executor read the refusal as %v, want ErrRefused", err)
 			}
 		})

@@ -190,3 +190,17 @@ func TestMCP_not_sent_is_not_run(t *testing.T) {
 		})
 	}
 }
+
+// Before, a result's structuredContent was the SDK's decoded copy: a number
+// past float64's digits came back changed.
+func TestMCP_structured_result_comes_back_digit_for_digit(t *testing.T) {
+	_, viaHTTP := mcpHTTP(t, nil)
+	for name, ex := range map[string]func(string) *MCP{"streamable_http": viaHTTP, "stdio": mcpStdio(t)} {
+		t.Run(name, func(t *testing.T) {
+			rep, err := ex("big").Execute(callCtx(t), req())
+			if err != nil || !rep.OK || string(rep.Result) != `{"id":12345678901234567891,"b":1,"a":2}` {
+				t.Fatalf("got %+v (%s), %v; want the server's object as it wrote it", rep, rep.Result, err)
+			}
+		})
+	}
+}
