@@ -71,14 +71,20 @@ redis://redis.{{ .Release.Namespace }}.svc:6379/0
 {{- end -}}
 {{- end }}
 
-{{/* The port of a URL (arg: url, default port), for the egress policy. */}}
-{{- define "toolgate.urlPort" -}}
-{{- $host := (urlParse (index . 0)).host -}}
-{{- if contains ":" $host -}}
-{{ last (splitList ":" $host) }}
-{{- else -}}
-{{ index . 1 }}
+{{/* The ports of a URL's hosts, as JSON (args: url, default port): each
+of a comma-separated list, nats://a:4222,nats://b:4223 as NATS takes them
+or redis-sentinel://h1:26379,h2:26379/MASTER as toolgate's Redis does. */}}
+{{- define "toolgate.urlPorts" -}}
+{{- $ports := list -}}
+{{- range splitList "," (index . 0) -}}
+{{- $host := regexReplaceAll "^[a-z][a-z0-9+.-]*://" . "" -}}
+{{- $host = regexReplaceAll "^[^/?#]*@" $host "" -}}
+{{- $host = regexReplaceAll "[/?#].*$" $host "" -}}
+{{- $port := regexFind ":[0-9]+$" $host | trimPrefix ":" -}}
+{{- if not (or $port (index $ 1)) }}{{ fail (printf "%q: no port" $host) }}{{ end -}}
+{{- $ports = append $ports (int ($port | default (index $ 1))) -}}
 {{- end -}}
+{{- $ports | uniq | toJson -}}
 {{- end }}
 
 {{/* The NATS monitoring endpoint KEDA asks for consumer lag. */}}
