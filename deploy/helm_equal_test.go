@@ -16,9 +16,10 @@ import (
 //     checksum/* annotations instead (normaliseHelm drops those);
 //   - Helm's labels (helm.sh/chart, app.kubernetes.io/managed-by, instance,
 //     version) on every object's metadata;
-//   - the streams Job's helm.sh/hook annotations: a plain Job's pod
-//     template is immutable, so it would fail every upgrade that changes
-//     the image; as a hook it is recreated and re-run each upgrade;
+//   - the streams Job's name carries the release revision
+//     (toolgate-streams-1): a Job's pod template is immutable, so one name
+//     would fail every upgrade that changes the image; a new name runs it
+//     anew each upgrade, and Helm deletes the previous one;
 //   - the generated Secrets' values: random on each side, so only their
 //     keys compare (redactGenerated); and exec-signing.pub, which the base
 //     keeps beside the key for operators and the chart cannot make (Helm's

@@ -47,12 +47,16 @@ func normaliseKustomize(objs map[string]map[string]any) map[string]map[string]an
 
 // normaliseHelm drops what Helm adds and the base has no counterpart for:
 // its labels, the checksum/* annotations that roll pods (kustomize renames
-// instead) and the hook annotations of the streams Job.
+// instead), and the release revision in the streams Job's name.
 func normaliseHelm(objs map[string]map[string]any) {
+	if job, ok := objs["Job/toolgate-streams-1"]; ok {
+		job["metadata"].(map[string]any)["name"] = "toolgate-streams"
+		delete(objs, "Job/toolgate-streams-1")
+		objs["Job/toolgate-streams"] = job
+	}
 	for _, o := range objs {
 		meta, _ := o["metadata"].(map[string]any)
 		dropKeys(meta, "labels", func(k string) bool { return slices.Contains(helmOnlyLabels(), k) })
-		dropKeys(meta, "annotations", func(k string) bool { return strings.HasPrefix(k, "helm.sh/hook") })
 		spec, _ := o["spec"].(map[string]any)
 		tmpl, _ := spec["template"].(map[string]any)
 		tmeta, _ := tmpl["metadata"].(map[string]any)

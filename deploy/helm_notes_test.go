@@ -25,7 +25,7 @@ func TestHelm_notes_say_what_the_install_needs(t *testing.T) {
 		sets      []string
 		want, not []string
 	}{
-		{nil, []string{"kubectl label namespace toolgate pod-security.kubernetes.io/enforce=restricted", "KEDA's CRDs", "openssl pkey -pubout", "nats://nats.toolgate.svc:4222"}, nil},
+		{nil, []string{"kubectl label namespace toolgate pod-security.kubernetes.io/enforce=restricted", "KEDA's CRDs", "openssl pkey -pubout", "nats://nats.toolgate.svc:4222", "get job toolgate-streams-1"}, nil},
 		{[]string{"autoscaling.mode=hpa", "secrets.existing.natsUsers=a", "secrets.existing.sealKeys=b", "secrets.existing.execSigning=c"},
 			[]string{"get secret a ", "exec-signing.pub beside the key in Secret c"}, []string{"KEDA", "generated passwords"}},
 	} {

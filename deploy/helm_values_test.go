@@ -165,7 +165,7 @@ func TestHelm_external_nats_and_redis_wire_into_every_stage(t *testing.T) {
 	if r.secrets["toolgate-nats-users"] == nil {
 		t.Error("no toolgate-nats-users: the stages' passwords, which the external server must accept")
 	}
-	workloads := map[string]corev1.Container{"Job toolgate-streams": r.jobs["toolgate-streams"].Spec.Template.Spec.Containers[0]}
+	workloads := map[string]corev1.Container{"Job toolgate-streams-1": r.jobs["toolgate-streams-1"].Spec.Template.Spec.Containers[0]}
 	for _, st := range streams.Names() {
 		workloads[st] = r.deployments["toolgate-"+st].Spec.Template.Spec.Containers[0]
 	}
