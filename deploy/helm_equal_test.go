@@ -33,11 +33,14 @@ func TestHelm_renders_what_kustomize_renders(t *testing.T) {
 		name, dir string
 		sets      []string
 		namespace bool // compare the Namespace too
+		existing  bool // the operator made the generated Secrets: the chart renders none
 	}{
-		{"defaults are the base", "base", nil, false},
-		{"namespace.create renders the base's Namespace", "base", []string{"namespace.create=true"}, true},
-		{"autoscaling.mode=hpa is the hpa overlay", "overlays/hpa", []string{"autoscaling.mode=hpa"}, false},
-		{"serviceMonitor.enabled is the prometheus overlay", "overlays/prometheus", []string{"serviceMonitor.enabled=true"}, false},
+		{"defaults are the base", "base", nil, false, false},
+		{"namespace.create renders the base's Namespace", "base", []string{"namespace.create=true"}, true, false},
+		{"autoscaling.mode=hpa is the hpa overlay", "overlays/hpa", []string{"autoscaling.mode=hpa"}, false, false},
+		{"serviceMonitor.enabled is the prometheus overlay", "overlays/prometheus", []string{"serviceMonitor.enabled=true"}, false, false},
+		{"secrets.existing is the base with the operator's Secrets", "base", []string{"secrets.existing.natsUsers=toolgate-nats-users",
+			"secrets.existing.sealKeys=toolgate-seal-keys", "secrets.existing.execSigning=toolgate-exec-signing"}, false, true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			kust := normaliseKustomize(render(t, c.dir).objects(t))
@@ -48,6 +51,11 @@ func TestHelm_renders_what_kustomize_renders(t *testing.T) {
 			}
 			if data, ok := kust["Secret/toolgate-exec-signing"]["data"].(map[string]any); ok {
 				delete(data, "exec-signing.pub")
+			}
+			if c.existing {
+				for _, name := range generatedSecrets() {
+					delete(kust, "Secret/"+name)
+				}
 			}
 			redactGenerated(kust)
 			redactGenerated(helm)
