@@ -46,7 +46,8 @@ func (s Selector) For(t *tool.Compiled) Executor {
 		if name == "" {
 			name = t.Def.Name
 		}
-		return &MCP{URL: d.URL, Command: d.Command, Args: d.Args, Tool: name, Allow: s.Allow, Pool: s.MCP, Commands: s.Commands, MaxResult: s.maxResult()}
+		return &MCP{URL: d.URL, Command: d.Command, Args: d.Args, Tool: name, Allow: s.Allow, Pool: s.MCP, Commands: s.Commands, MaxResult: s.maxResult(),
+			Signer: s.Signer, StatusTool: d.StatusTool}
 	}
 	if d.Type == "http" {
 		h := &HTTP{URL: d.URL, StatusURL: d.StatusURL, Signer: s.Signer, Allow: s.Allow, Client: s.Client, MaxResult: s.MaxResult}

@@ -43,6 +43,9 @@ type Executor struct {
 	// GET StatusURL?idempotency_key=K with {"known": bool, "ok", "result",
 	// "error"}; the execute gate asks it before recording outcome_unknown.
 	StatusURL string `json:"status_url,omitempty"`
+	// StatusTool (mcp, optional) is the MCP tool asked whether a call
+	// happened, when the server lists it; default toolgate_status.
+	StatusTool string `json:"status_tool,omitempty"`
 }
 
 // Repair bounds the repair gate for this tool.

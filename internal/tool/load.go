@@ -156,8 +156,8 @@ func entry(raw json.RawMessage) (Definition, error) {
 	default:
 		return d, fmt.Errorf("executor.type: %q is not one of nats, http, mcp", d.Executor.Type)
 	}
-	if d.Executor.Type != "mcp" && (d.Executor.Command != "" || len(d.Executor.Args) > 0 || d.Executor.Tool != "") {
-		return d, errors.New("executor.command, executor.args, executor.tool: only for an mcp executor")
+	if d.Executor.Type != "mcp" && (d.Executor.Command != "" || len(d.Executor.Args) > 0 || d.Executor.Tool != "" || d.Executor.StatusTool != "") {
+		return d, errors.New("executor.command, executor.args, executor.tool, executor.status_tool: only for an mcp executor")
 	}
 	if d.Executor.Type == "http" && d.Executor.URL == "" {
 		return d, errors.New("executor.url: required for an http executor")
