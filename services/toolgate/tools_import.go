@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/toolgate/toolgate/internal/tool"
+	"github.com/toolgate/toolgate/pkg/wire"
 )
 
 // toolsImport prints a tools file for a live MCP server's tools/list: each
@@ -45,6 +46,9 @@ func toolsImport(args []string, tio toolsIO) error {
 	for t, err := range cs.Tools(ctx, nil) {
 		if err != nil {
 			return fmt.Errorf("tools import: %s: tools/list: %w", *server, err)
+		}
+		if t.Name == wire.MCPStatusTool {
+			continue // toolgate's own question to the server, never a tool for the model
 		}
 		if len(defs) == maxImported {
 			return fmt.Errorf("tools import: %s lists more than %d tools", *server, maxImported)

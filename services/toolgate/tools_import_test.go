@@ -12,11 +12,12 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolgate/toolgate/internal/tool"
+	"github.com/toolgate/toolgate/pkg/wire"
 )
 
 func TestToolsImport_mcp_prints_a_tools_file_with_the_server_as_executor(t *testing.T) {
 	srv := mcp.NewServer(&mcp.Implementation{Name: "billing", Version: "1"}, nil)
-	for _, name := range []string{"create_invoice", "billing.refund"} {
+	for _, name := range []string{"create_invoice", "billing.refund", wire.MCPStatusTool} {
 		srv.AddTool(&mcp.Tool{Name: name, Description: "does " + name,
 			InputSchema: json.RawMessage(`{"type":"object","properties":{"amount":{"type":"number"}},"required":["amount"]}`)},
 			func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -40,6 +41,9 @@ func TestToolsImport_mcp_prints_a_tools_file_with_the_server_as_executor(t *test
 		if !strings.Contains(string(d.InputSchema), `"amount"`) {
 			t.Errorf("%s: schema %s lost its properties", d.Name, d.InputSchema)
 		}
+	}
+	if _, ok := got[wire.MCPStatusTool]; ok || len(got) != 2 {
+		t.Errorf("imported %d tools, the server's %s among them: it answers toolgate, not the model", len(got), wire.MCPStatusTool)
 	}
 	if e := got["create_invoice"]; e.Type != "mcp" || e.URL != hs.URL || e.Tool != "" {
 		t.Errorf("create_invoice executor %+v, want mcp at %s", e, hs.URL)
