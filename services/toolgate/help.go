@@ -38,6 +38,25 @@ func (c command) help() string {
 
 var subcommandWord = regexp.MustCompile(`^[a-z][a-z-]*$`)
 
+// outsideBrackets is u without its [optional] parts: a | inside brackets
+// separates a flag's values ("[--scenarios all|none|LIST]"), not
+// subcommands.
+func outsideBrackets(u string) string {
+	var b strings.Builder
+	depth := 0
+	for _, r := range u {
+		switch {
+		case r == '[':
+			depth++
+		case r == ']' && depth > 0:
+			depth--
+		case depth == 0:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
 // subcommands are c's subcommands as its usage lines name them: the first
 // word after the name of each |-separated alternative ("tools apply -f F",
 // "dlq ls|show SEQ|replay|purge [filters]"); none for a command that takes
@@ -47,7 +66,7 @@ func (c command) subcommands() []string {
 	seen := map[string]bool{}
 	for _, u := range c.usage {
 		rest, _ := strings.CutPrefix(u, c.name)
-		for _, alt := range strings.Split(rest, "|") {
+		for _, alt := range strings.Split(outsideBrackets(rest), "|") {
 			words := strings.Fields(alt)
 			if len(words) > 0 && words[0] == c.name {
 				words = words[1:]

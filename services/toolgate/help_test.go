@@ -152,3 +152,24 @@ func TestVersion_prints_module_version_and_revision(t *testing.T) {
 		}
 	}
 }
+
+// A | inside [brackets] separates a flag's values, not subcommands: bench's
+// usage line names --scenarios all|none|LIST, and `toolgate bench` with no
+// arguments refused to run ("want a subcommand (none)").
+func TestSubcommands_alternatives_inside_brackets_are_a_flag_s_values(t *testing.T) {
+	for _, c := range commands() {
+		switch c.name {
+		case "bench", "up", "publish", "status":
+			if subs := c.subcommands(); len(subs) > 0 {
+				t.Errorf("%s: subcommands %v read from its usage %q", c.name, subs, c.usage)
+			}
+		case "dlq":
+			if subs := c.subcommands(); strings.Join(subs, " ") != "ls show replay purge" {
+				t.Errorf("dlq: subcommands %v", subs)
+			}
+		}
+	}
+	if subs := (command{name: "x", usage: []string{"x [--mode a|b] FILE"}}).subcommands(); len(subs) > 0 {
+		t.Errorf("subcommands %v", subs)
+	}
+}
