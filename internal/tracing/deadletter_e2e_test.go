@@ -15,6 +15,7 @@ import (
 	"github.com/toolgate/toolgate/internal/seal"
 	"github.com/toolgate/toolgate/internal/stage"
 	"github.com/toolgate/toolgate/internal/testenv"
+	"github.com/toolgate/toolgate/internal/tracing/tracetest"
 	"github.com/toolgate/toolgate/streams"
 )
 
@@ -26,7 +27,7 @@ import (
 // must hold the gate span's failure class and a dead_letter span. Before,
 // none of them had a traceparent.
 func TestTracing_dead_letter_and_retry_records_carry_the_producer_trace(t *testing.T) {
-	rcv := startReceiver(t)
+	rcv := tracetest.Start(t)
 	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", rcv.URL)
 	t.Setenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "")
 	t.Setenv("OTEL_BSP_SCHEDULE_DELAY", "50")
@@ -111,7 +112,7 @@ func TestTracing_dead_letter_and_retry_records_carry_the_producer_trace(t *testi
 	}
 
 	testenv.Eventually(t, 20*time.Second, 20*time.Millisecond, func() error {
-		spans := rcv.byName()
+		spans := rcv.ByName()
 		dl, ok := spans["toolgate.execute.dead_letter"]
 		if !ok {
 			return fmt.Errorf("no dead_letter span yet (have %d)", len(spans))

@@ -17,6 +17,7 @@ import (
 	"github.com/toolgate/toolgate/internal/stage"
 	"github.com/toolgate/toolgate/internal/testenv"
 	"github.com/toolgate/toolgate/internal/tool"
+	"github.com/toolgate/toolgate/internal/tracing/tracetest"
 	"github.com/toolgate/toolgate/streams"
 )
 
@@ -38,15 +39,16 @@ const weatherTool = `tools:
       risk: read
 `
 
-// The gates run as separate stage processes (one stage.Run each, each with
-// its own tracer provider from OTEL_* and its own service.name), all
-// exporting to one OTLP receiver. A producer publishes a response with a
+// The gates run as separate stages inside this test process (one stage.Run
+// each, each with its own tracer provider from OTEL_* and its own
+// service.name), all exporting to one OTLP receiver; the same trace across
+// real OS processes is TestTracing_one_trace_across_seven_stage_processes. A producer publishes a response with a
 // traceparent; every gate's span, and the execute_tool span, must be in the
 // producer's trace, each the child of the hop before, the executor must get
 // a traceparent of that trace, and so must the result message. Before, each
 // hop built fresh headers and the trace ended at the first gate.
 func TestTracing_one_trace_from_the_producer_through_every_gate_to_the_executor(t *testing.T) {
-	rcv := startReceiver(t)
+	rcv := tracetest.Start(t)
 	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", rcv.URL)
 	t.Setenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "")
 	t.Setenv("OTEL_BSP_SCHEDULE_DELAY", "50")
@@ -97,9 +99,9 @@ func TestTracing_one_trace_from_the_producer_through_every_gate_to_the_executor(
 
 	result := waitResult(t, js, "resp-trace")
 	want := append(gateNames(gates), "execute_tool get_weather")
-	var spans map[string]span
+	var spans map[string]tracetest.Span
 	testenv.Eventually(t, 20*time.Second, 20*time.Millisecond, func() error {
-		spans = rcv.byName()
+		spans = rcv.ByName()
 		for _, n := range want {
 			if _, ok := spans[n]; !ok {
 				return fmt.Errorf("no span %s yet (have %d)", n, len(spans))
