@@ -161,7 +161,7 @@ func (w *Worker) Run(ctx context.Context) error {
 	}
 	cc := cons.CachedInfo().Config
 	w.maxDeliver, w.backOff, w.ackWait = cc.MaxDeliver, cc.BackOff, cc.AckWait
-	iter, err := cons.Messages(jetstream.PullMaxMessages(w.cfg.Batch))
+	iter, err := cons.Messages(pullOptions(w.cfg.Batch)...)
 	if err != nil {
 		return fmt.Errorf("worker: %s: messages: %w", w.cfg.Stage, err)
 	}
