@@ -28,11 +28,7 @@ import (
 // none of them had a traceparent.
 func TestTracing_dead_letter_and_retry_records_carry_the_producer_trace(t *testing.T) {
 	rcv := tracetest.Start(t)
-	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", rcv.URL)
-	t.Setenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "")
-	t.Setenv("OTEL_BSP_SCHEDULE_DELAY", "50")
-	t.Setenv("OTEL_SERVICE_NAME", "")
-	t.Setenv("OTEL_RESOURCE_ATTRIBUTES", "")
+	exportTo(t, rcv)
 
 	srv := testenv.RunJetStream(t)
 	rds := testenv.RunRedis(t)
@@ -68,14 +64,7 @@ func TestTracing_dead_letter_and_retry_records_carry_the_producer_trace(t *testi
 	runStage(t, stage.Config{NATSURL: srv.ClientURL(), RedisURL: rds.URL(), IdemStore: stage.IdemRedis, Stages: streams.Names(), SealKeys: dir, SkipEnsure: true,
 		Settings: settings, Log: zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.ErrorLevel)})
 
-	m := nats.NewMsg(streams.SubjectInResponse)
-	m.Data = []byte(`{"id":"resp-dlq","object":"chat.completion","model":"gpt-4o","choices":[{"index":0,"message":{"role":"assistant","content":null,"tool_calls":[{"id":"call_dlq","type":"function","function":{"name":"get_weather","arguments":"{\"city\":\"Oslo\"}"}}]},"finish_reason":"tool_calls"}]}`)
-	m.Header.Set(streams.HeaderProvider, "openai-chat")
-	m.Header.Set(streams.HeaderResponseID, "resp-dlq")
-	m.Header["traceparent"] = []string{"00-" + producerTrace + "-" + producerSpan + "-01"}
-	if _, err := js.PublishMsg(ctx, m); err != nil {
-		t.Fatal(err)
-	}
+	publishTraced(t, js, "resp-dlq", "")
 
 	var letter *nats.Msg
 	testenv.Eventually(t, 30*time.Second, 20*time.Millisecond, func() error {

@@ -2,9 +2,7 @@ package tracing_test
 
 import (
 	"context"
-	"fmt"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -49,11 +47,7 @@ const weatherTool = `tools:
 // hop built fresh headers and the trace ended at the first gate.
 func TestTracing_one_trace_from_the_producer_through_every_gate_to_the_executor(t *testing.T) {
 	rcv := tracetest.Start(t)
-	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", rcv.URL)
-	t.Setenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "")
-	t.Setenv("OTEL_BSP_SCHEDULE_DELAY", "50")
-	t.Setenv("OTEL_SERVICE_NAME", "")
-	t.Setenv("OTEL_RESOURCE_ATTRIBUTES", "")
+	exportTo(t, rcv)
 
 	srv := testenv.RunJetStream(t)
 	rds := testenv.RunRedis(t)
@@ -64,18 +58,7 @@ func TestTracing_one_trace_from_the_producer_through_every_gate_to_the_executor(
 	}
 	applyTool(t, js)
 
-	var mu sync.Mutex
-	var execHeader nats.Header
-	sub, err := nc.Subscribe("toolgate.exec.get_weather", func(m *nats.Msg) {
-		mu.Lock()
-		execHeader = m.Header
-		mu.Unlock()
-		_ = m.Respond([]byte(`{"ok":true,"result":{"temp_c":21}}`))
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = sub.Unsubscribe() })
+	execHeader := answerWeather(t, nc)
 
 	dir := t.TempDir()
 	if _, err := seal.Ensure(dir, streams.Names()); err != nil {
@@ -87,42 +70,12 @@ func TestTracing_one_trace_from_the_producer_through_every_gate_to_the_executor(
 			Log: zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.WarnLevel)})
 	}
 
-	m := nats.NewMsg(streams.SubjectInResponse)
-	m.Data = []byte(`{"id":"resp-trace","object":"chat.completion","model":"gpt-4o","choices":[{"index":0,"message":{"role":"assistant","content":null,"tool_calls":[{"id":"call_trace","type":"function","function":{"name":"get_weather","arguments":"{\"city\":\"Oslo\"}"}}]},"finish_reason":"tool_calls"}]}`)
-	m.Header.Set(streams.HeaderProvider, "openai-chat")
-	m.Header.Set(streams.HeaderResponseID, "resp-trace")
-	m.Header["traceparent"] = []string{"00-" + producerTrace + "-" + producerSpan + "-01"}
-	m.Header["tracestate"] = []string{"producer=1"}
-	if _, err := js.PublishMsg(ctx, m); err != nil {
-		t.Fatal(err)
-	}
+	publishTraced(t, js, "resp-trace", "producer=1")
 
 	result := waitResult(t, js, "resp-trace")
 	want := append(gateNames(gates), "execute_tool get_weather")
-	var spans map[string]tracetest.Span
-	testenv.Eventually(t, 20*time.Second, 20*time.Millisecond, func() error {
-		spans = rcv.ByName()
-		for _, n := range want {
-			if _, ok := spans[n]; !ok {
-				return fmt.Errorf("no span %s yet (have %d)", n, len(spans))
-			}
-		}
-		return nil
-	})
-	parent := producerSpan
-	for i, n := range want {
-		s := spans[n]
-		if s.TraceID != producerTrace {
-			t.Errorf("%s: trace %s, want the producer's %s", n, s.TraceID, producerTrace)
-		}
-		if s.Parent != parent {
-			t.Errorf("%s: parent %s, want %s (the hop before)", n, s.Parent, parent)
-		}
-		if i < len(gates) && s.Service != "toolgate-"+gates[i] {
-			t.Errorf("%s: from service %q, want its own process toolgate-%s", n, s.Service, gates[i])
-		}
-		parent = s.SpanID
-	}
+	spans := waitSpans(t, rcv, want)
+	checkChain(t, spans, want, gates)
 	ex, tool := spans["toolgate.execute"], spans["execute_tool get_weather"]
 	if ex.Attrs["toolgate.call.id"] == "" || ex.Attrs["toolgate.tool"] != "get_weather" || ex.Attrs["toolgate.status"] != "executed" {
 		t.Errorf("execute gate span attributes %v, want call id, tool get_weather, status executed", ex.Attrs)
@@ -130,11 +83,8 @@ func TestTracing_one_trace_from_the_producer_through_every_gate_to_the_executor(
 	if tool.Attrs["gen_ai.operation.name"] != "execute_tool" || tool.Attrs["gen_ai.tool.name"] != "get_weather" || tool.Attrs["gen_ai.tool.call.id"] != ex.Attrs["toolgate.call.id"] {
 		t.Errorf("execute_tool span attributes %v, want the GenAI tool execution attributes", tool.Attrs)
 	}
-	mu.Lock()
-	got := execHeader["traceparent"]
-	mu.Unlock()
-	if len(got) != 1 || got[0] != "00-"+producerTrace+"-"+tool.SpanID+"-01" {
-		t.Errorf("executor got traceparent %q (headers %v), want the execute_tool span's of trace %s", got, execHeader, producerTrace)
+	if got := execHeader()["traceparent"]; len(got) != 1 || got[0] != "00-"+producerTrace+"-"+tool.SpanID+"-01" {
+		t.Errorf("executor got traceparent %q (headers %v), want the execute_tool span's of trace %s", got, execHeader(), producerTrace)
 	}
 	if tp := result["traceparent"]; len(tp) != 1 || !strings.HasPrefix(tp[0], "00-"+producerTrace+"-") {
 		t.Errorf("result message traceparent %q, want one of trace %s", tp, producerTrace)

@@ -9,12 +9,9 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/nats-io/nats.go"
 
 	"github.com/toolgate/toolgate/internal/chaos"
 	"github.com/toolgate/toolgate/internal/execute"
@@ -50,18 +47,7 @@ func TestTracing_one_trace_across_seven_stage_processes(t *testing.T) {
 	}
 	applyTool(t, js)
 
-	var mu sync.Mutex
-	var execHeader nats.Header
-	sub, err := nc.Subscribe("toolgate.exec.get_weather", func(m *nats.Msg) {
-		mu.Lock()
-		execHeader = m.Header
-		mu.Unlock()
-		_ = m.Respond([]byte(`{"ok":true,"result":{"temp_c":21}}`))
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = sub.Unsubscribe() })
+	execHeader := answerWeather(t, nc)
 
 	dir := t.TempDir()
 	sealDir, keyDir := filepath.Join(dir, "seal-keys"), filepath.Join(dir, "exec-key")
@@ -80,57 +66,21 @@ func TestTracing_one_trace_across_seven_stage_processes(t *testing.T) {
 		startStageProcess(t, st, bins[st], filepath.Join(dir, st+".log"), common)
 	}
 
-	m := nats.NewMsg(streams.SubjectInResponse)
-	m.Data = []byte(`{"id":"resp-proc","object":"chat.completion","model":"gpt-4o","choices":[{"index":0,"message":{"role":"assistant","content":null,"tool_calls":[{"id":"call_proc","type":"function","function":{"name":"get_weather","arguments":"{\"city\":\"Oslo\"}"}}]},"finish_reason":"tool_calls"}]}`)
-	m.Header.Set(streams.HeaderProvider, "openai-chat")
-	m.Header.Set(streams.HeaderResponseID, "resp-proc")
-	m.Header["traceparent"] = []string{"00-" + producerTrace + "-" + producerSpan + "-01"}
-	if _, err := js.PublishMsg(ctx, m); err != nil {
-		t.Fatal(err)
-	}
+	publishTraced(t, js, "resp-proc", "")
 	waitResult(t, js, "resp-proc")
 
 	gates := []string{streams.Accumulate, streams.Parse, streams.Validate, streams.Business, streams.Policy, streams.Execute}
 	want := append(gateNames(gates), "execute_tool get_weather")
-	var spans map[string]tracetest.Span
-	testenv.Eventually(t, 20*time.Second, 20*time.Millisecond, func() error {
-		spans = rcv.ByName()
-		for _, n := range want {
-			if _, ok := spans[n]; !ok {
-				return fmt.Errorf("no span %s yet (have %d)", n, len(spans))
-			}
-		}
-		return nil
-	})
+	spans := waitSpans(t, rcv, want)
 	t.Logf("the trace across the stage processes:\n%s", tracetest.Tree(rcv.Spans(), producerTrace))
 
-	parent := producerSpan
-	for i, n := range want {
-		s := spans[n]
-		if s.TraceID != producerTrace {
-			t.Errorf("%s: trace %s, want the producer's %s", n, s.TraceID, producerTrace)
-		}
-		if s.Parent != parent {
-			t.Errorf("%s: parent %s, want %s (the one before)", n, s.Parent, parent)
-		}
-		proc := streams.Execute // execute_tool is the execute process's
-		if i < len(gates) {
-			proc = gates[i]
-		}
-		if s.Service != "toolgate-"+proc {
-			t.Errorf("%s: from service %q, want its own process toolgate-%s", n, s.Service, proc)
-		}
-		parent = s.SpanID
-	}
+	checkChain(t, spans, want, append(gates, streams.Execute)) // execute_tool is the execute process's
 	ex, tool := spans["toolgate.execute"], spans["execute_tool get_weather"]
 	if ex.Attrs["toolgate.call.id"] == "" || ex.Attrs["toolgate.status"] != "executed" || tool.Attrs["gen_ai.tool.name"] != "get_weather" ||
 		tool.Attrs["gen_ai.tool.call.id"] != ex.Attrs["toolgate.call.id"] {
 		t.Errorf("execute span %v, execute_tool span %v: want call id, status executed, the GenAI tool attributes", ex.Attrs, tool.Attrs)
 	}
-	mu.Lock()
-	got := execHeader["traceparent"]
-	mu.Unlock()
-	if len(got) != 1 || got[0] != "00-"+producerTrace+"-"+tool.SpanID+"-01" {
+	if got := execHeader()["traceparent"]; len(got) != 1 || got[0] != "00-"+producerTrace+"-"+tool.SpanID+"-01" {
 		t.Errorf("executor got traceparent %q, want the execute_tool span's of trace %s", got, producerTrace)
 	}
 }
