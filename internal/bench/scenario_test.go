@@ -3,6 +3,7 @@ package bench_test
 import (
 	"context"
 	"flag"
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/toolgate/toolgate/internal/bench"
 	"github.com/toolgate/toolgate/internal/bench/benchrig"
+	"github.com/toolgate/toolgate/internal/testenv"
 	"github.com/toolgate/toolgate/streams"
 )
 
@@ -68,10 +70,19 @@ func TestScenarios_every_call_has_exactly_one_result(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	info, err := st.Info(ctx, jetstream.WithSubjectFilter(streams.ResultsAll()))
-	if err != nil {
-		t.Fatal(err)
-	}
+	// A scenario ends when its last result reaches the generator's
+	// subscription, which can be a moment before the results stream has
+	// stored it.
+	var info *jetstream.StreamInfo
+	testenv.Eventually(t, 10*time.Second, 20*time.Millisecond, func() error {
+		if info, err = st.Info(ctx, jetstream.WithSubjectFilter(streams.ResultsAll())); err != nil {
+			return err
+		}
+		if n := len(info.State.Subjects); n < 3+2+2+1 {
+			return fmt.Errorf("the results stream holds results of %d responses so far", n)
+		}
+		return nil
+	})
 	per := map[string]int{"args-16k": 1, "args-256k": 1, "parallel-8": 8, "stream-500": 1}
 	seen := 0
 	for subj, count := range info.State.Subjects {
