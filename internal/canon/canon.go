@@ -10,7 +10,6 @@ package canon
 
 import (
 	"bytes"
-	"encoding/json"
 	"encoding/json/jsontext"
 	"errors"
 	"fmt"
@@ -26,16 +25,22 @@ var ErrInvalidUTF8 = errors.New("canon: text is not valid UTF-8 (RFC 8259 §8.1)
 // surrogate escape (the error wraps ErrInvalidUTF8), and when an object names
 // a key twice.
 func JSON(raw []byte) ([]byte, error) {
-	if err := exact(raw); err != nil {
-		return nil, err
+	dec := jsontext.NewDecoder(bytes.NewReader(raw))
+	e := encoder{strict: true, buf: make([]byte, 0, len(raw))}
+	var scratch []member
+	err := e.fromTokens(dec, &scratch)
+	if err == nil {
+		err = oneValueLeft(dec)
 	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
+	if err != nil {
+		// The one pass refused raw; say why the way exact does (syntax,
+		// or UTF-8), which is what callers match on.
+		if xerr := exact(raw); xerr != nil {
+			return nil, xerr
+		}
 		return nil, fmt.Errorf("canon: %w", err)
 	}
-	return Value(v)
+	return e.buf, nil
 }
 
 // exact checks raw as RFC 8259 with RFC 7493's rules: one value, UTF-8
