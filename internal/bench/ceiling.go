@@ -90,5 +90,12 @@ func Ceiling(ctx context.Context, nc *nats.Conn, js jetstream.JetStream, n, size
 	for range Hops - 1 {
 		<-done
 	}
-	return Stats{Name: "ceiling", Count: n, Elapsed: elapsed, Latencies: rec.lat}, nil
+	st := Stats{Name: "ceiling", Count: n, Elapsed: elapsed, Latencies: rec.lat}
+	if str, err := js.Stream(ctx, stream); err == nil { // before the deferred delete
+		st.Stored = int64(str.CachedInfo().State.LastSeq)
+		if info, err := str.Info(ctx); err == nil {
+			st.Stored = int64(info.State.LastSeq)
+		}
+	}
+	return st, nil
 }

@@ -14,6 +14,7 @@ type Report struct {
 	Settings  map[string]any `json:"settings"`
 	Runs      []RunFigures   `json:"runs"`
 	Pipeline  Pipeline       `json:"pipeline"`
+	Traffic   TrafficFigures `json:"traffic"`
 	Tail      Tail           `json:"tail"`
 	Scenarios []Cost         `json:"scenarios"`
 	Cores     []CoreCost     `json:"cores"`
@@ -46,6 +47,31 @@ type Pipeline struct {
 	CPUPer1000  float64 `json:"cpu_s_per_1000_calls"`
 	PeakRSS     int64   `json:"peak_rss_bytes"`                 // after steps 1-3
 	PeakRSSLast int64   `json:"peak_rss_after_scenarios_bytes"` // the large arguments raise it
+}
+
+// TrafficFigures is what one call asked of NATS in steps 1 and 2 (the
+// pipeline: averaged over the bench's mix), and what that alone allows:
+// the pipeline / ceiling ratio gates costing nothing would reach if every
+// message (Bound) or every store (StoreBound) cost the same, in percent.
+type TrafficFigures struct {
+	Ceiling  PerCall `json:"ceiling"`
+	Pipeline PerCall `json:"pipeline"`
+}
+
+// Bound is 100 * ceiling messages / pipeline messages, 0 when unknown.
+func (t TrafficFigures) Bound() float64 {
+	if t.Pipeline.Messages <= 0 {
+		return 0
+	}
+	return 100 * t.Ceiling.Messages / t.Pipeline.Messages
+}
+
+// StoreBound is 100 * ceiling stores / pipeline stores, 0 when unknown.
+func (t TrafficFigures) StoreBound() float64 {
+	if t.Pipeline.Stores <= 0 {
+		return 0
+	}
+	return 100 * t.Ceiling.Stores / t.Pipeline.Stores
 }
 
 // Tail is what step 3 shows about the tail: where each call's time went,

@@ -19,6 +19,10 @@ type Stats struct {
 	// Late is, for a paced run, how late each publish left against its
 	// schedule (the load generator's own lateness); nil when not paced.
 	Late []time.Duration
+	// Stored is how many messages JetStream stored during the run, when the
+	// run knows it itself (the ceiling: its stream's last sequence, read
+	// before the stream is deleted); 0: see ReadTraffic.
+	Stored int64
 }
 
 // Rate is messages (calls) per second.

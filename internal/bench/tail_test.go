@@ -49,3 +49,13 @@ func TestGoals_judge_each_figure_by_its_direction(t *testing.T) {
 		}
 	}
 }
+
+func TestTrafficFigures_bounds_are_the_ceilings_share(t *testing.T) {
+	tr := TrafficFigures{Ceiling: PerCall{Messages: 27, Stores: 7}, Pipeline: PerCall{Messages: 36, Stores: 10}}
+	if tr.Bound() != 75 || tr.StoreBound() != 70 {
+		t.Fatalf("bounds %v %v, want 75 70", tr.Bound(), tr.StoreBound())
+	}
+	if (TrafficFigures{}).Bound() != 0 || (TrafficFigures{}).StoreBound() != 0 {
+		t.Fatal("no traffic must give no bound, not NaN")
+	}
+}

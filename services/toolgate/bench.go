@@ -61,7 +61,15 @@ func benchCmd(args []string) error {
 
 	fmt.Printf("machine: %s\n", rep.Machine)
 	fmt.Printf("1/4 ceiling: %d messages of %d B through %d chained JetStream hops (file storage, fetch batch 100, async publish)\n", *n, *size, bench.Hops)
+	tc0, err := bench.ReadTraffic(ctx, rig.Server, rig.JS)
+	if err != nil {
+		return err
+	}
 	ceil, err := bench.Ceiling(ctx, rig.NC, rig.JS, *n, *size, jetstream.FileStorage)
+	if err != nil {
+		return err
+	}
+	tc1, err := bench.ReadTraffic(ctx, rig.Server, rig.JS)
 	if err != nil {
 		return err
 	}
@@ -73,6 +81,10 @@ func benchCmd(args []string) error {
 	u0, r0 := bench.Self(), bench.ProcCPU(rig.RedisPID)
 	full, err := bench.Load(ctx, rig.NC, rig.JS, "bench-max-", *n, 0)
 	stopProfile()
+	if err != nil {
+		return err
+	}
+	tp1, err := bench.ReadTraffic(ctx, rig.Server, rig.JS)
 	if err != nil {
 		return err
 	}
@@ -103,6 +115,9 @@ func benchCmd(args []string) error {
 	full.Name, paced.Name = "pipeline, as fast as it goes", fmt.Sprintf("pipeline at %.0f calls/s", rep.Tail.OfferedRate)
 	rep.Runs = []bench.RunFigures{ceil.Figures(), full.Figures(), paced.Figures()}
 	rep.Pipeline = bench.Pipeline{PerCeiling: ratio(100*full.Rate(), ceil.Rate()), CPUPer1000: ratio(cpu.Seconds()*1000, float64(full.Count)), PeakRSS: bench.Self().PeakRSS}
+	ct := tc1.Since(tc0)
+	ct.Stores = ceil.Stored // its stream is gone by now
+	rep.Traffic = bench.TrafficFigures{Ceiling: ct.Per(ceil.Count), Pipeline: tp1.Since(tc1).Per(full.Count)}
 
 	if len(scenarios) > 0 {
 		fmt.Printf("4/4 cost curve: %d scenarios, each as fast as it goes\n", len(scenarios))

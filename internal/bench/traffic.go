@@ -1,0 +1,61 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// Traffic is what a run asked of NATS: the messages clients sent the
+// server and the server sent clients (publishes, publish acks, deliveries,
+// acks, pull requests, requests and replies), and the messages JetStream
+// stored, summed over every stream and key-value bucket.
+type Traffic struct {
+	InMsgs  int64 `json:"in_msgs"`
+	OutMsgs int64 `json:"out_msgs"`
+	Stores  int64 `json:"stores"`
+}
+
+// ReadTraffic reads the server's message counters and the last sequence of
+// every stream (a stream's sequence counts each message it stored, even one
+// a work queue has since deleted).
+func ReadTraffic(ctx context.Context, s *server.Server, js jetstream.JetStream) (Traffic, error) {
+	if s == nil {
+		return Traffic{}, errors.New("bench: traffic: no server")
+	}
+	v, err := s.Varz(&server.VarzOptions{})
+	if err != nil {
+		return Traffic{}, fmt.Errorf("bench: traffic: %w", err)
+	}
+	t := Traffic{InMsgs: v.InMsgs, OutMsgs: v.OutMsgs}
+	streams := js.ListStreams(ctx)
+	for info := range streams.Info() {
+		t.Stores += int64(info.State.LastSeq)
+	}
+	if err := streams.Err(); err != nil {
+		return Traffic{}, fmt.Errorf("bench: traffic: streams: %w", err)
+	}
+	return t, nil
+}
+
+// Since is the traffic between t0 and t.
+func (t Traffic) Since(t0 Traffic) Traffic {
+	return Traffic{InMsgs: t.InMsgs - t0.InMsgs, OutMsgs: t.OutMsgs - t0.OutMsgs, Stores: t.Stores - t0.Stores}
+}
+
+// PerCall is the traffic of one of n calls (messages).
+type PerCall struct {
+	Messages float64 `json:"nats_messages"`
+	Stores   float64 `json:"stores"`
+}
+
+// Per divides t over n calls.
+func (t Traffic) Per(n int) PerCall {
+	if n <= 0 {
+		return PerCall{}
+	}
+	return PerCall{Messages: float64(t.InMsgs+t.OutMsgs) / float64(n), Stores: float64(t.Stores) / float64(n)}
+}
