@@ -7,6 +7,9 @@ func (e *Envelope) encode() ([]byte, error) {
 }
 
 func (e *Envelope) decode(data []byte) error {
+	if isHop(data) {
+		return e.decodeHop(data)
+	}
 	w := envelopeJSON{envelopeFields: (*envelopeFields)(e)}
 	if err := wirejson.Unmarshal(data, &w); err != nil {
 		return err

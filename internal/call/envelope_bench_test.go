@@ -56,3 +56,23 @@ func BenchmarkEnvelope_Unmarshal(b *testing.B) {
 		}
 	}
 }
+
+func BenchmarkEnvelope_MarshalHop(b *testing.B) {
+	e := benchEnvelope()
+	b.ReportAllocs()
+	for b.Loop() {
+		_ = e.MarshalHop()
+	}
+}
+
+func BenchmarkEnvelope_UnmarshalHop(b *testing.B) {
+	e := benchEnvelope()
+	data := e.MarshalHop()
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Unmarshal(data); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -56,10 +56,6 @@ func (em *Emitter) Outputs(stage string, e call.Envelope) ([]worker.Output, erro
 	if err := em.seal(stage, &e); err != nil {
 		return nil, fmt.Errorf("pipeline: %w", err)
 	}
-	body, err := e.Marshal()
-	if err != nil {
-		return nil, fmt.Errorf("pipeline: %w", err)
-	}
 	em.transition(stage, e)
 	pub := em.public(e) // what records and audit events may show (names.go)
 	id := func(kind string) string {
@@ -83,6 +79,10 @@ func (em *Emitter) Outputs(stage string, e call.Envelope) ([]worker.Output, erro
 	}
 	outs = append(outs, batch.Marks(pub, CutText)...)
 	if next := streams.Next(e.Status); next != "" {
+		body, err := em.hopBody(&e)
+		if err != nil {
+			return nil, fmt.Errorf("pipeline: %w", err)
+		}
 		return append(outs, worker.Output{Subject: streams.Gate(next), MsgID: id("next"), Header: hdr(), Data: body}), nil
 	}
 	if !e.Status.Terminal() {
@@ -97,6 +97,10 @@ func (em *Emitter) Outputs(stage string, e call.Envelope) ([]worker.Output, erro
 		h := hdr()
 		h.Set(streams.HeaderStage, fstage)
 		h.Set(streams.HeaderFailure, failure)
+		body, err := e.Marshal() // dead letters stay JSON: operators read and replay them
+		if err != nil {
+			return nil, fmt.Errorf("pipeline: %w", err)
+		}
 		outs = append(outs, worker.Output{Subject: streams.DLQ(fstage, failure), MsgID: id("dlq"), Header: h, Data: em.fitEnvelope(e, body)})
 	}
 	return outs, nil

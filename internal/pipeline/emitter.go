@@ -40,6 +40,11 @@ type Emitter struct {
 	// a call left waiting (Waits) tells its producer on the response's
 	// progress subject (wire.Waiting). It must not block; nil: no notices.
 	Notify func(subject string, data []byte)
+	// JSONHops writes the envelope to the next gate as JSON instead of the
+	// hop encoding (call.Envelope.MarshalHop), for a rollout from a version
+	// that reads only JSON (TOOLGATE_HOP_ENCODING=json). Every version
+	// since reads both.
+	JSONHops bool
 }
 
 // seal appends stage's seal to e when stage passed it and em seals.
@@ -48,6 +53,14 @@ func (em *Emitter) seal(stage string, e *call.Envelope) error {
 		return nil
 	}
 	return em.Seals.Seal(stage, e)
+}
+
+// hopBody is e as the next gate reads it.
+func (em *Emitter) hopBody(e *call.Envelope) ([]byte, error) {
+	if em != nil && em.JSONHops {
+		return e.Marshal()
+	}
+	return e.MarshalHop(), nil
 }
 
 func (em *Emitter) transition(stage string, e call.Envelope) {

@@ -254,13 +254,14 @@ func statuses(rs []map[string]any) []any {
 }
 
 func TestPipeline_envelope_over_the_max_payload_ends_output_too_large_with_its_evidence(t *testing.T) {
-	// nats-server's default 1 MiB max payload: 520 KB of arguments fit in
-	// the provider body and the received envelope, but not twice (raw and
-	// parsed) in the envelope parse hands on.
+	// nats-server's default 1 MiB max payload: 560 KB of arguments fit in
+	// the provider body (840 KB, escaped in a JSON string) and the received
+	// envelope, but not twice (raw and parsed) in the envelope parse hands
+	// on, even in the hop encoding, which escapes nothing.
 	p := startRig(t, rig{server: []func(*server.Options){func(o *server.Options) { o.MaxPayload = 1 << 20 }}})
 	rid := "resp-bigargs"
 	core := p.subscribeResults(rid)
-	args := `{"city":"Paris","units":[` + strings.Repeat(`"a",`, 130_000) + `"a"]}`
+	args := `{"city":"Paris","units":[` + strings.Repeat(`"a",`, 140_000) + `"a"]}`
 	p.publish(rid, "openai-chat", chatCalls(rid, toolCall{"get_weather", `{"city":"Paris"}`}, toolCall{"get_weather", args}))
 	p.waitResults(rid, 2)
 	p.allSettled()

@@ -82,6 +82,11 @@ type Config struct {
 	// mode, identity headers taken on trust.
 	Identity identity.Config
 
+	// JSONHops: envelopes go to the next gate as JSON, not in the hop
+	// encoding (TOOLGATE_HOP_ENCODING=json), while stages of a version that
+	// reads only JSON still run.
+	JSONHops bool
+
 	// HTTPRoutes, when set, mounts more handlers on HTTPAddr beside the
 	// probes and /metrics (toolgate up's console: services/toolgate
 	// up_console.go); see Mount.
@@ -175,7 +180,7 @@ func Run(ctx context.Context, cfg Config, ready chan<- struct{}) error {
 	}
 	may := grantsOf(cfg)
 	emit := &pipeline.Emitter{Transition: transitionHook(m, log, reg), Sensitive: sensitiveOf(reg), Registered: registeredIn(reg), MaxPayload: nc.MaxPayload(), Seals: seals,
-		Waits: approvalWaits(js, cfg.ApprovalTTL), Notify: notifier(nc, may)}
+		Waits: approvalWaits(js, cfg.ApprovalTTL), Notify: notifier(nc, may), JSONHops: cfg.JSONHops}
 	defer watchCluster(m, cfg.Stages, js, may)() // metrics_sources.go
 	m.KnownTools(reg.Names)
 	repairModel, err := repairClient(cfg, log)

@@ -1,0 +1,27 @@
+package stage
+
+import (
+	"flag"
+	"strings"
+	"testing"
+)
+
+func TestFlags_hop_encoding(t *testing.T) {
+	parse := func(args []string, env map[string]string) (Flagged, error) {
+		fs := flag.NewFlagSet("t", flag.ContinueOnError)
+		get := Flags(fs, func(k string) string { return env[k] }, Defaults{})
+		if err := fs.Parse(args); err != nil {
+			return Flagged{}, err
+		}
+		return get()
+	}
+	if f, err := parse(nil, nil); err != nil || f.Config.JSONHops {
+		t.Fatalf("default: JSONHops %v (%v), want the hop encoding", f.Config.JSONHops, err)
+	}
+	if f, err := parse(nil, map[string]string{"TOOLGATE_HOP_ENCODING": "json"}); err != nil || !f.Config.JSONHops {
+		t.Fatalf("TOOLGATE_HOP_ENCODING=json: JSONHops %v (%v)", f.Config.JSONHops, err)
+	}
+	if _, err := parse([]string{"--hop-encoding", "xml"}, nil); err == nil || !strings.Contains(err.Error(), "binary or json") {
+		t.Fatalf("--hop-encoding xml: %v, want an error naming binary and json", err)
+	}
+}
