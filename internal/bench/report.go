@@ -77,12 +77,16 @@ func (t TrafficFigures) StoreBound() float64 {
 // Tail is what step 3 shows about the tail: where each call's time went,
 // GC in this process, and the load generator's own lateness.
 type Tail struct {
-	OfferedRate float64       `json:"offered_calls_per_s"`
-	Stages      []StageRow    `json:"stages"`
-	GC          GC            `json:"gc"`
-	LateP50     time.Duration `json:"generator_late_p50_ns"`
-	LateP99     time.Duration `json:"generator_late_p99_ns"`
-	LateMax     time.Duration `json:"generator_late_max_ns"`
+	OfferedRate float64 `json:"offered_calls_per_s"`
+	// CPUPer1000 is CPU per 1,000 calls at the offered load (process +
+	// redis-server), beside step 2's at the maximum: a machine not saturated
+	// shows what a call costs without the scheduler's busy-time in it.
+	CPUPer1000 float64       `json:"cpu_s_per_1000_calls"`
+	Stages     []StageRow    `json:"stages"`
+	GC         GC            `json:"gc"`
+	LateP50    time.Duration `json:"generator_late_p50_ns"`
+	LateP99    time.Duration `json:"generator_late_p99_ns"`
+	LateMax    time.Duration `json:"generator_late_max_ns"`
 }
 
 // Lateness fills the generator figures from a paced run.

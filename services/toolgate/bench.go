@@ -30,6 +30,7 @@ func benchCmd(args []string) error {
 	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of the pipeline run to this file")
 	scenarioList := fs.String("scenarios", "all", "cost curve scenarios run after step 3, comma separated ("+scenarioNames()+"), all, or none")
 	jsonFile := fs.String("json", "", "also write every figure as JSON to this file")
+	hops := fs.String("hop-encoding", "binary", "how envelopes travel between gates: binary or json (to compare the two)")
 	ops, err := parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -41,6 +42,9 @@ func benchCmd(args []string) error {
 	if err != nil {
 		return err
 	}
+	if *hops != "binary" && *hops != "json" {
+		return usageError("--hop-encoding %q: want binary or json", *hops)
+	}
 	if *n <= 0 || *half <= 0 || *size < 0 || *offered < 0 {
 		return usageError("--n and --half must be positive, --size and --rate not negative")
 	}
@@ -50,14 +54,14 @@ func benchCmd(args []string) error {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	rig, err := benchrig.Start(benchrig.Options{Dir: dir, RedisURL: *redisURL, ToolsFile: *tools})
+	rig, err := benchrig.Start(benchrig.Options{Dir: dir, RedisURL: *redisURL, ToolsFile: *tools, JSONHops: *hops == "json"})
 	if err != nil {
 		return err
 	}
 	defer rig.Close()
 	ctx := context.Background()
 	rep := bench.Report{Machine: bench.Machine(), Started: time.Now().UTC(), Settings: map[string]any{
-		"n": *n, "size": *size, "half_s": half.Seconds(), "rate": *offered, "scenarios": *scenarioList, "tools": *tools}}
+		"n": *n, "size": *size, "half_s": half.Seconds(), "rate": *offered, "scenarios": *scenarioList, "tools": *tools, "hop_encoding": *hops}}
 
 	fmt.Printf("machine: %s\n", rep.Machine)
 	fmt.Printf("1/4 ceiling: %d messages of %d B through %d chained JetStream hops (file storage, fetch batch 100, async publish)\n", *n, *size, bench.Hops)
@@ -101,10 +105,13 @@ func benchCmd(args []string) error {
 		return err
 	}
 	gc0 := bench.ReadGC()
+	u2, r2 := bench.Self(), bench.ProcCPU(rig.RedisPID)
 	paced, breakdown, err := bench.LoadWithBreakdown(ctx, rig.NC, rig.JS, "bench-half-", halfN, rep.Tail.OfferedRate)
 	if err != nil {
 		return err
 	}
+	u3, r3 := bench.Self(), bench.ProcCPU(rig.RedisPID)
+	rep.Tail.CPUPer1000 = ratio(((u3.CPU-u2.CPU)+(r3-r2)).Seconds()*1000, float64(paced.Count))
 	rep.Tail.GC = bench.ReadGC().Since(gc0)
 	h1, err := bench.ReadHandlerTimes(rig.Metrics)
 	if err != nil {

@@ -32,6 +32,7 @@ func printReport(w io.Writer, r bench.Report) {
 	fmt.Fprintf(w, "\nwhere the time went at %.0f calls/s (step: history, previous transition to this stage's; handler: the stage's handler runs; wait: step mean - handler mean):\n", t.OfferedRate)
 	fmt.Fprint(w, bench.FormatRows(t.Stages))
 	fmt.Fprintf(w, "GC in this process during step 3: %d cycles, %d stop-the-world pauses, %s in all, longest ≤ %s\n", t.GC.Cycles, t.GC.Pauses, ms(t.GC.PauseTotal), ms(t.GC.PauseMax))
+	fmt.Fprintf(w, "CPU per 1,000 calls at this load: %.2f s (process + redis-server)\n", t.CPUPer1000)
 	fmt.Fprintf(w, "load generator lateness against its schedule: p50 %s, p99 %s, max %s\n", ms(t.LateP50), ms(t.LateP99), ms(t.LateMax))
 
 	if len(r.Scenarios) > 0 {

@@ -49,7 +49,7 @@ func commands() []command {
 			"chaos [--n 5000] [--rate 100] [--kill-every 2s] [--keep]",
 			"chaos --hostile [--duration 10s] [--rate 50] [--mem-cap 4GiB] [--inputs a,b] [--keep]",
 		}, chaosCmd},
-		{"bench", []string{"bench [--n 20000] [--size 1024] [--half 10s] [--rate 0] [--scenarios all|none|LIST] [--json FILE] [--tools FILE] [--redis URL] [--cpuprofile FILE]"}, benchCmd},
+		{"bench", []string{"bench [--n 20000] [--size 1024] [--half 10s] [--rate 0] [--scenarios all|none|LIST] [--json FILE] [--tools FILE] [--redis URL] [--cpuprofile FILE] [--hop-encoding binary|json]"}, benchCmd},
 		{"version", []string{"version   (also --version: the module version and VCS revision)"}, versionCmd},
 		{"help", []string{"help [COMMAND [SUBCOMMAND]]   (also COMMAND --help)"}, helpCmd},
 	}

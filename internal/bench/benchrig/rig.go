@@ -30,6 +30,7 @@ type Options struct {
 	Dir       string // required: the JetStream store and redis-server's directory
 	RedisURL  string // empty: start a redis-server in Dir
 	ToolsFile string // tool definitions applied before the stages start
+	JSONHops  bool   // envelopes between gates as JSON (stage.Config.JSONHops), to compare
 }
 
 // Rig is the pipeline the bench measures: an embedded nats-server with
@@ -115,7 +116,7 @@ func Start(o Options) (r *Rig, err error) {
 	ready := make(chan struct{})
 	go func() {
 		r.runErr <- stage.Run(rctx, stage.Config{NATSURL: r.NATS.URL(), RedisURL: redisURL, Stages: streams.Names(), Log: zerolog.Nop(),
-			Exec: stage.ExecConfig{Signer: signer}, Metrics: r.Metrics}, ready)
+			Exec: stage.ExecConfig{Signer: signer}, Metrics: r.Metrics, JSONHops: o.JSONHops}, ready)
 	}()
 	select {
 	case <-ready:
