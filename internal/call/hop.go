@@ -183,228 +183,291 @@ func isHop(data []byte) bool { return bytes.HasPrefix(data, []byte(hopMagic)) }
 // errHop wraps every failure to read the hop encoding.
 var errHop = errors.New("call: hop envelope")
 
+// hopIter walks the fields of one message of the hop encoding. Every string
+// it returns is a piece of base, the whole envelope made a string once, so
+// reading a field allocates nothing.
+type hopIter struct {
+	b    []byte // the fields not read yet
+	off  int    // where b starts in base
+	base string
+	err  error
+	// the field just read
+	n    protowire.Number
+	v    []byte // a length-delimited field's bytes
+	voff int    // where v starts in base
+	x    uint64 // a varint field's value
+}
+
+// next reads the next field of a known number (types), skipping the
+// others; false at the end or on an error (it.err).
+func (it *hopIter) next(types wireTypes) bool {
+	for it.err == nil && len(it.b) > 0 {
+		n, t, k := protowire.ConsumeTag(it.b)
+		if k < 0 {
+			it.err = fmt.Errorf("%w: %w", errHop, protowire.ParseError(k))
+			return false
+		}
+		it.advance(k)
+		want, known := types(n)
+		if !known {
+			if k = protowire.ConsumeFieldValue(n, t, it.b); k < 0 {
+				it.err = fmt.Errorf("%w: field %d: %w", errHop, n, protowire.ParseError(k))
+				return false
+			}
+			it.advance(k)
+			continue
+		}
+		if t != want {
+			it.err = fmt.Errorf("%w: field %d has wire type %d, want %d", errHop, n, t, want)
+			return false
+		}
+		it.n, it.v, it.x = n, nil, 0
+		if t == protowire.BytesType {
+			it.v, k = protowire.ConsumeBytes(it.b)
+			it.voff = it.off + k - len(it.v)
+		} else {
+			it.x, k = protowire.ConsumeVarint(it.b)
+		}
+		if k < 0 {
+			it.err = fmt.Errorf("%w: field %d: %w", errHop, n, protowire.ParseError(k))
+			return false
+		}
+		it.advance(k)
+		return true
+	}
+	return false
+}
+
+func (it *hopIter) advance(k int) { it.b, it.off = it.b[k:], it.off+k }
+
+// str is the field's bytes as a string, without a copy.
+func (it *hopIter) str() string { return it.base[it.voff : it.voff+len(it.v)] }
+
+func (it *hopIter) int() int { return int(protowire.DecodeZigZag(it.x)) }
+
+func (it *hopIter) time(t *time.Time) {
+	if err := t.UnmarshalBinary(it.v); err != nil && it.err == nil {
+		it.err = fmt.Errorf("%w: field %d: %w", errHop, it.n, err)
+	}
+}
+
+// sub walks the nested message the field holds.
+func (it *hopIter) sub() hopIter { return hopIter{b: it.v, off: it.voff, base: it.base} }
+
+// fail records the error of a nested message.
+func (it *hopIter) fail(sub *hopIter) {
+	if sub.err != nil && it.err == nil {
+		it.err = fmt.Errorf("%w (in field %d)", sub.err, it.n)
+	}
+}
+
 // decodeHop reads what MarshalHop wrote. Unknown fields are skipped (a
 // newer writer's), a field of a known number with another wire type is an
 // error, and a field met twice: the last wins, or is one more element.
 func (e *Envelope) decodeHop(data []byte) error {
 	*e = Envelope{}
-	return fields(data[len(hopMagic):], func(n protowire.Number, t protowire.Type, v []byte, x uint64) error {
-		switch n {
+	base := string(data)
+	it := hopIter{b: data[len(hopMagic):], off: len(hopMagic), base: base}
+	for it.next(envelopeTypes) {
+		switch it.n {
 		case fCallID:
-			e.CallID = string(v)
+			e.CallID = it.str()
 		case fResponseID:
-			e.ResponseID = string(v)
+			e.ResponseID = it.str()
 		case fProviderCallID:
-			e.ProviderCallID = string(v)
+			e.ProviderCallID = it.str()
 		case fProviderKind:
-			e.ProviderKind = string(v)
+			e.ProviderKind = it.str()
 		case fProvider:
-			e.Provider = string(v)
+			e.Provider = it.str()
 		case fModel:
-			e.Model = string(v)
+			e.Model = it.str()
 		case fSource:
-			e.Source = string(v)
+			e.Source = it.str()
 		case fToolName:
-			e.ToolName = string(v)
+			e.ToolName = it.str()
 		case fRawArguments:
-			e.RawArguments = string(v)
+			e.RawArguments = it.str()
 		case fFinishReason:
-			e.FinishReason = string(v)
+			e.FinishReason = it.str()
 		case fProviderFinish:
-			e.ProviderFinish = string(v)
+			e.ProviderFinish = it.str()
 		case fStatus:
-			e.Status = Status(v)
+			e.Status = Status(it.str())
 		case fFailure:
-			e.Failure = Status(v)
+			e.Failure = Status(it.str())
 		case fArguments:
-			e.Arguments = bytes.Clone(v)
+			e.Arguments = bytes.Clone(it.v)
 		case fErrors:
-			e.Errors = append(e.Errors, string(v))
+			e.Errors = append(e.Errors, it.str())
 		case fRepairAttempts:
-			e.RepairAttempts = int(protowire.DecodeZigZag(x))
+			e.RepairAttempts = it.int()
 		case fReplays:
-			e.Replays = int(protowire.DecodeZigZag(x))
+			e.Replays = it.int()
 		case fRepairs:
-			var r Repair
-			if err := fields(v, func(n protowire.Number, t protowire.Type, v []byte, x uint64) error {
-				switch n {
-				case 1:
-					r.Attempt = int(protowire.DecodeZigZag(x))
-				case 2:
-					r.Failure = Status(v)
-				case 3:
-					r.RawArguments = string(v)
-				case 4:
-					r.Errors = append(r.Errors, string(v))
-				case 5:
-					r.Answer = string(v)
-				case 6:
-					return r.At.UnmarshalBinary(v)
-				}
-				return nil
-			}, repairTypes); err != nil {
-				return err
-			}
-			e.Repairs = append(e.Repairs, r)
+			e.Repairs = append(e.Repairs, it.repair())
 		case fToolRevision:
-			e.ToolRevision = x
+			e.ToolRevision = it.x
 		case fValidTools:
-			e.ValidTools = append(e.ValidTools, string(v))
+			e.ValidTools = append(e.ValidTools, it.str())
 		case fTruncatedHint:
-			e.TruncatedHint = string(v)
+			e.TruncatedHint = it.str()
 		case fReview:
-			e.Review = append(e.Review, string(v))
+			e.Review = append(e.Review, it.str())
 		case fCarrier:
-			e.Carrier = x != 0
+			e.Carrier = it.x != 0
 		case fText:
-			e.Text = string(v)
+			e.Text = it.str()
 		case fIdempotencyKey:
-			e.IdempotencyKey = string(v)
+			e.IdempotencyKey = it.str()
 		case fResult:
-			e.Result = bytes.Clone(v)
+			e.Result = bytes.Clone(it.v)
 		case fBatch:
-			return fields(v, func(n protowire.Number, t protowire.Type, v []byte, x uint64) error {
-				switch n {
-				case 1:
-					e.Batch.ID = string(v)
-				case 2:
-					e.Batch.Index = int(protowire.DecodeZigZag(x))
-				case 3:
-					e.Batch.Size = int(protowire.DecodeZigZag(x))
-				case 4:
-					e.Batch.Atomic = x != 0
-				}
-				return nil
-			}, batchTypes)
+			it.batch(&e.Batch)
 		case fRequest:
-			q := &e.Request
-			return fields(v, func(n protowire.Number, t protowire.Type, v []byte, x uint64) error {
-				switch n {
-				case 1:
-					q.Tenant = string(v)
-				case 2:
-					q.Principal = string(v)
-				case 3:
-					q.Roles = append(q.Roles, string(v))
-				case 4:
-					q.Conversation = string(v)
-				case 5:
-					q.Tolerant = x != 0
-				case 6:
-					q.DryRun = x != 0
-				case 7:
-					q.Identity = string(v)
-				}
-				return nil
-			}, requestTypes)
+			it.request(&e.Request)
 		case fCreatedAt:
-			return e.CreatedAt.UnmarshalBinary(v)
+			it.time(&e.CreatedAt)
 		case fHistory:
-			var s Step
-			if err := fields(v, func(n protowire.Number, t protowire.Type, v []byte, x uint64) error {
-				switch n {
-				case 1:
-					s.Stage = string(v)
-				case 2:
-					s.Status = Status(v)
-				case 3:
-					return s.At.UnmarshalBinary(v)
-				case 4:
-					s.Note = string(v)
-				}
-				return nil
-			}, stepTypes); err != nil {
-				return err
+			if e.History == nil {
+				e.History = make([]Step, 0, 8)
 			}
-			e.History = append(e.History, s)
+			e.History = append(e.History, it.step())
 		case fApproval:
-			d := &Decision{}
-			if err := fields(v, func(n protowire.Number, t protowire.Type, v []byte, x uint64) error {
-				switch n {
-				case 1:
-					d.By = string(v)
-				case 2:
-					d.Hash = string(v)
-				case 3:
-					return d.At.UnmarshalBinary(v)
-				}
-				return nil
-			}, decisionTypes); err != nil {
-				return err
-			}
-			e.Approval = d
+			e.Approval = it.decision()
 		case fSeals:
-			var s Seal
-			if err := fields(v, func(n protowire.Number, t protowire.Type, v []byte, x uint64) error {
-				switch n {
-				case 1:
-					s.Stage = string(v)
-				case 2:
-					s.Status = Status(v)
-				case 3:
-					s.Call = string(v)
-				case 4:
-					s.Tool = string(v)
-				case 5:
-					s.Raw = string(v)
-				case 6:
-					s.Args = string(v)
-				case 7:
-					s.Rev = x
-				case 8:
-					s.Approval = string(v)
-				case 9:
-					s.Key = string(v)
-				case 10:
-					s.MAC = string(v)
-				}
-				return nil
-			}, sealTypes); err != nil {
-				return err
+			if e.Seals == nil {
+				e.Seals = make([]Seal, 0, 5)
 			}
-			e.Seals = append(e.Seals, s)
-		}
-		return nil
-	}, envelopeTypes)
-}
-
-// fields calls field for each field of a message: v is a length-delimited
-// field's bytes, x a varint field's value. types gives the wire type of
-// each known field number; a field of another number is skipped.
-func fields(b []byte, field func(n protowire.Number, t protowire.Type, v []byte, x uint64) error, types wireTypes) error {
-	for len(b) > 0 {
-		n, t, k := protowire.ConsumeTag(b)
-		if k < 0 {
-			return fmt.Errorf("%w: %w", errHop, protowire.ParseError(k))
-		}
-		b = b[k:]
-		want, known := types(n)
-		if !known {
-			k = protowire.ConsumeFieldValue(n, t, b)
-			if k < 0 {
-				return fmt.Errorf("%w: field %d: %w", errHop, n, protowire.ParseError(k))
-			}
-			b = b[k:]
-			continue
-		}
-		if t != want {
-			return fmt.Errorf("%w: field %d has wire type %d, want %d", errHop, n, t, want)
-		}
-		var v []byte
-		var x uint64
-		switch t {
-		case protowire.BytesType:
-			v, k = protowire.ConsumeBytes(b)
-		default:
-			x, k = protowire.ConsumeVarint(b)
-		}
-		if k < 0 {
-			return fmt.Errorf("%w: field %d: %w", errHop, n, protowire.ParseError(k))
-		}
-		b = b[k:]
-		if err := field(n, t, v, x); err != nil {
-			return fmt.Errorf("%w: field %d: %w", errHop, n, err)
+			e.Seals = append(e.Seals, it.seal())
 		}
 	}
-	return nil
+	return it.err
+}
+
+func (it *hopIter) repair() (r Repair) {
+	sub := it.sub()
+	for sub.next(repairTypes) {
+		switch sub.n {
+		case 1:
+			r.Attempt = sub.int()
+		case 2:
+			r.Failure = Status(sub.str())
+		case 3:
+			r.RawArguments = sub.str()
+		case 4:
+			r.Errors = append(r.Errors, sub.str())
+		case 5:
+			r.Answer = sub.str()
+		case 6:
+			sub.time(&r.At)
+		}
+	}
+	it.fail(&sub)
+	return r
+}
+
+func (it *hopIter) batch(b *Batch) {
+	sub := it.sub()
+	for sub.next(batchTypes) {
+		switch sub.n {
+		case 1:
+			b.ID = sub.str()
+		case 2:
+			b.Index = sub.int()
+		case 3:
+			b.Size = sub.int()
+		case 4:
+			b.Atomic = sub.x != 0
+		}
+	}
+	it.fail(&sub)
+}
+
+func (it *hopIter) request(q *Request) {
+	sub := it.sub()
+	for sub.next(requestTypes) {
+		switch sub.n {
+		case 1:
+			q.Tenant = sub.str()
+		case 2:
+			q.Principal = sub.str()
+		case 3:
+			q.Roles = append(q.Roles, sub.str())
+		case 4:
+			q.Conversation = sub.str()
+		case 5:
+			q.Tolerant = sub.x != 0
+		case 6:
+			q.DryRun = sub.x != 0
+		case 7:
+			q.Identity = sub.str()
+		}
+	}
+	it.fail(&sub)
+}
+
+func (it *hopIter) step() (s Step) {
+	sub := it.sub()
+	for sub.next(stepTypes) {
+		switch sub.n {
+		case 1:
+			s.Stage = sub.str()
+		case 2:
+			s.Status = Status(sub.str())
+		case 3:
+			sub.time(&s.At)
+		case 4:
+			s.Note = sub.str()
+		}
+	}
+	it.fail(&sub)
+	return s
+}
+
+func (it *hopIter) decision() *Decision {
+	d := &Decision{}
+	sub := it.sub()
+	for sub.next(decisionTypes) {
+		switch sub.n {
+		case 1:
+			d.By = sub.str()
+		case 2:
+			d.Hash = sub.str()
+		case 3:
+			sub.time(&d.At)
+		}
+	}
+	it.fail(&sub)
+	return d
+}
+
+func (it *hopIter) seal() (s Seal) {
+	sub := it.sub()
+	for sub.next(sealTypes) {
+		switch sub.n {
+		case 1:
+			s.Stage = sub.str()
+		case 2:
+			s.Status = Status(sub.str())
+		case 3:
+			s.Call = sub.str()
+		case 4:
+			s.Tool = sub.str()
+		case 5:
+			s.Raw = sub.str()
+		case 6:
+			s.Args = sub.str()
+		case 7:
+			s.Rev = sub.x
+		case 8:
+			s.Approval = sub.str()
+		case 9:
+			s.Key = sub.str()
+		case 10:
+			s.MAC = sub.str()
+		}
+	}
+	it.fail(&sub)
+	return s
 }
