@@ -173,4 +173,3 @@ func msg(b []byte, n protowire.Number, fields func([]byte) []byte) []byte {
 	copy(b[start-1:], lenBytes)
 	return b
 }
-
