@@ -70,10 +70,8 @@ func TestRedis_sentinel_unconfirmed_claim_is_an_error(t *testing.T) {
 }
 
 // pause is a worker's wait before it retries a transient error, as the
-// execute stage's nak delay is. Retrying at once made six workers a storm
-// of dials, each asking the sentinels for the primary, while the primary
-// was dead: under make test's load the sentinels, busy answering, ran
-// late, entered TILT and elected no new primary within four minutes.
+// execute stage's nak delay is, so six workers do not storm the dead
+// primary's address and the sentinels with dials.
 func pause(ctx context.Context) {
 	select {
 	case <-ctx.Done():
@@ -112,7 +110,15 @@ func TestRedis_sentinel_failover_under_load_runs_no_key_twice(t *testing.T) {
 					}
 					if claimed {
 						runs[(i+w*keys/workers)%keys].Add(1)
-						for ctx.Err() == nil && s.Complete(ctx, key, owner, true, []byte(`1`), "", time.Hour) != nil {
+						// As the execute gate: retry until the completion
+						// lands, and stop at ErrNotOwner — an earlier try
+						// landed and only its confirmation was lost (WAIT
+						// timed out, or the primary died before the reply).
+						for ctx.Err() == nil {
+							err := s.Complete(ctx, key, owner, true, []byte(`1`), "", time.Hour)
+							if err == nil || errors.Is(err, ErrNotOwner) {
+								break
+							}
 							pause(ctx)
 						}
 					}
@@ -146,4 +152,30 @@ func TestRedis_sentinel_failover_under_load_runs_no_key_twice(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("after failover the store talks to: %.40q", info)
+}
+
+// A completion the primary applied but no replica confirmed in time comes
+// back ErrNotReplicated; trying it again finds the record completed and
+// says ErrNotOwner. A retry loop must stop there (the execute gate does):
+// the failover test's workers once retried on it until their deadline.
+func TestRedis_sentinel_a_completion_retried_after_an_unconfirmed_one_is_not_owned(t *testing.T) {
+	set := testenv.RunSentinelSet(t)
+	s := dialT(t, set.URL()+"?wait_timeout=200ms")
+	ctx := context.Background()
+	if _, claimed, err := s.Claim(ctx, claimRec("k", "o"), time.Hour); err != nil || !claimed {
+		t.Fatalf("claim: claimed=%v err=%v", claimed, err)
+	}
+	set.Replica.Pause()
+	err := s.Complete(ctx, "k", "o", true, []byte(`1`), "", time.Hour)
+	set.Replica.Resume()
+	if !errors.Is(err, ErrNotReplicated) {
+		t.Fatalf("complete with a silent replica: %v, want ErrNotReplicated", err)
+	}
+	if err := s.Complete(ctx, "k", "o", true, []byte(`1`), "", time.Hour); !errors.Is(err, ErrNotOwner) {
+		t.Fatalf("the retry: %v, want ErrNotOwner (the first completion landed)", err)
+	}
+	rec, ok, err := s.Get(ctx, "k")
+	if err != nil || !ok || rec.State != Completed {
+		t.Fatalf("record %+v ok=%v err=%v, want completed", rec, ok, err)
+	}
 }
