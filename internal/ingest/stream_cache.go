@@ -68,6 +68,18 @@ func (c *assemblyCache) forget(rid string) {
 	}
 }
 
+// settled reports whether this replica settled rid's stream (forget left
+// its settled entry in place, and nothing evicted it since).
+func (c *assemblyCache) settled(rid string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil {
+		return false
+	}
+	e, ok := c.m.get(rid)
+	return ok && e.asm == nil && e.settled // forget's entry; a live one's flag is e.mu's
+}
+
 // forget drops everything this replica holds for rid's stream.
 func (a *Accumulate) forget(rid string) {
 	a.asm.forget(rid)

@@ -60,6 +60,12 @@ func (a *Accumulate) progress(rid, prov string, ev storedEvent) (terminal bool) 
 	cap := maxTokens(ev.header)
 	terminal = probe.Done() || len(cap) > 0 && provider.EndsCappedStream(prov, ev.data)
 
+	if a.asm.settled(rid) {
+		// Settled already (the timer, or another event, read the whole
+		// stream first): a fresh accumulator fed the remaining events would
+		// show a call with no name and a count from the middle.
+		return terminal
+	}
 	p, tracked := a.prog.feed(rid, prov, ev, a.progressBudget(), a.Limits.CheckCalls)
 	if terminal {
 		a.prog.forget(rid)
