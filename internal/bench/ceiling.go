@@ -91,11 +91,8 @@ func Ceiling(ctx context.Context, nc *nats.Conn, js jetstream.JetStream, n, size
 		<-done
 	}
 	st := Stats{Name: "ceiling", Count: n, Elapsed: elapsed, Latencies: rec.lat}
-	if str, err := js.Stream(ctx, stream); err == nil { // before the deferred delete
+	if str, err := js.Stream(ctx, stream); err == nil { // js.Stream reads the info now, before the deferred delete
 		st.Stored = int64(str.CachedInfo().State.LastSeq)
-		if info, err := str.Info(ctx); err == nil {
-			st.Stored = int64(info.State.LastSeq)
-		}
 	}
 	return st, nil
 }

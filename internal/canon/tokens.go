@@ -44,10 +44,8 @@ func (e *encoder) fromTokens(dec *jsontext.Decoder, scratch *[]member) error {
 		e.buf = append(e.buf, ']')
 	case '"':
 		return e.str(tok.String())
-	case '0':
+	case '0', 't', 'f', 'n':
 		e.buf = append(e.buf, tok.String()...) // the literal as written
-	case 't', 'f', 'n':
-		e.buf = append(e.buf, tok.String()...)
 	default:
 		return fmt.Errorf("canon: unexpected %v", tok.Kind())
 	}

@@ -99,8 +99,9 @@ func Flags(fs *flag.FlagSet, getenv func(string) string, d Defaults) func() (Fla
 				return Flagged{}, fmt.Errorf("TOOLGATE_ACK_WAIT: want a duration such as 30s: %v", err)
 			}
 		}
-		if *hops != "binary" && *hops != "json" {
-			return Flagged{}, fmt.Errorf("--hop-encoding %q: want binary or json", *hops)
+		jsonHops, err := JSONHops(*hops)
+		if err != nil {
+			return Flagged{}, err
 		}
 		ttl, err := time.ParseDuration(*approvalTTL)
 		if err != nil || ttl <= 0 {
@@ -129,7 +130,7 @@ func Flags(fs *flag.FlagSet, getenv func(string) string, d Defaults) func() (Fla
 		}
 		cfg.Exec = execCfg
 		cfg.ApprovalTTL = ttl
-		cfg.JSONHops = *hops == "json"
+		cfg.JSONHops = jsonHops
 		if natsURL != nil {
 			cfg.NATSURL = *natsURL
 		}
@@ -139,4 +140,15 @@ func Flags(fs *flag.FlagSet, getenv func(string) string, d Defaults) func() (Fla
 		}
 		return Flagged{Config: cfg, LogLevel: *level}, nil
 	}
+}
+
+// JSONHops reads a --hop-encoding value: binary (false) or json (true).
+func JSONHops(encoding string) (bool, error) {
+	switch encoding {
+	case "binary":
+		return false, nil
+	case "json":
+		return true, nil
+	}
+	return false, fmt.Errorf("--hop-encoding %q: want binary or json", encoding)
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/toolgate/toolgate/internal/bench"
 	"github.com/toolgate/toolgate/internal/bench/benchrig"
+	"github.com/toolgate/toolgate/internal/stage"
 )
 
 // benchCmd measures, in one run on one machine: the ceiling of seven chained
@@ -42,8 +43,9 @@ func benchCmd(args []string) error {
 	if err != nil {
 		return err
 	}
-	if *hops != "binary" && *hops != "json" {
-		return usageError("--hop-encoding %q: want binary or json", *hops)
+	jsonHops, err := stage.JSONHops(*hops)
+	if err != nil {
+		return usageError("%v", err)
 	}
 	if *n <= 0 || *half <= 0 || *size < 0 || *offered < 0 {
 		return usageError("--n and --half must be positive, --size and --rate not negative")
@@ -54,7 +56,7 @@ func benchCmd(args []string) error {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	rig, err := benchrig.Start(benchrig.Options{Dir: dir, RedisURL: *redisURL, ToolsFile: *tools, JSONHops: *hops == "json"})
+	rig, err := benchrig.Start(benchrig.Options{Dir: dir, RedisURL: *redisURL, ToolsFile: *tools, JSONHops: jsonHops})
 	if err != nil {
 		return err
 	}
