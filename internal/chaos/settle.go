@@ -54,16 +54,8 @@ func idle(ctx context.Context, js jetstream.JetStream) error {
 		if st == streams.AccumulateTimer {
 			stream = streams.StreamGates
 		}
-		c, err := js.Consumer(ctx, stream, st)
-		if err != nil {
-			return fmt.Errorf("consumer %s: %w", st, err)
-		}
-		info, err := c.Info(ctx)
-		if err != nil {
-			return fmt.Errorf("consumer %s: %w", st, err)
-		}
-		if info.NumPending != 0 || info.NumAckPending != 0 {
-			return fmt.Errorf("consumer %s: %d pending, %d unacknowledged", st, info.NumPending, info.NumAckPending)
+		if err := testenv.ConsumerIdle(ctx, js, stream, st); err != nil {
+			return err
 		}
 	}
 	return nil

@@ -213,18 +213,7 @@ func (r *streamRig) finishedMark(t *testing.T, rid string) {
 func (r *streamRig) settled(t *testing.T) {
 	t.Helper()
 	testenv.Eventually(t, 45*time.Second, 10*time.Millisecond, func() error {
-		c, err := r.js.Consumer(context.Background(), streams.StreamIn, streams.Accumulate)
-		if err != nil {
-			return err
-		}
-		info, err := c.Info(context.Background())
-		if err != nil {
-			return err
-		}
-		if info.NumPending != 0 || info.NumAckPending != 0 {
-			return fmt.Errorf("accumulate: %d pending, %d unacked", info.NumPending, info.NumAckPending)
-		}
-		return nil
+		return testenv.ConsumerIdle(context.Background(), r.js, streams.StreamIn, streams.Accumulate)
 	})
 }
 

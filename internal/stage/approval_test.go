@@ -154,18 +154,7 @@ func (p *pipe) waitStatus(callID string, want call.Status) pipeline.StatusRecord
 func (p *pipe) settled(stage string) {
 	p.t.Helper()
 	testenv.Eventually(p.t, 10*time.Second, 20*time.Millisecond, func() error {
-		c, err := p.js.Consumer(p.ctx, streams.StreamOf(stage), stage)
-		if err != nil {
-			return err
-		}
-		info, err := c.Info(p.ctx)
-		if err != nil {
-			return err
-		}
-		if info.NumPending != 0 || info.NumAckPending != 0 {
-			return fmt.Errorf("%s: %d pending, %d unacked", stage, info.NumPending, info.NumAckPending)
-		}
-		return nil
+		return testenv.ConsumerIdle(p.ctx, p.js, streams.StreamOf(stage), stage)
 	})
 }
 

@@ -201,18 +201,7 @@ func (r *execRig) publishApproved(e call.Envelope, msgID string) {
 func (r *execRig) settled(total time.Duration) {
 	r.t.Helper()
 	testenv.Eventually(r.t, total, 50*time.Millisecond, func() error {
-		c, err := r.js.Consumer(r.ctx, streams.StreamGates, streams.Execute)
-		if err != nil {
-			return err
-		}
-		info, err := c.Info(r.ctx)
-		if err != nil {
-			return err
-		}
-		if info.NumPending != 0 || info.NumAckPending != 0 {
-			return fmt.Errorf("execute: %d pending, %d unacked", info.NumPending, info.NumAckPending)
-		}
-		return nil
+		return testenv.ConsumerIdle(r.ctx, r.js, streams.StreamGates, streams.Execute)
 	})
 }
 

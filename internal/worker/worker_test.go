@@ -65,20 +65,7 @@ func (r rig) count(t *testing.T, stream, subj string) uint64 {
 }
 
 func (r rig) consumerIdle(stage string) func() error {
-	return func() error {
-		c, err := r.js.Consumer(r.ctx, "IN", stage)
-		if err != nil {
-			return err
-		}
-		info, err := c.Info(r.ctx)
-		if err != nil {
-			return err
-		}
-		if info.NumPending != 0 || info.NumAckPending != 0 {
-			return fmt.Errorf("pending %d, ack pending %d", info.NumPending, info.NumAckPending)
-		}
-		return nil
-	}
+	return func() error { return testenv.ConsumerIdle(r.ctx, r.js, "IN", stage) }
 }
 
 func dlq(m Msg, code string, err error) []Output {
