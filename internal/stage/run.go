@@ -147,7 +147,7 @@ func Run(ctx context.Context, cfg Config, ready chan<- struct{}) error {
 	}
 	host, _ := os.Hostname()
 	owner := fmt.Sprintf("%s/%d/%d", host, os.Getpid(), time.Now().UnixNano())
-	opts := append([]nats.Option{nats.Name("toolgate " + strings.Join(cfg.Stages, ",")), nats.MaxReconnects(-1)}, cfg.NATSOpts...)
+	opts := append([]nats.Option{nats.Name("toolgate " + strings.Join(cfg.Stages, ",")), nats.MaxReconnects(-1), nats.ErrorHandler(asyncErrors(log, asyncErrorsEvery))}, cfg.NATSOpts...)
 	nc, err := nats.Connect(cfg.NATSURL, opts...)
 	if err != nil {
 		return fmt.Errorf("stage: connect to NATS at %s: %w", cfg.NATSURL, err)
