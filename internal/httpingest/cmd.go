@@ -15,6 +15,7 @@ import (
 
 	"github.com/toolgate/toolgate/internal/authz"
 	"github.com/toolgate/toolgate/internal/identity"
+	"github.com/toolgate/toolgate/internal/natslog"
 	"github.com/toolgate/toolgate/internal/stage"
 )
 
@@ -53,7 +54,7 @@ func Main(args []string, getenv func(string) string) int {
 	if *user != "" {
 		opts = authz.ClientOptions(*user, getenv("TOOLGATE_NATS_PASSWORD"))
 	}
-	nc, err := nats.Connect(*url, append(opts, nats.MaxReconnects(-1), nats.Name("toolgate ingest-http"))...)
+	nc, err := nats.Connect(*url, append(opts, nats.MaxReconnects(-1), nats.Name("toolgate ingest-http"), nats.ErrorHandler(natslog.AsyncErrors(log, natslog.Every)))...)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "ingest-http: connect to %s: %v\n", *url, err)
 		return 1

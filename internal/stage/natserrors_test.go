@@ -70,26 +70,3 @@ func TestRun_a_refused_pull_request_is_logged_not_silent(t *testing.T) {
 		return nil
 	})
 }
-
-// One error that repeats is one line per interval, with the count of the
-// repeats it stood for; another error gets its own line at once.
-func TestAsyncErrors_a_repeating_error_is_one_line_per_interval(t *testing.T) {
-	var logged syncBuffer
-	h := asyncErrors(zerolog.New(&logged), 200*time.Millisecond)
-	refused := errors.New("nats: permissions violation for publish to x")
-	for range 100 {
-		h(nil, nil, refused)
-	}
-	h(nil, nil, errors.New("nats: slow consumer, messages dropped"))
-	h(nil, nil, nil)
-	lines := strings.Split(strings.TrimSpace(logged.String()), "\n")
-	if len(lines) != 2 {
-		t.Fatalf("%d lines, want 2:\n%s", len(lines), logged.String())
-	}
-	time.Sleep(250 * time.Millisecond)
-	h(nil, nil, refused)
-	lines = strings.Split(strings.TrimSpace(logged.String()), "\n")
-	if len(lines) != 3 || !strings.Contains(lines[2], `"repeated":99`) || !strings.Contains(lines[2], "permissions violation") {
-		t.Fatalf("after the interval, want a third line with the 99 repeats:\n%s", logged.String())
-	}
-}

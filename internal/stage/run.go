@@ -20,6 +20,7 @@ import (
 	"github.com/toolgate/toolgate/internal/identity"
 	"github.com/toolgate/toolgate/internal/metrics"
 	"github.com/toolgate/toolgate/internal/model"
+	"github.com/toolgate/toolgate/internal/natslog"
 	"github.com/toolgate/toolgate/internal/parse"
 	"github.com/toolgate/toolgate/internal/pipeline"
 	"github.com/toolgate/toolgate/internal/registry"
@@ -147,7 +148,7 @@ func Run(ctx context.Context, cfg Config, ready chan<- struct{}) error {
 	}
 	host, _ := os.Hostname()
 	owner := fmt.Sprintf("%s/%d/%d", host, os.Getpid(), time.Now().UnixNano())
-	opts := append([]nats.Option{nats.Name("toolgate " + strings.Join(cfg.Stages, ",")), nats.MaxReconnects(-1), nats.ErrorHandler(asyncErrors(log, asyncErrorsEvery))}, cfg.NATSOpts...)
+	opts := append([]nats.Option{nats.Name("toolgate " + strings.Join(cfg.Stages, ",")), nats.MaxReconnects(-1), nats.ErrorHandler(natslog.AsyncErrors(log, natslog.Every))}, cfg.NATSOpts...)
 	nc, err := nats.Connect(cfg.NATSURL, opts...)
 	if err != nil {
 		return fmt.Errorf("stage: connect to NATS at %s: %w", cfg.NATSURL, err)

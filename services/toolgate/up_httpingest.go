@@ -11,6 +11,7 @@ import (
 	"github.com/toolgate/toolgate/internal/authz"
 	"github.com/toolgate/toolgate/internal/httpingest"
 	"github.com/toolgate/toolgate/internal/identity"
+	"github.com/toolgate/toolgate/internal/natslog"
 	"github.com/toolgate/toolgate/internal/stage"
 )
 
@@ -33,7 +34,7 @@ func startIngestHTTP(ctx context.Context, addr, clientURL string, lp *leastPrivi
 	hc := httpingest.Config{Log: cfg.Log.With().Str("service", "ingest-http").Logger()}
 	var conns []*nats.Conn
 	connect := func(tenants []string, opts ...nats.Option) error {
-		nc, err := nats.Connect(clientURL, append(opts, nats.MaxReconnects(-1), nats.Name("toolgate ingest-http"))...)
+		nc, err := nats.Connect(clientURL, append(opts, nats.MaxReconnects(-1), nats.Name("toolgate ingest-http"), nats.ErrorHandler(natslog.AsyncErrors(hc.Log, natslog.Every)))...)
 		if err != nil {
 			return fmt.Errorf("up: --ingest-http: connect: %w", err)
 		}
