@@ -13,7 +13,12 @@ import (
 // stood still for 30 s with thousands of messages pending and none in
 // flight (bench: one run in six, the parse consumer at 11,332 pending and 0
 // ack-pending until "no heartbeat received"). With these it resumes within
-// about 4 s; an idle stage renews its request every 10 s.
+// about 4 s; an idle stage renews its request every 10 s. The request is
+// "lost" by a race in nats.go's Messages iterator (v1.55.0), not by the
+// server: Next skips issuing a pull request while the previous one is
+// still being published (fetchInProgress), and when the stage drains its
+// last buffered message in that moment nothing wakes Next again until the
+// heartbeats are missed (README, Benchmarks, "Limits").
 const (
 	pullExpiry    = 10 * time.Second
 	pullHeartbeat = 2 * time.Second
