@@ -4,35 +4,16 @@ import (
 	"bytes"
 	"errors"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/rs/zerolog"
 )
 
-// syncBuffer is a log sink goroutines share.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // One error that repeats is one line per interval, with the count of the
 // repeats it stood for; another error gets its own line at once.
 func TestAsyncErrors_a_repeating_error_is_one_line_per_interval(t *testing.T) {
-	var logged syncBuffer
+	var logged bytes.Buffer // the handler is called on this goroutine
 	h := AsyncErrors(zerolog.New(&logged), 200*time.Millisecond)
 	refused := errors.New("nats: permissions violation for publish to x")
 	for range 100 {

@@ -22,10 +22,7 @@ func ConsumerIdle(ctx context.Context, js jetstream.JetStream, stream, consumer 
 	if err != nil {
 		return fmt.Errorf("consumer %s: %w", consumer, err)
 	}
-	info, err := c.Info(ctx)
-	if err != nil {
-		return fmt.Errorf("consumer %s: %w", consumer, err)
-	}
+	info := c.CachedInfo() // fetched by js.Consumer just now
 	if info.NumPending != 0 || info.NumAckPending != 0 {
 		return fmt.Errorf("consumer %s: %d pending, %d unacknowledged", consumer, info.NumPending, info.NumAckPending)
 	}
