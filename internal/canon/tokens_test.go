@@ -78,7 +78,7 @@ func everyValue(t *testing.T, v jsontext.Value, f func(jsontext.Value)) {
 // deep nesting, out-of-order keys) has the canonical form it had before.
 func TestJSON_is_the_decoded_form_on_the_recorded_corpus(t *testing.T) {
 	var files, values int
-	for _, dir := range []string{"../../../shared/testdata/json-schema-test-suite/tests", "../../../shared/testdata/provider-fixtures"} {
+	for _, dir := range []string{"../../testdata/json-schema-test-suite/tests", "../../testdata/provider-fixtures"} {
 		err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
 			if err != nil || d.IsDir() || !strings.HasSuffix(path, ".json") {
 				return err
@@ -99,7 +99,7 @@ func TestJSON_is_the_decoded_form_on_the_recorded_corpus(t *testing.T) {
 		}
 	}
 	if files < 100 || values < 10000 {
-		t.Fatalf("only %d files and %d values compared: is ../shared/testdata there?", files, values)
+		t.Fatalf("only %d files and %d values compared: is testdata/ at the repository root there?", files, values)
 	}
 }
 

@@ -20,7 +20,7 @@ import (
 	"github.com/toolgate/toolgate/streams"
 )
 
-const fixtureRoot = "../../../shared/testdata/provider-fixtures"
+const fixtureRoot = "../../testdata/provider-fixtures"
 
 // streamFixture is one response of a recorded stream: a recording of an
 // agent run holds several back to back, each published as its own stream.

@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-const fixtures = "../../../shared/testdata/provider-fixtures/"
+const fixtures = "../../testdata/provider-fixtures/"
 
 // TestComplete_returns_real_provider_bodies_byte_for_byte: the body goes to
 // the provider normalizer unchanged, so nothing may be re-encoded on the way.

@@ -8,7 +8,7 @@ import (
 	"testing"
 )
 
-const fixtures = "../../../shared/testdata/provider-fixtures"
+const fixtures = "../../testdata/provider-fixtures"
 
 // fixtureArguments returns every argument document in the fixtures: the
 // "arguments" strings of the OpenAI-style whole responses and the expected

@@ -13,7 +13,7 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/golden")
 
-const fixtureRoot = "../../../shared/testdata/provider-fixtures"
+const fixtureRoot = "../../testdata/provider-fixtures"
 
 // projectFixtures holds the fixtures of providers the shared collection has
 // none of (their sources in testdata/provider-fixtures/SOURCES.md).

@@ -11,7 +11,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
-const suiteDir = "../../../shared/testdata/json-schema-test-suite"
+const suiteDir = "../../testdata/json-schema-test-suite"
 
 // suiteGroup is one schema of the official JSON-Schema-Test-Suite with its cases.
 type suiteGroup struct {

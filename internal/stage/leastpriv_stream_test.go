@@ -15,7 +15,7 @@ func TestLeastPrivilege_streamed_response_is_assembled_with_the_accumulate_permi
 	p, denied := startLeastPrivilegePipeline(t)
 	// The accumulate gate reads a stream's events back through its own
 	// short-lived consumer, marks the response done and reports progress.
-	sse, err := os.ReadFile("../../../shared/testdata/provider-fixtures/openai-chat/openai-gpt-4o-single-tool-call.stream.sse")
+	sse, err := os.ReadFile("../../testdata/provider-fixtures/openai-chat/openai-gpt-4o-single-tool-call.stream.sse")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -64,7 +64,7 @@ func TestPipeline_recovered_calls_must_name_a_tool_and_pass_its_schema(t *testin
 
 func TestPipeline_failed_generation_is_recovered_when_tolerant(t *testing.T) {
 	p := startPipeline(t)
-	body, err := os.ReadFile("../../../shared/testdata/provider-fixtures/openai-chat/groq-gpt-oss-120b-tool-use-failed.error.json")
+	body, err := os.ReadFile("../../testdata/provider-fixtures/openai-chat/groq-gpt-oss-120b-tool-use-failed.error.json")
 	if err != nil {
 		t.Fatal(err)
 	}

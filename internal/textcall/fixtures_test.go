@@ -11,7 +11,7 @@ import (
 	"github.com/toolgate/toolgate/internal/canon"
 )
 
-const textFormats = "../../../shared/testdata/provider-fixtures/text-formats"
+const textFormats = "../../testdata/provider-fixtures/text-formats"
 
 type expectedCall struct {
 	Name         string          `json:"name"`
