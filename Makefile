@@ -22,6 +22,7 @@ vet:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	  if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
+	@$(GO) mod tidy -diff >/dev/null 2>&1 || { echo "go mod tidy would change go.mod or go.sum: run go mod tidy"; $(GO) mod tidy -diff; exit 1; }
 
 # The pipeline on its embedded default, with the example tools and executor,
 # and a few sample responses flowing through it.
