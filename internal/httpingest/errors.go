@@ -31,7 +31,9 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(v)
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false) // messages read "<token>", not "\u003ctoken\u003e"; nosniff keeps it JSON
+	_ = enc.Encode(v)
 }
 
 func fail(w http.ResponseWriter, status int, code, msg string) {
