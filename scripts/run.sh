@@ -66,6 +66,9 @@ echo
 echo "Inspect a call:   $BIN/toolgate status demo-valid-$run-0"
 echo "Operator console: http://$HTTP/console/   (approvals, dead letters, every call's story)"
 echo "Publish more:     TOOLGATE_NATS_URL=$TOOLGATE_NATS_URL TOOLGATE_SECRETS=$TOOLGATE_SECRETS $BIN/toolgate publish --provider P --wait 5s FILE"
+if [ -n "$INGEST" ]; then
+  echo "Over HTTP:        curl -H \"Authorization: Bearer \$(cat $TOOLGATE_SECRETS/ingest-http-producer.token)\" 'http://$INGEST/v1/responses/demo-valid-$run/outcomes'"
+fi
 if [ -n "${RUN_ONCE:-}" ]; then exit 0; fi
 echo "toolgate is running on $TOOLGATE_NATS_URL; Ctrl-C to stop."
 wait "${pids[0]}"

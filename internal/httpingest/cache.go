@@ -43,8 +43,12 @@ type entry struct {
 	waits    map[string]Waiting // calls said to wait and without an outcome, by call id (cache_waiting.go)
 }
 
-// view is what a reader gets of one subject.
+// view is what a reader gets of one subject. Known: the subject has an
+// entry (an outcome or a notice came, or this ingest took the response,
+// within Keep); an unknown one is never published, not yet seen, expired,
+// or another tenant's.
 type view struct {
+	Known    bool
 	Outcomes []json.RawMessage
 	Calls    int
 	Expected int
@@ -113,6 +117,22 @@ func (c *cache) add(subject string, data []byte) {
 	}
 }
 
+// mark makes subject known before any outcome of it came: this ingest took
+// its response. It counts against MaxResponses and expires after Keep, as
+// a response with outcomes does.
+func (c *cache) mark(subject string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.expire()
+	if _, ok := c.entries[subject]; ok {
+		return
+	}
+	c.entries[subject] = c.order.PushBack(&entry{subject: subject, at: c.now(), calls: map[string]bool{}})
+	for c.order.Len() > 1 && (c.bytes > c.maxBytes || c.order.Len() > c.maxEntries) {
+		c.remove(c.order.Front())
+	}
+}
+
 // get returns subject's outcomes so far, and a waiter whose channel is
 // closed at its next outcome; the caller releases it.
 func (c *cache) get(subject string) (view, *waiter) {
@@ -144,7 +164,7 @@ func (c *cache) viewOf(subject string) view {
 		return view{}
 	}
 	e := el.Value.(*entry)
-	return view{Outcomes: append([]json.RawMessage(nil), e.outcomes...), Calls: len(e.calls), Expected: e.expected, Response: e.response, Dropped: e.dropped,
+	return view{Known: true, Outcomes: append([]json.RawMessage(nil), e.outcomes...), Calls: len(e.calls), Expected: e.expected, Response: e.response, Dropped: e.dropped,
 		Waiting: e.waiting()}
 }
 

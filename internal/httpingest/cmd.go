@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -16,6 +17,7 @@ import (
 	"github.com/toolgate/toolgate/internal/authz"
 	"github.com/toolgate/toolgate/internal/identity"
 	"github.com/toolgate/toolgate/internal/natslog"
+	"github.com/toolgate/toolgate/internal/secrets"
 	"github.com/toolgate/toolgate/internal/stage"
 )
 
@@ -33,6 +35,7 @@ func Main(args []string, getenv func(string) string) int {
 	tenants := fs.String("tenants", def("TOOLGATE_INGEST_TENANTS", ""), "tenants whose results the NATS user reads, comma separated, '*' for all (admin or no authentication); default: the tenant of a producer-<tenant> user, else none (the tenant-less producer)")
 	maxWait := fs.Duration("max-wait", DefaultMaxWait, "the longest ?wait= of a long poll")
 	keep := fs.Duration("keep", DefaultKeep, "how long outcomes stay readable after they were published")
+	secretsDir := fs.String("secrets", secrets.Dir(getenv), "directory of the producers' bearer tokens, "+TokenFile("producer")+" and "+TokenFile("producer-<tenant>")+", made there once (TOOLGATE_SECRETS)")
 	level := fs.String("log-level", def("TOOLGATE_LOG_LEVEL", "info"), "debug, info, warn, error (TOOLGATE_LOG_LEVEL)")
 	var sc stage.Config
 	idFlags := stage.IdentityFlags(fs, getenv)
@@ -65,9 +68,14 @@ func Main(args []string, getenv func(string) string) int {
 		fmt.Fprintln(os.Stderr, "ingest-http:", err)
 		return 1
 	}
+	creds, err := EnsureCredentials(*secretsDir, credentialTenants(served, getenv("TOOLGATE_TENANTS")))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "ingest-http:", err)
+		return 1
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
-	if err := Run(ctx, *addr, sc.Identity, Config{Sources: []Source{{Tenants: served, JS: js}}, MaxWait: *maxWait, Keep: *keep, Log: log}); err != nil {
+	if err := Run(ctx, *addr, sc.Identity, Config{Sources: []Source{{Tenants: served, JS: js}}, Credentials: creds, MaxWait: *maxWait, Keep: *keep, Log: log}); err != nil {
 		log.Error().Err(err).Msg("stopped")
 		return 1
 	}
@@ -93,14 +101,30 @@ func Run(ctx context.Context, addr string, idc identity.Config, cfg Config) erro
 	if err != nil {
 		return err
 	}
-	mode := "verified (Toolgate-Token required)"
+	mode := "a producer's bearer token, or the identity issuer's JWT (Toolgate-Token)"
 	if cfg.Verifier == nil {
-		mode = "unverified (Toolgate-Tenant taken on trust)"
-		cfg.Log.Warn().Msg("HTTP ingest without an identity issuer: whoever reaches it reads the outcomes of every tenant it serves; set --identity-issuer before exposing it")
+		mode = "a producer's bearer token (Authorization: Bearer)"
 	}
-	cfg.Log.Info().Str("addr", l.Addr().String()).Str("identity", mode).Dur("max_wait", s.cfg.MaxWait).Int64("max_body", s.cfg.MaxBody).
+	cfg.Log.Info().Str("addr", l.Addr().String()).Str("authentication", mode).Dur("max_wait", s.cfg.MaxWait).Int64("max_body", s.cfg.MaxBody).
 		Msg("HTTP ingest: POST /v1/responses, GET /v1/responses/{id}/outcomes?wait=10s")
+	LogCredentials(cfg.Log, cfg.Credentials)
 	return s.Serve(ctx, l)
+}
+
+// credentialTenants is who gets a bearer token: each tenant served, and
+// where the ingest serves every tenant ('*'), the tenant-less producer and
+// each tenant of TOOLGATE_TENANTS (the deployment's list).
+func credentialTenants(served []string, all string) []string {
+	var out []string
+	for _, t := range served {
+		if t == AnyTenant {
+			out = append(append(out, ""), authz.ParseTenants(all)...)
+		} else {
+			out = append(out, t)
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
 // tenantsOf is --tenants, or the tenant a producer-<tenant> user is for.

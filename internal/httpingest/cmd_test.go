@@ -42,7 +42,7 @@ func TestMain_bad_flags_exit_2_and_a_taken_address_exits_1(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer l.Close()
-	if code := Main([]string{"--nats", srv.ClientURL(), "--listen", l.Addr().String()}, env); code != 1 {
+	if code := Main([]string{"--nats", srv.ClientURL(), "--listen", l.Addr().String(), "--secrets", t.TempDir()}, env); code != 1 {
 		t.Fatalf("taken --listen: exit %d, want 1", code)
 	}
 }

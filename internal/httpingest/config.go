@@ -44,10 +44,14 @@ type Source struct {
 // Config configures a Server.
 type Config struct {
 	Sources []Source
-	// Verifier, when set, makes every request carry a valid Toolgate-Token
-	// (401 otherwise); the tenant is then the token's, and a tenant reads
-	// only its own outcomes. nil: dev mode, Toolgate-Tenant taken on trust,
-	// as NATS ingest does.
+	// Credentials are the producers' bearer tokens (Authorization: Bearer);
+	// a request with one acts for the tenants it allows, and reads only
+	// their outcomes.
+	Credentials []Credential
+	// Verifier, when set, also lets a request authenticate with the
+	// issuer's JWT (Toolgate-Token, or as the bearer token); the tenant is
+	// then the token's. A request with neither a credential nor a valid
+	// token is 401: New refuses a Config with no Credentials and no Verifier.
 	Verifier *identity.Verifier
 	// MaxBody is the most bytes a POST body may have (413 beyond); 0: the
 	// first source's NATS max payload.
@@ -91,7 +95,8 @@ func (c *Config) setDefaults() {
 	}
 }
 
-// Validate checks that every tenant is served by one connection.
+// Validate checks that every tenant is served by one connection and that
+// requests can be authenticated.
 func (c Config) Validate() error {
 	if len(c.Sources) == 0 {
 		return errors.New("httpingest: no NATS connection (Config.Sources)")
@@ -114,5 +119,8 @@ func (c Config) Validate() error {
 	if c.MaxBody < 0 {
 		return errors.New("httpingest: MaxBody is negative")
 	}
-	return nil
+	if len(c.Credentials) == 0 && c.Verifier == nil {
+		return errors.New("httpingest: no way to authenticate a request: give Credentials (bearer tokens, EnsureCredentials) or an identity Verifier")
+	}
+	return validateCredentials(c.Credentials)
 }

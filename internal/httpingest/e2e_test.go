@@ -9,13 +9,13 @@ import (
 func TestIngest_posted_response_runs_and_its_outcome_is_read_back(t *testing.T) {
 	in := startIngest(t, nil, nil, nil)
 	var a Accepted
-	code := do(t, "POST", in.url+RouteResponses, map[string]string{"Toolgate-Provider": "openai-chat", "Toolgate-Response-Id": "http-inv-1"},
+	code := do(t, "POST", in.url+RouteResponses, as("", map[string]string{"Toolgate-Provider": "openai-chat", "Toolgate-Response-Id": "http-inv-1"}),
 		example(t, "valid-invoice.json"), &a)
 	if code != http.StatusAccepted || a.ResponseID != "http-inv-1" || a.Kind != "response" || a.Duplicate || a.Outcomes != "/v1/responses/http-inv-1/outcomes" {
 		t.Fatalf("POST: %d %+v", code, a)
 	}
 	var o Outcomes
-	if code := do(t, "GET", in.url+a.Outcomes+"?wait=50s&calls=1", nil, nil, &o); code != http.StatusOK {
+	if code := do(t, "GET", in.url+a.Outcomes+"?wait=50s&calls=1", as("", nil), nil, &o); code != http.StatusOK {
 		t.Fatalf("GET: %d", code)
 	}
 	rs := results(t, o)
@@ -24,13 +24,13 @@ func TestIngest_posted_response_runs_and_its_outcome_is_read_back(t *testing.T) 
 	}
 	// The same POST again is a duplicate: nothing new ran, and the
 	// outcome is still there to read.
-	if code := do(t, "POST", in.url+RouteResponses, map[string]string{"Toolgate-Provider": "openai-chat", "Toolgate-Response-Id": "http-inv-1"},
+	if code := do(t, "POST", in.url+RouteResponses, as("", map[string]string{"Toolgate-Provider": "openai-chat", "Toolgate-Response-Id": "http-inv-1"}),
 		example(t, "valid-invoice.json"), &a); code != http.StatusOK || !a.Duplicate {
 		t.Fatalf("re-POST: %d %+v", code, a)
 	}
 	// Without ?calls= it is complete too: the result says how many calls
 	// the response proposed.
-	if code := do(t, "GET", in.url+a.Outcomes, nil, nil, &o); code != http.StatusOK || o.Calls != 1 || o.Expected != 1 || !o.Complete {
+	if code := do(t, "GET", in.url+a.Outcomes, as("", nil), nil, &o); code != http.StatusOK || o.Calls != 1 || o.Expected != 1 || !o.Complete {
 		t.Fatalf("GET without wait: %d %+v", code, o)
 	}
 }
@@ -38,12 +38,12 @@ func TestIngest_posted_response_runs_and_its_outcome_is_read_back(t *testing.T) 
 func TestIngest_transcript_is_published_event_by_event_with_the_provider_detected(t *testing.T) {
 	in := startIngest(t, nil, nil, nil)
 	var a Accepted
-	code := do(t, "POST", in.url+RouteResponses, map[string]string{"Content-Type": "text/event-stream"}, example(t, "anthropic-weather.sse"), &a)
+	code := do(t, "POST", in.url+RouteResponses, as("", map[string]string{"Content-Type": "text/event-stream"}), example(t, "anthropic-weather.sse"), &a)
 	if code != http.StatusAccepted || a.Kind != "stream" || a.Provider != "anthropic" || a.Events < 5 || !strings.HasPrefix(a.ResponseID, "http-") {
 		t.Fatalf("POST: %d %+v", code, a)
 	}
 	var o Outcomes
-	do(t, "GET", in.url+a.Outcomes+"?wait=50s&calls=1", nil, nil, &o)
+	do(t, "GET", in.url+a.Outcomes+"?wait=50s&calls=1", as("", nil), nil, &o)
 	rs := results(t, o)
 	if len(rs) != 1 || rs[0].Tool != "get_weather" || rs[0].Status != "executed" {
 		t.Fatalf("outcomes %+v", o)
@@ -54,11 +54,11 @@ func TestIngest_a_response_without_calls_is_complete_with_its_response_outcome(t
 	in := startIngest(t, nil, nil, nil)
 	body := []byte(`{"id":"c1","object":"chat.completion","model":"m","choices":[{"index":0,"message":{"role":"assistant","content":"hello"},"finish_reason":"stop"}]}`)
 	var a Accepted
-	if code := do(t, "POST", in.url+RouteResponses, map[string]string{"Toolgate-Provider": "openai-chat"}, body, &a); code != http.StatusAccepted {
+	if code := do(t, "POST", in.url+RouteResponses, as("", map[string]string{"Toolgate-Provider": "openai-chat"}), body, &a); code != http.StatusAccepted {
 		t.Fatalf("POST: %d", code)
 	}
 	var o Outcomes
-	do(t, "GET", in.url+a.Outcomes+"?wait=50s", nil, nil, &o)
+	do(t, "GET", in.url+a.Outcomes+"?wait=50s", as("", nil), nil, &o)
 	if !o.Complete || o.Calls != 0 || len(o.Outcomes) != 1 || !strings.Contains(string(o.Outcomes[0]), `"no_tool_calls"`) {
 		t.Fatalf("outcomes %+v %s", o, o.Outcomes)
 	}

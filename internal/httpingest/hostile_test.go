@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"net"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -22,7 +23,7 @@ func bare(t *testing.T, adjust func(*Config)) (string, jetstream.Stream) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := Config{Sources: []Source{{Tenants: []string{AnyTenant}, JS: js}}}
+	cfg := Config{Sources: []Source{{Tenants: []string{AnyTenant}, JS: js}}, Credentials: credentials("")}
 	if adjust != nil {
 		adjust(&cfg)
 	}
@@ -62,7 +63,7 @@ func TestIngest_bad_input_is_a_json_error_and_nothing_is_published(t *testing.T)
 		says               string
 	}{
 		{"unknown provider", "POST", RouteResponses, map[string]string{"Toolgate-Provider": "gpt"}, body, 400, "unknown provider"},
-		{"undetectable provider", "POST", RouteResponses, nil, []byte(`{"x":1}`), 400, "Toolgate-Provider"},
+		{"undetectable provider", "POST", RouteResponses, nil, []byte(`{"x":1}`), 400, "the Toolgate-Provider header is not set"},
 		{"response id with a dot", "POST", RouteResponses, with("Toolgate-Response-Id", "a.b"), body, 400, "Toolgate-Response-Id"},
 		{"dry run maybe", "POST", RouteResponses, with("Toolgate-Dry-Run", "maybe"), body, 400, "true or false"},
 		{"negative max tokens", "POST", RouteResponses, with("Toolgate-Max-Tokens", "-1"), body, 400, "Toolgate-Max-Tokens"},
@@ -81,7 +82,7 @@ func TestIngest_bad_input_is_a_json_error_and_nothing_is_published(t *testing.T)
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			var p problem
-			if code := do(t, c.method, url+c.path, c.hdr, c.body, &p); code != c.status || !strings.Contains(p.Error, c.says) || p.Code == "" {
+			if code := do(t, c.method, url+c.path, as("", c.hdr), c.body, &p); code != c.status || !strings.Contains(p.Error, c.says) || p.Code == "" {
 				t.Fatalf("%d %+v, want %d saying %q", code, p, c.status, c.says)
 			}
 		})
@@ -97,9 +98,14 @@ func TestIngest_bad_input_is_a_json_error_and_nothing_is_published(t *testing.T)
 
 func TestIngest_wait_is_bounded(t *testing.T) {
 	url, _ := bare(t, func(c *Config) { c.MaxWait = 50 * time.Millisecond })
+	var a Accepted
+	if code := do(t, "POST", url+RouteResponses, as("", map[string]string{"Toolgate-Provider": "openai-chat", "Toolgate-Response-Id": "r1"}), []byte(`{"choices":[]}`), &a); code != http.StatusAccepted {
+		t.Fatalf("POST: %d %+v", code, a)
+	}
 	var o Outcomes
-	// An hour asked for is MaxWait served: the poll returns, empty.
-	if code := do(t, "GET", url+"/v1/responses/r1/outcomes?wait=1h", nil, nil, &o); code != 200 || o.Complete || len(o.Outcomes) != 0 || o.Outcomes == nil {
+	// An hour asked for is MaxWait served: the poll returns, empty (bare
+	// runs no stage, so no outcome comes).
+	if code := do(t, "GET", url+"/v1/responses/r1/outcomes?wait=1h", as("", nil), nil, &o); code != 200 || o.Complete || len(o.Outcomes) != 0 || o.Outcomes == nil {
 		t.Fatalf("%d %+v", code, o)
 	}
 }

@@ -35,14 +35,17 @@ func metaOf(h http.Header, c caller, body []byte) (producer.Meta, string, error)
 	} else if !producer.ValidTraceState(m.TraceState) {
 		m.TraceState = ""
 	}
+	if c.principal != "" {
+		m.Principal = c.principal // the credential's (who checked a header that differs)
+	}
 	if m.Provider == "" {
 		p, err := provider.Detect(body)
 		if err != nil {
-			return m, "", fmt.Errorf("%s: not given and not detected (%v); set it to one of %s", wire.HeaderProvider, err, strings.Join(provider.Names(), ", "))
+			return m, "", fmt.Errorf("the %s header is not set, and %s; set the %s header to one of %s", wire.HeaderProvider, undetected(err, body), wire.HeaderProvider, strings.Join(provider.Names(), ", "))
 		}
 		m.Provider = p
 	} else if !provider.Known(m.Provider) {
-		return m, "", fmt.Errorf("%s %s: unknown provider; use one of %s", wire.HeaderProvider, clip(m.Provider), strings.Join(provider.Names(), ", "))
+		return m, "", fmt.Errorf("the %s header %s: unknown provider; set it to one of %s", wire.HeaderProvider, clip(m.Provider), strings.Join(provider.Names(), ", "))
 	}
 	if m.ResponseID == "" {
 		m.ResponseID = newResponseID()
@@ -71,6 +74,20 @@ func metaOf(h http.Header, c caller, body []byte) (producer.Meta, string, error)
 		return m, "", fmt.Errorf("%s: %d bytes, over the %d-byte limit", wire.HeaderEnd, len(end), maxEnd)
 	}
 	return m, end, nil
+}
+
+// undetected says in HTTP words why Detect could not tell body's
+// provider: where a body that is not a transcript stops being JSON, else
+// what Detect saw, without its advice for the CLI (give --provider, and
+// the list of providers, which the answer gives once itself).
+func undetected(err error, body []byte) string {
+	if !provider.IsTranscript(body) {
+		if why := malformed(body); why != "" {
+			return "the body is " + why
+		}
+	}
+	msg, _, _ := strings.Cut(err.Error(), ": give --provider")
+	return strings.TrimPrefix(msg, "provider: ")
 }
 
 // boolHeader reads an optional true/false header.

@@ -32,7 +32,9 @@ type Outcomes struct {
 // outcomes answers a long poll: the response's outcomes as soon as it is
 // complete (from a toolgate whose results do not say how many calls a
 // response has, and without ?calls=: as soon as there is any), else when
-// ?wait= (bounded by MaxWait) has passed, with what there is.
+// ?wait= (bounded by MaxWait) has passed, with what there is, or 404 when
+// nothing is known of it (unknown). It reads the caller's tenant's results
+// subject only (wire.Results): another tenant's response is unknown here.
 func (s *Server) outcomes(w http.ResponseWriter, r *http.Request) {
 	c, ok := s.who(w, r)
 	if !ok {
@@ -71,6 +73,10 @@ func (s *Server) outcomes(w http.ResponseWriter, r *http.Request) {
 		case <-timer.C:
 			s.cache.release(subject, wt)
 			v := s.cache.peek(subject)
+			if !v.Known {
+				s.unknown(w, rid)
+				return
+			}
 			writeJSON(w, http.StatusOK, answer(rid, v, v.complete(calls)))
 			return
 		case <-r.Context().Done():
@@ -78,6 +84,14 @@ func (s *Server) outcomes(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+}
+
+// unknown answers 404 for a response id of which nothing is known: no
+// outcome or notice came for it in the caller's tenant within Keep, nor did
+// this ingest take it. Another tenant's id is the caller's unknown id: the
+// same answer, after the same wait, so it tells nothing of other tenants.
+func (s *Server) unknown(w http.ResponseWriter, rid string) {
+	fail(w, http.StatusNotFound, CodeNotFound, fmt.Sprintf("response %s: unknown: nothing was published under this id (or its outcomes are older than %s, or are still to come): POST it first, or ask again with ?wait=", clip(rid), s.cfg.Keep))
 }
 
 func answer(rid string, v view, complete bool) Outcomes {

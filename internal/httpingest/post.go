@@ -11,6 +11,7 @@ import (
 
 	"github.com/toolgate/toolgate/internal/provider"
 	"github.com/toolgate/toolgate/pkg/producer"
+	"github.com/toolgate/toolgate/pkg/wire"
 )
 
 // Accepted is the answer to a POST: the response id to read outcomes under.
@@ -76,24 +77,38 @@ func (s *Server) post(w http.ResponseWriter, r *http.Request) {
 		}
 		a.Kind, a.Events, a.End = "stream", len(events), end
 		err = p.PublishStream(ctx, m, events, end)
-		s.published(w, a, err)
+		s.published(w, c, a, err)
 		return
 	}
 	if end != "" {
 		fail(w, http.StatusBadRequest, CodeBadRequest, "Toolgate-End is for a transcript cut short; this body is one whole response")
 		return
 	}
-	s.published(w, a, p.PublishResponse(ctx, m, body))
+	err = p.PublishResponse(ctx, m, body)
+	if bad := malformed(body); bad != "" && (err == nil || errors.Is(err, producer.ErrDuplicate)) {
+		// A cut response: the caller hears at once that it cannot be
+		// read, and toolgate still records it as the rejected response
+		// it is (its outcome, its dead letter), as from NATS: nothing lost.
+		s.cache.mark(wire.Results(c.tenant, a.ResponseID))
+		writeJSON(w, http.StatusBadRequest, problem{Code: CodeBadRequest, ResponseID: a.ResponseID, Outcomes: a.Outcomes,
+			Error: fmt.Sprintf("the body is %s; it is recorded as a rejected response, its outcome at %s", bad, a.Outcomes)})
+		return
+	}
+	s.published(w, c, a, err)
 }
 
-// published answers a POST once its publish returned.
-func (s *Server) published(w http.ResponseWriter, a Accepted, err error) {
+// published answers a POST once its publish returned; the response is
+// known to GET outcomes from then on.
+func (s *Server) published(w http.ResponseWriter, c caller, a Accepted, err error) {
+	if err == nil || errors.Is(err, producer.ErrDuplicate) {
+		s.cache.mark(wire.Results(c.tenant, a.ResponseID))
+	}
 	switch {
 	case errors.Is(err, producer.ErrDuplicate):
 		a.Duplicate = true
 		writeJSON(w, http.StatusOK, a)
 	case err != nil:
-		s.cfg.Log.Warn().Err(err).Str("response_id", a.ResponseID).Msg("http ingest: publish failed")
+		s.cfg.Log.Warn().Err(err).Str("response_id", a.ResponseID).Str("credential", c.name).Msg("http ingest: publish failed")
 		fail(w, http.StatusServiceUnavailable, CodeUnavailable, err.Error()+"; nothing may have been stored: retry the same request (a retry is stored once)")
 	default:
 		writeJSON(w, http.StatusAccepted, a)

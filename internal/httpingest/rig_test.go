@@ -38,7 +38,7 @@ func startIngest(t *testing.T, issuer *pipetest.Issuer, tenants []string, adjust
 	p.Serve(t, func(tool string, c toolserver.Call) (any, error) {
 		return map[string]any{"done": tool, "call": c.ID}, nil
 	})
-	cfg := Config{Log: zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.WarnLevel)}
+	cfg := Config{Log: zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.WarnLevel), Credentials: credentials(append([]string{""}, tenants...)...)}
 	for _, tn := range append([]string{""}, tenants...) {
 		_, js := p.Connect(t, authz.ProducerUser(tn))
 		cfg.Sources = append(cfg.Sources, Source{Tenants: []string{tn}, JS: js})
@@ -61,6 +61,28 @@ func startIngest(t *testing.T, issuer *pipetest.Issuer, tenants []string, adjust
 	hs := httptest.NewServer(s)
 	t.Cleanup(hs.Close)
 	return &ingest{pipe: p, url: hs.URL}
+}
+
+// token is the rig's bearer token of tenant's producer.
+func token(tenant string) string { return "test-bearer-" + tenant + "-0123456789abcdef" }
+
+// credentials are the rig's credentials, one per tenant ("" the
+// tenant-less producer), each acting for its tenant only.
+func credentials(tenants ...string) []Credential {
+	var out []Credential
+	for _, tn := range tenants {
+		out = append(out, Credential{Name: "producer-" + tn, Token: token(tn), Tenants: []string{tn}})
+	}
+	return out
+}
+
+// as is hdr with tenant's producer's bearer token.
+func as(tenant string, hdr map[string]string) map[string]string {
+	out := map[string]string{"Authorization": "Bearer " + token(tenant)}
+	for k, v := range hdr {
+		out[k] = v
+	}
+	return out
 }
 
 // do sends one request and decodes its JSON answer into out (if not nil).

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
-	"strings"
 
 	"github.com/nats-io/nats.go"
 
@@ -24,6 +23,7 @@ const (
 // answer for a response another replica took, published while it ran.
 type Server struct {
 	cfg   Config
+	keys  keyring
 	cache *cache
 	subs  []*nats.Subscription
 	conns []*nats.Conn
@@ -36,7 +36,7 @@ func New(cfg Config) (*Server, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: cfg, cache: newCache(cfg.Keep, cfg.MaxCacheBytes, cfg.MaxResponses, cfg.MaxOutcomes)}
+	s := &Server{cfg: cfg, keys: newKeyring(cfg.Credentials), cache: newCache(cfg.Keep, cfg.MaxCacheBytes, cfg.MaxResponses, cfg.MaxOutcomes)}
 	for _, src := range cfg.Sources {
 		nc := src.JS.Conn()
 		s.conns = append(s.conns, nc)
@@ -119,7 +119,10 @@ func (s *Server) producerFor(tenant string) (*producer.Producer, bool) {
 	return nil, false
 }
 
-// tenantNotServed says which tenants this service serves.
+// tenantNotServed answers 403 for a tenant the caller may act for but no
+// connection of this service reads. Which tenants it serves goes to the
+// log, for the operator, not to the caller: a producer learns no other
+// tenant's name.
 func (s *Server) tenantNotServed(w http.ResponseWriter, tenant string) {
 	var names []string
 	for _, src := range s.cfg.Sources {
@@ -133,7 +136,8 @@ func (s *Server) tenantNotServed(w http.ResponseWriter, tenant string) {
 	if tenant == "" {
 		tenant = "(none)"
 	}
-	fail(w, http.StatusForbidden, CodeTenant, fmt.Sprintf("tenant %s is not served by this ingest (it serves: %s): run it with a NATS user that reads that tenant's results", clip(tenant), strings.Join(names, ", ")))
+	s.cfg.Log.Warn().Str("tenant", tenant).Strs("served", names).Msg("http ingest: a credential acts for a tenant no connection of this ingest reads; run it with a NATS user that reads that tenant's results")
+	fail(w, http.StatusForbidden, CodeTenant, fmt.Sprintf("tenant %s is not served by this ingest: its operator must run it with a NATS user that reads that tenant's results", clip(tenant)))
 }
 
 func (s *Server) ready(w http.ResponseWriter, _ *http.Request) {

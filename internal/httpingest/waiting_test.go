@@ -16,14 +16,14 @@ func TestIngest_a_call_waiting_for_approval_is_listed_with_its_expiry(t *testing
 	in := startIngest(t, nil, nil, nil)
 	var a Accepted
 	before := time.Now()
-	if code := do(t, "POST", in.url+RouteResponses, map[string]string{"Toolgate-Provider": "openai-chat", "Toolgate-Response-Id": "http-wait-1", "Toolgate-Roles": "admin"},
+	if code := do(t, "POST", in.url+RouteResponses, as("", map[string]string{"Toolgate-Provider": "openai-chat", "Toolgate-Response-Id": "http-wait-1", "Toolgate-Roles": "admin"}),
 		example(t, "delete-account.json"), &a); code != http.StatusAccepted {
 		t.Fatalf("POST: %d %+v", code, a)
 	}
 	var o Outcomes
 	deadline := time.Now().Add(60 * time.Second)
 	for len(o.Waiting) == 0 && time.Now().Before(deadline) {
-		if code := do(t, "GET", in.url+a.Outcomes+"?wait=1s", nil, nil, &o); code != http.StatusOK {
+		if code := do(t, "GET", in.url+a.Outcomes+"?wait=1s", as("", nil), nil, &o); code != http.StatusOK {
 			t.Fatalf("GET: %d", code)
 		}
 	}

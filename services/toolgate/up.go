@@ -123,7 +123,7 @@ func up(args []string) error {
 	if err := cfg.Exec.EnsureKey(*uf.trust.secrets); err != nil {
 		return err
 	}
-	if err := startIngestHTTP(ctx, *ingestAddr, ns.ClientURL(), lp, *uf.trust.tenant, cfg.Identity, cfg); err != nil {
+	if err := startIngestHTTP(ctx, *ingestAddr, ns.ClientURL(), lp, uf.trust, cfg.Identity, cfg); err != nil {
 		return err
 	}
 	if err := upConsole(ctx, &cfg, ns.ClientURL(), lp, log); err != nil { // up_console.go

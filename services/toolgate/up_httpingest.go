@@ -26,12 +26,21 @@ func ingestHTTPFlag(fs *flag.FlagSet, getenv func(string) string) *string {
 // In least privilege it connects once per producer user (producer, and
 // producer-<tenant> for each --tenants), so it reads each tenant's results
 // with that tenant's own credentials; with --insecure one connection
-// serves every tenant.
-func startIngestHTTP(ctx context.Context, addr, clientURL string, lp *leastPrivilege, tenants string, idc identity.Config, cfg stage.Config) error {
+// serves every tenant. Either way every request authenticates: each
+// producer user has a bearer token, made once in the secrets directory
+// (ingest-http-<user>.token) and logged by path, that acts for its tenant
+// only; with an identity issuer, the issuer's JWT does too.
+func startIngestHTTP(ctx context.Context, addr, clientURL string, lp *leastPrivilege, tf trustFlags, idc identity.Config, cfg stage.Config) error {
 	if addr == "" {
 		return nil
 	}
+	tenants := *tf.tenant
 	hc := httpingest.Config{Log: cfg.Log.With().Str("service", "ingest-http").Logger()}
+	creds, err := httpingest.EnsureCredentials(tf.dir(), append([]string{""}, authz.ParseTenants(tenants)...))
+	if err != nil {
+		return fmt.Errorf("up: --ingest-http: %w", err)
+	}
+	hc.Credentials = creds
 	var conns []*nats.Conn
 	connect := func(tenants []string, opts ...nats.Option) error {
 		nc, err := nats.Connect(clientURL, append(opts, nats.MaxReconnects(-1), nats.Name("toolgate ingest-http"), nats.ErrorHandler(natslog.AsyncErrors(hc.Log, natslog.Every)))...)
@@ -84,10 +93,8 @@ func startIngestHTTP(ctx context.Context, addr, clientURL string, lp *leastPrivi
 		closeAll()
 		return fmt.Errorf("up: --ingest-http %s is taken: %w; pick another address or --ingest-http ''", addr, err)
 	}
-	hc.Log.Info().Str("addr", l.Addr().String()).Msg("HTTP ingest: POST /v1/responses, GET /v1/responses/{id}/outcomes?wait=10s")
-	if hc.Verifier == nil {
-		hc.Log.Warn().Str("addr", l.Addr().String()).Msg("HTTP ingest without an identity issuer: Toolgate-Tenant is taken on trust, so whoever reaches this address reads the outcomes of every tenant it serves; set --identity-issuer before exposing it")
-	}
+	hc.Log.Info().Str("addr", l.Addr().String()).Msg("HTTP ingest: POST /v1/responses, GET /v1/responses/{id}/outcomes?wait=10s, each with Authorization: Bearer <a producer's token>")
+	httpingest.LogCredentials(hc.Log, hc.Credentials)
 	go func() {
 		defer closeAll()
 		defer s.Close()
