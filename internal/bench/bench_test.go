@@ -28,7 +28,7 @@ func TestStats_percentiles(t *testing.T) {
 func TestCeiling_every_message_crosses_every_hop_once(t *testing.T) {
 	s := testenv.RunJetStream(t)
 	nc, js := testenv.Connect(t, s)
-	st, err := Ceiling(context.Background(), nc, js, 300, 1024, jetstream.FileStorage)
+	st, err := Ceiling(context.Background(), nc, js, 300, 1024, jetstream.FileStorage, OneStream)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,39 +37,41 @@ func TestCeiling_every_message_crosses_every_hop_once(t *testing.T) {
 	}
 }
 
-// The ceiling's traffic is known exactly: each message is stored once per
-// hop (Hops stores); its first publish and the publish ack, then for each of
-// the Hops-1 workers a delivery, the ack, the next publish and its ack, and
-// the delivery to the last hop's subscriber: 4*(Hops-1)+3 messages, plus
-// the pull requests.
+// The ceiling's traffic is known exactly, in either layout: each message is
+// stored once per hop (Hops stores); its first publish and the publish ack,
+// then for each of the Hops-1 workers a delivery, the ack, the next publish
+// and its ack, and the delivery to the last hop's subscriber:
+// 4*(Hops-1)+3 messages, plus the pull requests.
 func TestTraffic_counts_the_ceilings_stores_and_messages(t *testing.T) {
 	s := testenv.RunJetStream(t)
 	nc, js := testenv.Connect(t, s)
 	ctx := context.Background()
-	t0, err := ReadTraffic(ctx, s, js)
-	if err != nil {
-		t.Fatal(err)
-	}
-	const n = 200
-	st, err := Ceiling(ctx, nc, js, n, 256, jetstream.FileStorage)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t1, err := ReadTraffic(ctx, s, js)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if t1.Stores != t0.Stores {
-		t.Fatalf("stores of a deleted stream counted: %d then %d", t0.Stores, t1.Stores)
-	}
-	tr := t1.Since(t0)
-	tr.Stores = st.Stored
-	per := tr.Per(n)
-	if per.Stores != Hops {
-		t.Fatalf("%v stores per message, want %d (one per hop)", per.Stores, Hops)
-	}
-	if least := float64(4*(Hops-1) + 3); per.Messages < least || per.Messages > least+1 {
-		t.Fatalf("%v NATS messages per message through %d hops, want %v and a few pull requests", per.Messages, Hops, least)
+	for _, layout := range Layouts() {
+		t0, err := ReadTraffic(ctx, s, js)
+		if err != nil {
+			t.Fatal(err)
+		}
+		const n = 200
+		st, err := Ceiling(ctx, nc, js, n, 256, jetstream.FileStorage, layout)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t1, err := ReadTraffic(ctx, s, js)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if t1.Stores != t0.Stores {
+			t.Fatalf("%s: stores of a deleted stream counted: %d then %d", layout, t0.Stores, t1.Stores)
+		}
+		tr := t1.Since(t0)
+		tr.Stores = st.Stored
+		per := tr.Per(n)
+		if per.Stores != Hops {
+			t.Fatalf("%s: %v stores per message, want %d (one per hop)", layout, per.Stores, Hops)
+		}
+		if least := float64(4*(Hops-1) + 3); per.Messages < least || per.Messages > least+1 {
+			t.Fatalf("%s: %v NATS messages per message through %d hops, want %v and a few pull requests", layout, per.Messages, Hops, least)
+		}
 	}
 	if got := (Traffic{InMsgs: 5}).Per(0); got != (PerCall{}) {
 		t.Fatalf("per 0 calls = %v", got)

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"time"
@@ -19,31 +20,32 @@ import (
 const Hops = 7
 
 // Ceiling pushes n messages of size bytes through Hops chained hops with no
-// gate logic, using the same worker, storage, fetch batch and asynchronous
-// publish settings as the pipeline. It is the upper bound the pipeline is
-// compared against.
-func Ceiling(ctx context.Context, nc *nats.Conn, js jetstream.JetStream, n, size int, storage jetstream.StorageType) (Stats, error) {
-	const stream = "TOOLGATE_BENCH_CEILING"
-	_ = js.DeleteStream(ctx, stream)
-	if _, err := js.CreateStream(ctx, jetstream.StreamConfig{
-		Name: stream, Subjects: []string{"toolgate.bench.hop.>"}, Storage: storage,
-		Retention: jetstream.WorkQueuePolicy, Duplicates: 2 * time.Minute,
-	}); err != nil {
-		return Stats{}, fmt.Errorf("bench: %w", err)
+// gate logic, stored as layout says, using the same worker, storage, fetch
+// batch and asynchronous publish settings as the pipeline. The best
+// layout's figure is the upper bound the pipeline is compared against.
+func Ceiling(ctx context.Context, nc *nats.Conn, js jetstream.JetStream, n, size int, storage jetstream.StorageType, layout Layout) (Stats, error) {
+	streams := layout.streams()
+	for _, s := range streams {
+		_ = js.DeleteStream(ctx, s.name)
+		if _, err := js.CreateStream(ctx, jetstream.StreamConfig{
+			Name: s.name, Subjects: s.subjects, Storage: storage,
+			Retention: jetstream.WorkQueuePolicy, Duplicates: 2 * time.Minute,
+		}); err != nil {
+			return Stats{}, fmt.Errorf("bench: %w", err)
+		}
+		defer js.DeleteStream(context.Background(), s.name)
 	}
-	defer js.DeleteStream(context.Background(), stream)
-	subj := func(i int) string { return "toolgate.bench.hop." + strconv.Itoa(i) }
 	wctx, stop := context.WithCancel(ctx)
 	defer stop()
 	done := make(chan struct{}, Hops)
 	for i := range Hops - 1 {
-		name := "hop" + strconv.Itoa(i)
+		name, stream := "hop"+strconv.Itoa(i), layout.stream(i)
 		if _, err := js.CreateOrUpdateConsumer(ctx, stream, jetstream.ConsumerConfig{
-			Durable: name, FilterSubject: subj(i), AckPolicy: jetstream.AckExplicitPolicy, MaxAckPending: 2000, MaxDeliver: 10,
+			Durable: name, FilterSubject: hopSubject(i), AckPolicy: jetstream.AckExplicitPolicy, MaxAckPending: 2000, MaxDeliver: 10,
 		}); err != nil {
 			return Stats{}, fmt.Errorf("bench: %w", err)
 		}
-		next := subj(i + 1)
+		next := hopSubject(i + 1)
 		w, err := worker.New(js, worker.Config{
 			Stage: name, Stream: stream, Log: zerolog.Nop(),
 			DeadLetter: func(m worker.Msg, code string, err error) []worker.Output { return nil },
@@ -58,7 +60,7 @@ func Ceiling(ctx context.Context, nc *nats.Conn, js jetstream.JetStream, n, size
 	}
 	// The last hop is stored like a result and read by a subscriber.
 	rec := newRecorder(n)
-	sub, err := nc.Subscribe(subj(Hops-1), func(m *nats.Msg) { rec.arrived(m.Header.Get("Bench-Id"), time.Now()) })
+	sub, err := nc.Subscribe(hopSubject(Hops-1), func(m *nats.Msg) { rec.arrived(m.Header.Get("Bench-Id"), time.Now()) })
 	if err != nil {
 		return Stats{}, err
 	}
@@ -70,11 +72,11 @@ func Ceiling(ctx context.Context, nc *nats.Conn, js jetstream.JetStream, n, size
 	start := time.Now()
 	for i := range n {
 		id := "c" + strconv.Itoa(i)
-		m := nats.NewMsg(subj(0))
+		m := nats.NewMsg(hopSubject(0))
 		m.Header.Set("Bench-Id", id)
 		m.Data = payload
 		rec.sentAt(id, time.Now())
-		if _, err := js.PublishMsgAsync(m, jetstream.WithMsgID(id)); err != nil {
+		if err := publishAsync(ctx, js, m, id); err != nil {
 			return Stats{}, err
 		}
 	}
@@ -90,9 +92,32 @@ func Ceiling(ctx context.Context, nc *nats.Conn, js jetstream.JetStream, n, size
 	for range Hops - 1 {
 		<-done
 	}
-	st := Stats{Name: "ceiling", Count: n, Elapsed: elapsed, Latencies: rec.lat}
-	if str, err := js.Stream(ctx, stream); err == nil { // js.Stream reads the info now, before the deferred delete
-		st.Stored = int64(str.CachedInfo().State.LastSeq)
+	st := Stats{Name: "ceiling, " + layout.String(), Count: n, Elapsed: elapsed, Latencies: rec.lat}
+	for _, s := range streams { // js.Stream reads the info now, before the deferred deletes
+		if str, err := js.Stream(ctx, s.name); err == nil {
+			st.Stored += int64(str.CachedInfo().State.LastSeq)
+		}
 	}
 	return st, nil
 }
+
+// publishAsync publishes m, waiting while the client holds as many
+// unacknowledged publishes as it allows: on a busy machine the server's
+// acks fall behind the loop, and a stalled publish is a pause, not a
+// failed run.
+func publishAsync(ctx context.Context, js jetstream.JetStream, m *nats.Msg, id string) error {
+	for {
+		_, err := js.PublishMsgAsync(m, jetstream.WithMsgID(id))
+		if !errors.Is(err, jetstream.ErrTooManyStalledMsgs) {
+			return err
+		}
+		select {
+		case <-js.PublishAsyncComplete():
+		case <-time.After(time.Second):
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+func hopSubject(i int) string { return "toolgate.bench.hop." + strconv.Itoa(i) }

@@ -13,6 +13,7 @@ type Report struct {
 	Started   time.Time      `json:"started"`
 	Settings  map[string]any `json:"settings"`
 	Runs      []RunFigures   `json:"runs"`
+	Ceilings  []CeilingRun   `json:"ceilings"`
 	Pipeline  Pipeline       `json:"pipeline"`
 	Traffic   TrafficFigures `json:"traffic"`
 	Tail      Tail           `json:"tail"`
@@ -41,12 +42,26 @@ func (s Stats) Figures() RunFigures {
 		P50: s.Percentile(50), P95: s.Percentile(95), P99: s.Percentile(99), Max: s.Percentile(100)}
 }
 
-// Pipeline is step 2's cost and the process's memory.
+// CeilingRun is one layout's ceiling: the faster of its runs, and what a
+// message asked of NATS in it.
+type CeilingRun struct {
+	Layout  string     `json:"layout"`
+	Best    RunFigures `json:"best"`
+	Rates   []float64  `json:"calls_per_s_each_run"`
+	Traffic PerCall    `json:"traffic"`
+}
+
+// Pipeline is step 2's cost and the process's memory. PerCeiling is
+// against the highest ceiling (the machine's), PerOneStream against the
+// ceiling in the pipeline's own one-stream layout; LayoutPenalty is how
+// much less the one-stream layout carries than the best, in percent.
 type Pipeline struct {
-	PerCeiling  float64 `json:"pipeline_per_ceiling_pct"`
-	CPUPer1000  float64 `json:"cpu_s_per_1000_calls"`
-	PeakRSS     int64   `json:"peak_rss_bytes"`                 // after steps 1-3
-	PeakRSSLast int64   `json:"peak_rss_after_scenarios_bytes"` // the large arguments raise it
+	PerCeiling    float64 `json:"pipeline_per_ceiling_pct"`
+	PerOneStream  float64 `json:"pipeline_per_one_stream_ceiling_pct"`
+	LayoutPenalty float64 `json:"one_stream_layout_penalty_pct"`
+	CPUPer1000    float64 `json:"cpu_s_per_1000_calls"`
+	PeakRSS       int64   `json:"peak_rss_bytes"`                 // after steps 1-3
+	PeakRSSLast   int64   `json:"peak_rss_after_scenarios_bytes"` // the large arguments raise it
 }
 
 // TrafficFigures is what one call asked of NATS in steps 1 and 2 (the

@@ -19,7 +19,16 @@ func printReport(w io.Writer, r bench.Report) {
 	for _, s := range r.Runs {
 		fmt.Fprintf(w, "| %s | %d | %.0f | %s | %s | %s |\n", s.Name, s.Calls, s.CallsPerSec, ms(s.P50), ms(s.P95), ms(s.P99))
 	}
-	fmt.Fprintf(w, "\npipeline / ceiling: %.0f %%\n", r.Pipeline.PerCeiling)
+	fmt.Fprintln(w, "\n| ceiling | msgs/s (each run) | best msgs/s | p99 through the hops |\n|---|---|---|---|")
+	for _, c := range r.Ceilings {
+		each := make([]string, len(c.Rates))
+		for i, v := range c.Rates {
+			each[i] = fmt.Sprintf("%.0f", v)
+		}
+		fmt.Fprintf(w, "| %s | %s | %.0f | %s |\n", c.Layout, strings.Join(each, ", "), c.Best.CallsPerSec, ms(c.Best.P99))
+	}
+	fmt.Fprintf(w, "one stream for all hops (the pipeline's layout today) carries %.0f %% less than the machine's ceiling\n", r.Pipeline.LayoutPenalty)
+	fmt.Fprintf(w, "pipeline / ceiling: %.0f %% (against the one-stream ceiling: %.0f %%)\n", r.Pipeline.PerCeiling, r.Pipeline.PerOneStream)
 	fmt.Fprintf(w, "CPU per 1,000 calls: %.2f s (this process, embedded NATS included, plus redis-server)\n", r.Pipeline.CPUPer1000)
 	if tr := r.Traffic; tr.Pipeline.Messages > 0 {
 		fmt.Fprintf(w, "NATS per call: ceiling %.1f messages, %.1f stores; pipeline %.1f messages, %.1f stores (the mix); with gates that cost nothing, pipeline / ceiling could reach %.0f %% if every message cost the same, %.0f %% if every store did\n",
