@@ -25,9 +25,9 @@ type Loop struct {
 	MaxTurns  int // default 8
 }
 
-// tools are the tool definitions sent to the model: examples/tools.yaml's
+// toolsJSON is the tool definitions sent to the model: examples/tools.yaml's
 // get_weather.
-var tools = json.RawMessage(`[{"type":"function","function":{"name":"get_weather","description":"Current weather for a city",
+const toolsJSON = (`[{"type":"function","function":{"name":"get_weather","description":"Current weather for a city",
 "parameters":{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}}}]`)
 
 // Run asks the model, lets toolgate gate and run each tool call the model
@@ -99,7 +99,7 @@ func (l Loop) Run(ctx context.Context, prompt string) (string, error) {
 // ask posts the conversation to the model and returns its answer's body.
 func (l Loop) ask(ctx context.Context, messages []json.RawMessage) ([]byte, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, l.Model, bytes.NewReader(mustJSON(map[string]any{
-		"model": l.ModelName, "messages": messages, "tools": tools,
+		"model": l.ModelName, "messages": messages, "tools": json.RawMessage(toolsJSON),
 	})))
 	if err != nil {
 		return nil, err

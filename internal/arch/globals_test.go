@@ -24,13 +24,13 @@ func immutable(pkg, fn string) bool {
 }
 
 // TestNo_package_level_mutable_state parses every non-test Go file under
-// internal/ and pkg/ and fails on a package-level var that is not a
+// internal/, pkg/, services/, streams/ and examples/ and fails on a package-level var that is not a
 // blank-identifier interface check, a //go:embed file system, or built by
 // one of the immutable constructors, naming it by file:line.
 func TestNo_package_level_mutable_state(t *testing.T) {
 	root := filepath.Join("..", "..")
 	var bad []string
-	for _, dir := range []string{"internal", "pkg"} {
+	for _, dir := range []string{"internal", "pkg", "services", "streams", "examples"} {
 		err := filepath.WalkDir(filepath.Join(root, dir), func(path string, d fs.DirEntry, err error) error {
 			if err != nil {
 				return err

@@ -18,7 +18,16 @@ type progressBar struct {
 	last        time.Time
 }
 
-var phaseLabels = map[string]string{"publish": "replaying", "wait": "outcomes "}
+// phaseLabel is the label a phase's bar starts with, padded to one width.
+func phaseLabel(phase string) string {
+	switch phase {
+	case "publish":
+		return "replaying"
+	case "wait":
+		return "outcomes "
+	}
+	return ""
+}
 
 func (b *progressBar) update(phase string, done, total int) {
 	if phase != b.phase && b.phase != "" {
@@ -38,7 +47,7 @@ func (b *progressBar) update(phase string, done, total int) {
 	if total > 0 {
 		filled = min(done*width/total, width)
 	}
-	fmt.Fprintf(b.w, "\r%s [%s%s] %d/%d", phaseLabels[phase], strings.Repeat("#", filled), strings.Repeat("-", width-filled), done, total)
+	fmt.Fprintf(b.w, "\r%s [%s%s] %d/%d", phaseLabel(phase), strings.Repeat("#", filled), strings.Repeat("-", width-filled), done, total)
 }
 
 // end closes the current phase's line.
@@ -47,7 +56,7 @@ func (b *progressBar) end() {
 		fmt.Fprintln(b.w)
 		return
 	}
-	fmt.Fprintf(b.w, "%s %d/%d\n", strings.TrimSpace(phaseLabels[b.phase]), b.done, b.total)
+	fmt.Fprintf(b.w, "%s %d/%d\n", strings.TrimSpace(phaseLabel(b.phase)), b.done, b.total)
 }
 
 func (b *progressBar) finish() {
