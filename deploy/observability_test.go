@@ -177,10 +177,14 @@ func served(families map[string]*dto.MetricFamily, name string) bool {
 	return false
 }
 
+// prometheusOwn are the series Prometheus makes itself for every target
+// (the counter alerts' "new series" clause reads up): no /metrics serves them.
+var prometheusOwn = map[string]bool{"up": true}
+
 func missing(families map[string]*dto.MetricFamily, names map[string]string) []string {
 	var out []string
 	for name, where := range names {
-		if !served(families, name) {
+		if !served(families, name) && !prometheusOwn[name] {
 			out = append(out, name+" (first used by "+where+")")
 		}
 	}

@@ -40,7 +40,8 @@ type Metrics struct {
 func labels() []string { return []string{"tool", "provider", "outcome"} }
 
 // New registers toolgate's collectors, plus the Go runtime and process
-// collectors, on a fresh registry.
+// collectors, on a fresh registry, with every alerted series whose labels
+// are known ahead already at zero (zero.go).
 func New() *Metrics {
 	counter := func(name, help string) *prometheus.CounterVec {
 		return prometheus.NewCounterVec(prometheus.CounterOpts{Name: name, Help: help}, labels())
@@ -64,6 +65,7 @@ func New() *Metrics {
 	m.malformed = newMalformedRecords(m.reg)
 	m.sealInvalidTotal = newSealInvalid(m.reg)
 	m.deadLetters = newDeadLettersTotal(m.reg)
+	m.zero() // zero.go
 	return m
 }
 

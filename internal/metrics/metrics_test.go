@@ -123,7 +123,7 @@ func TestWatchConsumers_reports_pending_at_scrape_and_stops(t *testing.T) {
 	if !strings.Contains(out, `toolgate_consumer_pending{stage="parse"} 7`) || !strings.Contains(out, `toolgate_consumer_ack_pending{stage="parse"} 2`) {
 		t.Errorf("pending of parse missing:\n%s", grep(out, "consumer"))
 	}
-	if strings.Contains(out, `stage="execute"`) {
+	if strings.Contains(grep(out, "toolgate_consumer_"), `stage="execute"`) {
 		t.Error("a consumer that did not answer was reported")
 	}
 	n = 9
