@@ -78,7 +78,7 @@ func upConsole(ctx context.Context, cfg *stage.Config, natsURL string, lp *least
 	go func() { <-ctx.Done(); srv.Close(); nc.Close() }()
 	cfg.HTTPRoutes = consoleRoutes(srv)
 	log.Info().Str("url", "http://"+cfg.HTTPAddr+webconsole.Prefix).Str("tokens", file).
-		Msg("console: open http://" + cfg.HTTPAddr + webconsole.Prefix + " and log in with a token from " + file + " (the third field of a line `<role> <name> <token>`; toolgate up made one for the operator named " + webconsole.FirstOperator + ")")
+		Msg("console: open http://" + cfg.HTTPAddr + webconsole.Prefix + " and log in with a token from " + file + " (the third field of a line `<role> <name> <token>`)")
 	return nil
 }
 
