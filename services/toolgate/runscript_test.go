@@ -69,7 +69,7 @@ func TestRunScript_prints_each_outcome_once_and_logs_to_files(t *testing.T) {
 	}
 	// How to open the console, and where its login token is (never the token).
 	tokens := filepath.Join(dir, "secrets", "console-tokens")
-	if !strings.Contains(text, "/console/") || !strings.Contains(text, "log in with the operator's token, which toolgate up wrote to "+tokens) {
+	if !strings.Contains(text, "/console/") || !strings.Contains(text, "log in with the operator's token from "+tokens) {
 		t.Errorf("make run does not say how to open the console and log in:\n%s", text)
 	}
 	if b, err := os.ReadFile(tokens); err != nil {
