@@ -70,24 +70,27 @@ func (l *limiter) prune(now time.Time) {
 	}
 }
 
-// allow reports whether client may try a token now; if not, how long
-// until it may.
-func (l *limiter) allow(client string, now time.Time) (time.Duration, bool) {
+// take spends one of client's failures up front, so that attempts made
+// at once cannot exceed the budget; false: none left, and how long until
+// one is. A login that succeeds gives it back (refund).
+func (l *limiter) take(client string, now time.Time) (time.Duration, bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	b := l.get(client, now)
 	if b.left >= 1 {
+		b.left--
 		b.refused = false
 		return 0, true
 	}
 	return time.Duration((1 - b.left) * float64(loginEvery)), false
 }
 
-// fail spends one of client's failures.
-func (l *limiter) fail(client string, now time.Time) {
+// refund gives back the failure take spent on a login that succeeded.
+func (l *limiter) refund(client string, now time.Time) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.get(client, now).left--
+	b := l.get(client, now)
+	b.left = min(loginBurst, b.left+1)
 }
 
 // firstRefusal reports whether this is the first refusal of client since

@@ -19,7 +19,7 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) {
 	}
 	now := s.cfg.Now()
 	client := clientAddr(r)
-	if wait, ok := s.limit.allow(client, now); !ok {
+	if wait, ok := s.limit.take(client, now); !ok {
 		if s.limit.firstRefusal(client) {
 			s.cfg.Log.Warn().Str("remote", client).Msg("console: login refused: too many failed logins from this address; refused unchecked until it slows down")
 		}
@@ -29,11 +29,11 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) {
 	}
 	v, ok := s.auth.login(r.PostFormValue("token"), now)
 	if !ok {
-		s.limit.fail(client, now)
 		s.cfg.Log.Warn().Str("remote", client).Msg("console: login refused: unknown token")
 		http.Redirect(w, r, Prefix+"login?failed=1", http.StatusSeeOther)
 		return
 	}
+	s.limit.refund(client, now)
 	u, _ := s.auth.session(v, now)
 	s.cfg.Log.Info().Str("user", u.Name).Str("role", string(u.Role)).Str("remote", client).Msg("console: logged in")
 	http.SetCookie(w, s.cookie(r, v, int(sessionTTL.Seconds())))
