@@ -260,3 +260,22 @@ func TestDLQ_purge_asks_first_then_deletes(t *testing.T) {
 		t.Fatalf("confirm: %d\n%s", code, body)
 	}
 }
+
+// Issue 29: `approve` after an expiry said only "already expired". The
+// console says the call expired before a decision, that nothing runs, and
+// where its dead letter and story are.
+func TestApprove_after_expiry_says_what_became_of_the_call(t *testing.T) {
+	r := newRig(t, nil, nil)
+	rec := r.waiting("rlate-0", "delete_customer_account", `{"customer_id":"c1"}`)
+	csrf := r.csrf(Prefix + "approvals")
+	r.srv.cfg.Now = func() time.Time { return rec.ExpiresAt.Add(time.Minute) }
+	code, body := r.post(Prefix+"approvals/rlate-0/approve", url.Values{"csrf": {csrf}, "hash": {rec.ArgsHash}})
+	for _, want := range []string{"expired at", "approval_expired", "nothing runs", "toolgate dlq ls --call rlate-0", Prefix + "calls/rlate-0"} {
+		if code != http.StatusConflict || !strings.Contains(body, want) {
+			t.Fatalf("approve after the expiry: %d, want 409 saying %q:\n%s", code, want, body)
+		}
+	}
+	if got := r.approvalRecord("rlate-0"); got.State != approval.Pending {
+		t.Fatalf("a late approval decided: %+v", got)
+	}
+}
