@@ -65,6 +65,8 @@ echo "   (an admin's call waits for a human: $BIN/toolgate approve demo-admin-$r
 echo
 echo "Inspect a call:   $BIN/toolgate status demo-valid-$run-0"
 echo "Operator console: http://$HTTP/console/   (approvals, dead letters, every call's story)"
+echo "  log in with the operator's token from ${TOOLGATE_CONSOLE_TOKENS:-$TOOLGATE_SECRETS/console-tokens} (toolgate up writes it there on its first start)"
+echo "  (print it: awk '\$1 == \"operator\" {print \$3; exit}' ${TOOLGATE_CONSOLE_TOKENS:-$TOOLGATE_SECRETS/console-tokens})"
 echo "Publish more:     TOOLGATE_NATS_URL=$TOOLGATE_NATS_URL TOOLGATE_SECRETS=$TOOLGATE_SECRETS $BIN/toolgate publish --provider P --wait 5s FILE"
 if [ -n "$INGEST" ]; then
   echo "Over HTTP:        curl -H \"Authorization: Bearer \$(cat $TOOLGATE_SECRETS/ingest-http-producer.token)\" 'http://$INGEST/v1/responses/demo-valid-$run/outcomes'"

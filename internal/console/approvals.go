@@ -145,6 +145,9 @@ func (s *Server) decide(w http.ResponseWriter, r *http.Request) {
 	case errors.Is(err, approval.ErrNotFound):
 		refuse("refused: call " + id + " is not waiting for approval")
 		return
+	case errors.Is(err, approval.ErrDecided) && (rec.State == approval.Expired || rec.Due(s.cfg.Now())):
+		refuse(expiredNote(rec))
+		return
 	case errors.Is(err, approval.ErrDecided):
 		refuse("refused: " + strings.TrimPrefix(err.Error(), "approval: "))
 		return
@@ -161,6 +164,14 @@ func (s *Server) decide(w http.ResponseWriter, r *http.Request) {
 		msg += "; it could not be sent on yet (the policy stage resends it)"
 	}
 	s.renderApprovals(w, r, http.StatusOK, &flash{OK: true, Msg: msg})
+}
+
+// expiredNote says that rec's call expired before a decision, and where
+// the call is now: ended approval_expired, its dead letter kept.
+func expiredNote(rec approval.Record) string {
+	return "refused: call " + rec.CallID + " expired at " + rec.ExpiresAt.Local().Format(time.DateTime) +
+		" before anyone decided: it ends as approval_expired and nothing runs. Its dead letter (Dead letters, failure approval_expired; toolgate dlq ls --call " +
+		rec.CallID + ") and its story (" + Prefix + "calls/" + rec.CallID + ") keep what it was"
 }
 
 // redactArgs is args redacted as the audit redacts raw arguments.

@@ -7,12 +7,12 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/hex"
-	"net"
 	"net/http"
 	"net/url"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -32,16 +32,23 @@ type user struct {
 // auth checks tokens and sessions. A session cookie holds no token: it
 // names the token by a hash, with an expiry, signed with a key derived from
 // every token, so replicas reading one token file accept each other's
-// sessions and changing the file ends every session.
+// sessions and changing the file ends every session. There is no console
+// without tokens: loopback is not an identity (issue 28).
 type auth struct {
-	open   bool // no tokens: everyone is the operator "local"
-	key    []byte
-	byID   map[string]user // token hash → user (CSRF unset)
-	tokens map[string]string
+	key  []byte
+	byID map[string]user // token hash → user (CSRF unset)
+	// digests maps sha256 of each token to its id: a login compares
+	// digests, so the time it takes says nothing of a token's content or
+	// length.
+	digests map[[32]byte]string
+	// revoked holds the nonces of sessions logged out, until they expire:
+	// a copied cookie stops working at logout (in this process).
+	mu      sync.Mutex
+	revoked map[string]int64
 }
 
 func newAuth(tokens map[string]Role, names map[string]string) *auth {
-	a := &auth{open: len(tokens) == 0, byID: map[string]user{}, tokens: map[string]string{}}
+	a := &auth{byID: map[string]user{}, digests: map[[32]byte]string{}, revoked: map[string]int64{}}
 	keys := make([]string, 0, len(tokens))
 	for t := range tokens {
 		keys = append(keys, t)
@@ -57,10 +64,7 @@ func newAuth(tokens map[string]Role, names map[string]string) *auth {
 		}
 		id := tokenID(t)
 		a.byID[id] = user{Name: name, Role: tokens[t]}
-		a.tokens[t] = id
-	}
-	if a.open {
-		h.Write(randomBytes(32)) // nothing to share: a key of this process
+		a.digests[sha256.Sum256([]byte(t))] = id
 	}
 	a.key = h.Sum(nil)
 	return a
@@ -85,11 +89,13 @@ func (a *auth) mac(parts ...string) string {
 	return hex.EncodeToString(m.Sum(nil))
 }
 
-// login checks a token and returns the session cookie's value.
+// login checks a token and returns the session cookie's value. Every
+// token's digest is compared, whichever matches.
 func (a *auth) login(tok string, now time.Time) (string, bool) {
+	d := sha256.Sum256([]byte(tok))
 	var id string
-	for t, tid := range a.tokens { // constant time in the token's content
-		if subtle.ConstantTimeCompare([]byte(t), []byte(tok)) == 1 {
+	for td, tid := range a.digests {
+		if subtle.ConstantTimeCompare(td[:], d[:]) == 1 {
 			id = tid
 		}
 	}
@@ -118,15 +124,39 @@ func (a *auth) session(v string, now time.Time) (user, bool) {
 	if !ok {
 		return user{}, false
 	}
+	a.mu.Lock()
+	_, gone := a.revoked[p[2]]
+	a.mu.Unlock()
+	if gone {
+		return user{}, false
+	}
 	u.CSRF = a.mac("csrf", p[2])
 	return u, true
 }
 
+// revoke ends the session of a cookie's value (logout) until it would
+// have expired anyway; expired revocations are dropped on the way.
+func (a *auth) revoke(v string, now time.Time) {
+	p := strings.Split(v, ".")
+	if len(p) != 4 {
+		return
+	}
+	exp, err := strconv.ParseInt(p[1], 10, 64)
+	if err != nil {
+		return
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for n, e := range a.revoked {
+		if now.Unix() > e {
+			delete(a.revoked, n)
+		}
+	}
+	a.revoked[p[2]] = exp
+}
+
 // who is the user making r; false: not logged in.
 func (a *auth) who(r *http.Request, now time.Time) (user, bool) {
-	if a.open {
-		return user{Name: "local", Role: Operator, CSRF: a.mac("csrf", "local")}, true
-	}
 	c, err := r.Cookie(CookieName)
 	if err != nil {
 		return user{}, false
@@ -210,78 +240,4 @@ func sameOrigin(r *http.Request) bool {
 	}
 	u, err := url.Parse(o)
 	return err == nil && u.Host == r.Host
-}
-
-// guardHost refuses, on a console without login, a request whose Host is
-// not a loopback name: a web page that rebinds its DNS name to 127.0.0.1
-// must not reach an open console.
-func (s *Server) guardHost(h http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if s.auth.open && !loopbackHost(r.Host) {
-			http.Error(w, "forbidden: this console has no login and answers on loopback names only (localhost, 127.0.0.1, [::1]); give it --tokens to serve other names", http.StatusForbidden)
-			return
-		}
-		h.ServeHTTP(w, r)
-	})
-}
-
-func loopbackHost(hostport string) bool {
-	host, _, err := net.SplitHostPort(hostport)
-	if err != nil {
-		host = hostport
-	}
-	host = strings.Trim(host, "[]")
-	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
-}
-
-// IsLoopback reports whether a listen address binds loopback only; any
-// other needs tokens (Config.RequireAuth).
-func IsLoopback(addr string) bool {
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil || host == "" {
-		return false // ":8095" binds every interface
-	}
-	return loopbackHost(host)
-}
-
-func (s *Server) loginPage(w http.ResponseWriter, r *http.Request) {
-	if s.auth.open {
-		http.Redirect(w, r, Prefix, http.StatusSeeOther)
-		return
-	}
-	s.render(w, r, "login", "Log in", map[string]any{"CSRF": s.auth.loginCSRF(), "Failed": r.URL.Query().Get("failed") != ""})
-}
-
-func (s *Server) login(w http.ResponseWriter, r *http.Request) {
-	if s.auth.open {
-		http.Redirect(w, r, Prefix, http.StatusSeeOther)
-		return
-	}
-	if !s.checkCSRF(w, r, s.auth.loginCSRF()) {
-		return
-	}
-	v, ok := s.auth.login(r.PostFormValue("token"), s.cfg.Now())
-	if !ok {
-		s.cfg.Log.Warn().Str("remote", r.RemoteAddr).Msg("console: login refused: unknown token")
-		http.Redirect(w, r, Prefix+"login?failed=1", http.StatusSeeOther)
-		return
-	}
-	u, _ := s.auth.session(v, s.cfg.Now())
-	s.cfg.Log.Info().Str("user", u.Name).Str("role", string(u.Role)).Msg("console: logged in")
-	http.SetCookie(w, &http.Cookie{Name: CookieName, Value: v, Path: Prefix, HttpOnly: true, SameSite: http.SameSiteStrictMode,
-		Secure: r.TLS != nil, MaxAge: int(sessionTTL.Seconds())})
-	http.Redirect(w, r, Prefix, http.StatusSeeOther)
-}
-
-func (s *Server) logout(w http.ResponseWriter, r *http.Request) {
-	u, ok := s.auth.who(r, s.cfg.Now())
-	if ok && !s.checkCSRF(w, r, u.CSRF) {
-		return
-	}
-	http.SetCookie(w, &http.Cookie{Name: CookieName, Value: "", Path: Prefix, HttpOnly: true, SameSite: http.SameSiteStrictMode, MaxAge: -1})
-	http.Redirect(w, r, Prefix+"login", http.StatusSeeOther)
 }

@@ -24,17 +24,14 @@ const Prefix = "/console/"
 type Config struct {
 	JS jetstream.JetStream
 	NC *nats.Conn
-	// Tokens maps an access token to its role; empty: no login, everyone is
-	// an operator named "local" (allowed only when RequireAuth is false).
+	// Tokens maps an access token to its role; at least one is required,
+	// on any address: every page needs a login.
 	Tokens map[string]Role
 	// Names maps a token to who holds it (the token file's name), recorded
 	// with every decision; a token without one is named after its role.
 	Names map[string]string
-	// RequireAuth refuses to build a console without tokens: set it for any
-	// address that is not loopback.
-	RequireAuth bool
-	Log         zerolog.Logger
-	Now         func() time.Time
+	Log   zerolog.Logger
+	Now   func() time.Time
 	// Metrics, when set, is the registry of the pipeline running in this
 	// process (toolgate up): handle times come from its histogram. Without
 	// it (toolgate console) they come from recent results' histories.
@@ -48,6 +45,7 @@ type Config struct {
 type Server struct {
 	cfg    Config
 	auth   *auth
+	limit  *limiter
 	pages  *pages
 	jobs   *jobs
 	ov     *overviewCache
@@ -66,8 +64,8 @@ func New(cfg Config) (*Server, error) {
 	if cfg.JS == nil {
 		return nil, errors.New("console: no JetStream context")
 	}
-	if cfg.RequireAuth && len(cfg.Tokens) == 0 {
-		return nil, errors.New("console: a console on a non-loopback address requires access tokens (--tokens FILE, TOOLGATE_CONSOLE_TOKENS): lines `<role> <name> <token>`")
+	if len(cfg.Tokens) == 0 {
+		return nil, errors.New("console: no access tokens: every console needs a login (--tokens FILE, TOOLGATE_CONSOLE_TOKENS: lines `<role> <name> <token>`; toolgate up makes " + TokenFile + " in its secrets directory)")
 	}
 	for tok, r := range cfg.Tokens {
 		if !r.valid() {
@@ -88,7 +86,7 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	s := &Server{cfg: cfg, auth: newAuth(cfg.Tokens, cfg.Names), pages: p, jobs: newJobs(), ctx: ctx, cancel: cancel, streams: make(chan struct{}, maxStreams)}
+	s := &Server{cfg: cfg, auth: newAuth(cfg.Tokens, cfg.Names), limit: newLimiter(), pages: p, jobs: newJobs(), ctx: ctx, cancel: cancel, streams: make(chan struct{}, maxStreams)}
 	s.ov = &overviewCache{s: s}
 	return s, nil
 }
@@ -118,5 +116,5 @@ func (s *Server) Handler() http.Handler {
 	s.route(mux, "GET "+Prefix+"tools", Viewer, s.toolsPage)
 	s.route(mux, "GET "+Prefix+"tools/{name}", Viewer, s.toolPage)
 	s.route(mux, "GET "+Prefix+"events", Viewer, s.events)
-	return secure(s.guardHost(mux))
+	return secure(mux)
 }

@@ -2,9 +2,11 @@ package console
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"net/http/cookiejar"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -56,3 +58,7 @@ func (r *rig) tool(def string) {
 }
 
 func emptySummary() dlq.Summary { return dlq.Summary{} }
+
+func tlsState() *tls.ConnectionState { return &tls.ConnectionState{} }
+
+func newRecorder() *httptest.ResponseRecorder { return httptest.NewRecorder() }

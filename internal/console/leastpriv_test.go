@@ -47,7 +47,7 @@ func TestLeastPrivilege_the_console_user_may_do_what_the_pages_do(t *testing.T) 
 		}
 	}
 	csrf := r.csrf(Prefix + "approvals")
-	if code, body := r.post(Prefix+"approvals/rlp-0/approve", url.Values{"csrf": {csrf}, "hash": {rec.ArgsHash}}); code != 200 || !strings.Contains(body, "approved by local") || strings.Contains(body, "could not be sent") {
+	if code, body := r.post(Prefix+"approvals/rlp-0/approve", url.Values{"csrf": {csrf}, "hash": {rec.ArgsHash}}); code != 200 || !strings.Contains(body, "approved by "+rigName) || strings.Contains(body, "could not be sent") {
 		t.Fatalf("approve: %d\n%s", code, body)
 	}
 	if got := r.approvalRecord("rlp-0"); got.State != approval.Approved || !got.Resumed {

@@ -102,7 +102,7 @@ func TestPipeline_approved_from_the_page_executes_once_and_its_timeline_shows_ev
 			t.Errorf("the timeline has no step of %s", st)
 		}
 	}
-	for _, want := range []string{`data-testid="result"`, "deleted", `data-testid="tool-message"`, "call_del_1", "approved by local: ticket 42"} {
+	for _, want := range []string{`data-testid="result"`, "deleted", `data-testid="tool-message"`, "call_del_1", "approved by " + rigName + ": ticket 42"} {
 		if !strings.Contains(html.UnescapeString(body), want) {
 			t.Errorf("the call page lacks %q", want)
 		}
@@ -116,7 +116,7 @@ func TestPipeline_approved_from_the_page_executes_once_and_its_timeline_shows_ev
 		}
 		return nil
 	})
-	if code, body := pr.post(Prefix+"approvals/pl-del-0/approve", url.Values{"csrf": {csrf}, "hash": {m[1]}}); code != 409 || !strings.Contains(body, "already approved (by local)") {
+	if code, body := pr.post(Prefix+"approvals/pl-del-0/approve", url.Values{"csrf": {csrf}, "hash": {m[1]}}); code != 409 || !strings.Contains(body, "already approved (by "+rigName+")") {
 		t.Fatalf("a second approval: %d\n%s", code, body)
 	}
 	if n := pr.executed.Load(); n != 1 {
@@ -147,7 +147,7 @@ func TestPipeline_replayed_from_the_page_fails_again_and_says_so(t *testing.T) {
 		t.Fatalf("summary:\n%s", body)
 	}
 	pr.waitFor(Prefix+"dlq?failure=schema_invalid&all=1", "superseded")
-	if _, call := pr.get(Prefix + "calls/pl-inv-0"); !strings.Contains(call, "replayed from dlq seq "+m[1]+" by local") {
+	if _, call := pr.get(Prefix + "calls/pl-inv-0"); !strings.Contains(call, "replayed from dlq seq "+m[1]+" by "+rigName) {
 		t.Errorf("the call's history does not say who replayed it:\n%s", call)
 	}
 	if pr.executed.Load() != 0 {

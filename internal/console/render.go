@@ -77,7 +77,6 @@ type view struct {
 	Title string
 	Nav   string
 	User  user
-	Open  bool // no login
 	Flash *flash
 	Data  any
 	// Events is the topic of the page's live stream (/console/events);
@@ -103,7 +102,7 @@ func (s *Server) renderStatus(w http.ResponseWriter, r *http.Request, code int, 
 		return
 	}
 	var b bytes.Buffer
-	v := view{Title: title, Nav: page, User: userOf(r), Open: s.auth.open, Flash: fl, Data: data}
+	v := view{Title: title, Nav: page, User: userOf(r), Flash: fl, Data: data}
 	switch d := data.(type) {
 	case *overview:
 		v.Events = "overview"

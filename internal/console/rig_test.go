@@ -41,6 +41,13 @@ type rig struct {
 	last string
 }
 
+// rigToken is the operator token of a rig made without tokens, named
+// rigName; such a rig is logged in with it.
+const (
+	rigToken = "rig-operator-token-0123456789"
+	rigName  = "olga"
+)
+
 func newRig(t *testing.T, tokens map[string]Role, names map[string]string) *rig {
 	return newRigAs(t, tokens, names, false)
 }
@@ -88,8 +95,14 @@ func newRigAs(t *testing.T, tokens map[string]Role, names map[string]string, lea
 }
 
 // rigOn serves a console over cjs (its user's connection); js seeds.
+// Without tokens the console has one operator, rigToken, and the rig's
+// client is logged in with it.
 func rigOn(t *testing.T, js jetstream.JetStream, nc *nats.Conn, cjs jetstream.JetStream, cnc *nats.Conn, tokens map[string]Role, names map[string]string) *rig {
 	t.Helper()
+	first := tokens == nil
+	if first {
+		tokens, names = map[string]Role{rigToken: Operator}, map[string]string{rigToken: rigName}
+	}
 	srv, err := New(Config{JS: cjs, NC: cnc, Tokens: tokens, Names: names, Log: zerolog.Nop(), ReplayWait: 200 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
@@ -101,7 +114,11 @@ func rigOn(t *testing.T, js jetstream.JetStream, nc *nats.Conn, cjs jetstream.Je
 	t.Cleanup(ts.Close)
 	jar, _ := cookiejar.New(nil)
 	c := &http.Client{Jar: jar, Timeout: 30 * time.Second}
-	return &rig{t: t, js: js, nc: nc, srv: srv, ts: ts, c: c}
+	r := &rig{t: t, js: js, nc: nc, srv: srv, ts: ts, c: c}
+	if first {
+		r.session(rigToken)
+	}
+	return r
 }
 
 func (r *rig) get(path string) (int, string) {
@@ -145,6 +162,22 @@ func (r *rig) login(token string) {
 	code, body := r.post(Prefix+"login", url.Values{"token": {token}, "csrf": {r.csrf(Prefix + "login")}})
 	if code != 200 || !strings.Contains(body, `data-testid="overview"`) {
 		r.t.Fatalf("login: %d %s", code, body)
+	}
+}
+
+// session logs in with token without loading the overview the login
+// leads to (it would cache the overview before the test seeds it).
+func (r *rig) session(token string) {
+	r.t.Helper()
+	c := *r.c
+	c.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	resp, err := c.PostForm(r.ts.URL+Prefix+"login", url.Values{"token": {token}, "csrf": {r.srv.auth.loginCSRF()}})
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Location") != Prefix {
+		r.t.Fatalf("login: %d %s", resp.StatusCode, resp.Header.Get("Location"))
 	}
 }
 

@@ -81,6 +81,9 @@ func decide(cmd string, state approval.State, args []string, con console) error 
 		if err != nil {
 			return fmt.Errorf("%s: %w", cmd, err)
 		}
+		if shown.State == approval.Expired || shown.Due(time.Now()) {
+			return fmt.Errorf("%s: %w", cmd, expiredError(shown))
+		}
 		if shown.State != approval.Pending {
 			return fmt.Errorf("%s: call %s is already %s (by %s)", cmd, id, shown.State, shown.By)
 		}
@@ -100,6 +103,9 @@ func decide(cmd string, state approval.State, args []string, con console) error 
 	rec, rev, err := store.Decide(ctx, id, state, *by, *reason, *hash, time.Now())
 	if errors.Is(err, approval.ErrNotFound) {
 		return notWaiting
+	}
+	if errors.Is(err, approval.ErrDecided) && (rec.State == approval.Expired || rec.Due(time.Now())) {
+		return fmt.Errorf("%s: %w", cmd, expiredError(rec))
 	}
 	if err != nil {
 		return fmt.Errorf("%s: %w", cmd, err)

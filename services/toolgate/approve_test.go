@@ -236,3 +236,36 @@ func TestPrintable_escapes_what_could_redraw_the_terminal(t *testing.T) {
 		}
 	}
 }
+
+// Issue 29: approve after an expiry said only "already expired" (and "(by
+// )"). It says the call expired before a decision, that nothing runs, and
+// where its dead letter and story are — asked on a terminal or not.
+func TestApprove_after_expiry_says_what_became_of_the_call(t *testing.T) {
+	url, store, _ := pendingApproval(t, "c-late", `{"customer_id":"cus_1"}`)
+	rec, rev, err := store.Get(context.Background(), "c-late")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec.ExpiresAt = time.Now().Add(-time.Minute)
+	if _, err := store.Update(context.Background(), rec, rev); err != nil {
+		t.Fatal(err)
+	}
+	for _, con := range []console{{in: strings.NewReader(""), out: &bytes.Buffer{}}, {in: strings.NewReader("y\n"), out: &bytes.Buffer{}, terminal: true}} {
+		args := []string{"c-late", "--by", "carol", "--nats", url}
+		if !con.terminal { // with the hash, as a script approves; on a terminal, asked first
+			args = append(args, "--hash", rec.ArgsHash[:16])
+		}
+		err := decide("approve", approval.Approved, args, con)
+		if !errors.Is(err, approval.ErrDecided) {
+			t.Fatalf("terminal %v: %v, want refused as decided", con.terminal, err)
+		}
+		for _, want := range []string{"expired at", "before anyone decided", "nothing runs", "toolgate dlq ls --call c-late", "toolgate status c-late"} {
+			if !strings.Contains(err.Error(), want) {
+				t.Errorf("terminal %v: %q lacks %q", con.terminal, err, want)
+			}
+		}
+	}
+	if r := stateOf(t, store, "c-late"); r.State != approval.Pending {
+		t.Fatalf("a late approval decided: %s", r.State)
+	}
+}

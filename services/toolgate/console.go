@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"syscall"
 	"time"
 
@@ -18,6 +19,7 @@ import (
 	"github.com/toolgate/toolgate/internal/authz"
 	webconsole "github.com/toolgate/toolgate/internal/console"
 	"github.com/toolgate/toolgate/internal/health"
+	"github.com/toolgate/toolgate/internal/secrets"
 	"github.com/toolgate/toolgate/internal/stage"
 )
 
@@ -26,9 +28,9 @@ import (
 // /console/ on --listen until SIGINT or SIGTERM.
 func consoleCmd(args []string) error {
 	fs := withUsage(flag.NewFlagSet("console", flag.ContinueOnError), "console", "")
-	listen := fs.String("listen", env("TOOLGATE_CONSOLE_LISTEN", "127.0.0.1:8095"), "address of the console (TOOLGATE_CONSOLE_LISTEN); any address but loopback requires --tokens")
+	listen := fs.String("listen", env("TOOLGATE_CONSOLE_LISTEN", "127.0.0.1:8095"), "address of the console (TOOLGATE_CONSOLE_LISTEN); every address needs a login")
 	url := natsFlag(fs)
-	tokens := fs.String("tokens", os.Getenv("TOOLGATE_CONSOLE_TOKENS"), "token file, lines `<role> <name> <token>` with role viewer, approver or operator (TOOLGATE_CONSOLE_TOKENS); without one, on loopback, everyone is the operator \"local\"")
+	tokens := fs.String("tokens", os.Getenv("TOOLGATE_CONSOLE_TOKENS"), "token file, lines `<role> <name> <token>` with role viewer, approver or operator (TOOLGATE_CONSOLE_TOKENS); default: "+webconsole.TokenFile+" in the secrets directory (TOOLGATE_SECRETS), which toolgate up makes")
 	level := fs.String("log-level", env("TOOLGATE_LOG_LEVEL", "info"), "log level (TOOLGATE_LOG_LEVEL)")
 	ops, err := parseFlags(fs, args)
 	if err != nil {
@@ -41,7 +43,7 @@ func consoleCmd(args []string) error {
 	if err != nil {
 		return err
 	}
-	cfg, err := consoleConfig(*listen, *tokens, log)
+	cfg, file, err := consoleConfig(*tokens, secrets.Dir(os.Getenv), log)
 	if err != nil {
 		return err
 	}
@@ -71,25 +73,31 @@ func consoleCmd(args []string) error {
 		}
 		return nil
 	}
-	log.Info().Str("listen", *listen).Str("nats", nc.ConnectedUrlRedacted()).Bool("login", len(cfg.Tokens) > 0).Msg("console: serving http://" + *listen + webconsole.Prefix)
+	log.Info().Str("listen", *listen).Str("nats", nc.ConnectedUrlRedacted()).Str("tokens", file).Msg("console: serving http://" + *listen + webconsole.Prefix + "; log in with a token from " + file)
 	return health.ServeListener(ctx, l, stage.Mount(health.Handler(ready, nil), consoleRoutes(srv)))
 }
 
-// consoleConfig is the console's access: tokens from file (none: an open
-// console, refused off loopback).
-func consoleConfig(listen, file string, log zerolog.Logger) (webconsole.Config, error) {
-	cfg := webconsole.Config{Log: log, RequireAuth: !webconsole.IsLoopback(listen)}
-	if file != "" {
-		roles, names, err := webconsole.LoadTokens(file)
-		if err != nil {
-			return cfg, err
+// consoleConfig is the console's access: the tokens of file, else of the
+// token file toolgate up keeps in secretsDir; with neither there is no
+// console (every console needs a login). It returns the file read.
+func consoleConfig(file, secretsDir string, log zerolog.Logger) (webconsole.Config, string, error) {
+	cfg := webconsole.Config{Log: log}
+	if file == "" {
+		up := filepath.Join(secretsDir, webconsole.TokenFile)
+		if _, err := os.Stat(up); err != nil {
+			return cfg, "", fmt.Errorf("console: no token file: every console needs a login. Give one with --tokens FILE (or TOOLGATE_CONSOLE_TOKENS), lines `<role> <name> <token>` with role viewer, approver or operator, or point TOOLGATE_SECRETS at the secrets directory of a toolgate up, whose %s it reads (%s: %v)", webconsole.TokenFile, up, errors.Unwrap(err))
 		}
-		cfg.Tokens, cfg.Names = roles, names
+		file = up
 	}
-	if cfg.RequireAuth && len(cfg.Tokens) == 0 {
-		return cfg, fmt.Errorf("console: %s is not a loopback address: give a token file (--tokens FILE or TOOLGATE_CONSOLE_TOKENS; lines `<role> <name> <token>`), or listen on 127.0.0.1", listen)
+	roles, names, err := webconsole.LoadTokens(file)
+	if err != nil {
+		return cfg, file, err
 	}
-	return cfg, nil
+	if len(roles) == 0 {
+		return cfg, file, fmt.Errorf("console: the token file %s lists no token (lines `<role> <name> <token>`)", file)
+	}
+	cfg.Tokens, cfg.Names = roles, names
+	return cfg, file, nil
 }
 
 // consoleRoutes mounts srv at /console/ and sends / there.

@@ -6,9 +6,12 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/cookiejar"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -17,6 +20,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	webconsole "github.com/toolgate/toolgate/internal/console"
 	"github.com/toolgate/toolgate/internal/testenv"
 )
 
@@ -71,7 +75,12 @@ func startUpHTTP(t *testing.T) (natsURL, httpAddr, secretsDir string) {
 
 func getBody(t *testing.T, url string) (int, string) {
 	t.Helper()
-	resp, err := http.Get(url)
+	return getWith(t, http.DefaultClient, url)
+}
+
+func getWith(t *testing.T, c *http.Client, url string) (int, string) {
+	t.Helper()
+	resp, err := c.Get(url)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,10 +89,44 @@ func getBody(t *testing.T, url string) (int, string) {
 	return resp.StatusCode, string(b)
 }
 
+var loginCSRF = regexp.MustCompile(`name="csrf" value="([0-9a-f]+)"`)
+
+// consoleLogin logs in to the console at base (http://host:port) through
+// its login form with the first token of secretsDir's token file, as the
+// operator toolgate up printed it for; the client keeps the session.
+func consoleLogin(t *testing.T, base, secretsDir string) *http.Client {
+	t.Helper()
+	roles, _, err := webconsole.LoadTokens(filepath.Join(secretsDir, webconsole.TokenFile))
+	if err != nil || len(roles) != 1 {
+		t.Fatalf("toolgate up's token file: %v, %v: want one token", roles, err)
+	}
+	var token string
+	for tok := range roles {
+		token = tok
+	}
+	jar, _ := cookiejar.New(nil)
+	c := &http.Client{Jar: jar, Timeout: 30 * time.Second}
+	_, page := getWith(t, c, base+webconsole.Prefix+"login")
+	m := loginCSRF.FindStringSubmatch(page)
+	if m == nil {
+		t.Fatalf("no login form:\n%s", page)
+	}
+	resp, err := c.PostForm(base+webconsole.Prefix+"login", url.Values{"token": {token}, "csrf": {m[1]}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 || resp.Request.URL.Path != webconsole.Prefix {
+		t.Fatalf("login: %d at %s, want the overview", resp.StatusCode, resp.Request.URL)
+	}
+	return c
+}
+
 // consoleReadsEverything checks a console's pages read every stage and the
 // tools as its NATS user: a missing grant shows as an unreadable consumer.
-func consoleReadsEverything(t *testing.T, base string) {
+func consoleReadsEverything(t *testing.T, c *http.Client, base string) {
 	t.Helper()
+	getBody := func(t *testing.T, url string) (int, string) { return getWith(t, c, url) }
 	code, body := getBody(t, base+"/")
 	if code != 200 || !strings.Contains(body, `data-testid="overview"`) {
 		t.Fatalf("GET / (redirected to the console): %d\n%s", code, body)
@@ -103,8 +146,8 @@ func consoleReadsEverything(t *testing.T, base string) {
 }
 
 func TestUp_serves_the_console_on_its_http_address(t *testing.T) {
-	_, httpAddr, _ := startUpHTTP(t)
-	consoleReadsEverything(t, "http://"+httpAddr)
+	_, httpAddr, secretsDir := startUpHTTP(t)
+	consoleReadsEverything(t, consoleLogin(t, "http://"+httpAddr, secretsDir), "http://"+httpAddr)
 	if code, _ := getBody(t, "http://"+httpAddr+"/readyz"); code != 200 {
 		t.Errorf("/readyz: %d beside the console", code)
 	}
@@ -114,41 +157,57 @@ func TestConsole_command_connects_as_the_console_user(t *testing.T) {
 	natsURL, _, secretsDir := startUpHTTP(t)
 	addr := freeAddr(t)
 	log := runBin(t, addr, []string{"TOOLGATE_SECRETS=" + secretsDir, "TOOLGATE_NATS_USER=", "TOOLGATE_CONSOLE_TOKENS="}, "console", "--listen", addr, "--nats", natsURL)
-	consoleReadsEverything(t, "http://"+addr)
+	consoleReadsEverything(t, consoleLogin(t, "http://"+addr, secretsDir), "http://"+addr)
 	if strings.Contains(log.String(), "Permissions Violation") {
 		t.Errorf("permission violations:\n%s", log)
 	}
 }
 
-func TestConsole_off_loopback_requires_a_token_file(t *testing.T) {
-	if _, err := consoleConfig("0.0.0.0:8095", "", zerolog.Nop()); err == nil || !strings.Contains(err.Error(), "token file") {
-		t.Fatalf("err = %v, want one asking for a token file", err)
-	}
-	if _, err := consoleConfig(":8095", "", zerolog.Nop()); err == nil {
-		t.Fatal(":8095 (every interface) accepted without tokens")
+func TestConsole_without_a_token_file_refuses_on_any_address(t *testing.T) {
+	empty := t.TempDir()
+	if _, _, err := consoleConfig("", empty, zerolog.Nop()); err == nil || !strings.Contains(err.Error(), "--tokens FILE") || !strings.Contains(err.Error(), "TOOLGATE_SECRETS") {
+		t.Fatalf("err = %v, want one saying what to pass", err)
 	}
 	file := filepath.Join(t.TempDir(), "tokens")
 	if err := os.WriteFile(file, []byte("# who may do what\noperator olga 0123456789abcdef0123\nviewer vic fedcba9876543210fedc\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := consoleConfig("0.0.0.0:8095", file, zerolog.Nop())
-	if err != nil || len(cfg.Tokens) != 2 || cfg.Names["0123456789abcdef0123"] != "olga" || !cfg.RequireAuth {
-		t.Fatalf("cfg %+v, %v", cfg, err)
+	cfg, got, err := consoleConfig(file, empty, zerolog.Nop())
+	if err != nil || got != file || len(cfg.Tokens) != 2 || cfg.Names["0123456789abcdef0123"] != "olga" {
+		t.Fatalf("cfg %+v from %s, %v", cfg, got, err)
+	}
+	// No --tokens: the token file toolgate up keeps in its secrets directory.
+	made, err := webconsole.EnsureTokenFile(empty)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg, got, err := consoleConfig("", empty, zerolog.Nop()); err != nil || got != made || len(cfg.Tokens) != 1 {
+		t.Fatalf("from the secrets directory: %+v from %s, %v", cfg, got, err)
 	}
 	if err := os.WriteFile(file, []byte("admin root 0123456789abcdef0123\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := consoleConfig("127.0.0.1:8095", file, zerolog.Nop()); err == nil || strings.Contains(err.Error(), "0123456789abcdef") {
+	if _, _, err := consoleConfig(file, empty, zerolog.Nop()); err == nil || strings.Contains(err.Error(), "0123456789abcdef") {
 		t.Fatalf("a bad role: err = %v (never with the token)", err)
+	}
+	if err := os.WriteFile(file, []byte("# nobody yet\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := consoleConfig(file, empty, zerolog.Nop()); err == nil {
+		t.Fatal("a token file without a token accepted")
 	}
 }
 
 func TestConsole_flags_and_operands(t *testing.T) {
+	t.Setenv("TOOLGATE_SECRETS", t.TempDir())
+	t.Setenv("TOOLGATE_CONSOLE_TOKENS", "")
 	if err := consoleCmd([]string{"extra"}); !errors.Is(err, errUsage) {
 		t.Fatalf("an operand: %v, want a usage error", err)
 	}
-	if err := consoleCmd([]string{"--listen", "0.0.0.0:0"}); err == nil || !strings.Contains(err.Error(), "token file") {
-		t.Fatalf("off loopback without tokens: %v", err)
+	for _, addr := range []string{"0.0.0.0:0", "127.0.0.1:0"} {
+		if err := consoleCmd([]string{"--listen", addr}); err == nil || !strings.Contains(err.Error(), "no token file") {
+			t.Fatalf("--listen %s without tokens: %v", addr, err)
+		}
 	}
 }
 
@@ -157,7 +216,8 @@ func TestUp_insecure_console_times_stages_by_the_handler_histogram(t *testing.T)
 	httpAddr := freeAddr(t)
 	runBin(t, httpAddr, []string{"TOOLGATE_SECRETS=", "TOOLGATE_CONSOLE_TOKENS="}, "up", "--insecure", "--listen", freeAddr(t), "--http", httpAddr, "--ingest-http", "",
 		"--data", filepath.Join(dir, "data"), "--secrets", filepath.Join(dir, "secrets"))
-	code, body := getBody(t, "http://"+httpAddr+"/console/")
+	c := consoleLogin(t, "http://"+httpAddr, filepath.Join(dir, "secrets")) // --insecure opens NATS, never the console
+	code, body := getWith(t, c, "http://"+httpAddr+"/console/")
 	if code != 200 || !strings.Contains(body, "toolgate_stage_handle_seconds") {
 		t.Fatalf("GET /console/: %d, want p50/p99 from the handler histogram:\n%s", code, body)
 	}

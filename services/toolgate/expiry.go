@@ -24,6 +24,14 @@ func expiry(r approval.Record, now time.Time) string {
 	return at + " (in " + roundDuration(left) + ")"
 }
 
+// expiredError says that r's call expired before a decision, that nothing
+// runs, and where the call is now (issue 29: `approve` after an expiry said
+// only "already expired"). It wraps approval.ErrDecided.
+func expiredError(r approval.Record) error {
+	return fmt.Errorf("%w: call %s expired at %s before anyone decided: it ends as approval_expired and nothing runs; its dead letter: `toolgate dlq ls --call %s`, its story: `toolgate status %s`",
+		approval.ErrDecided, r.CallID, r.ExpiresAt.Local().Format(time.DateTime), r.CallID, r.CallID)
+}
+
 // ttlNote is the sentence that says how long approvals wait, for the record
 // r (its own TTL, from its request and expiry times).
 func ttlNote(r approval.Record) string {

@@ -67,6 +67,16 @@ func TestRunScript_prints_each_outcome_once_and_logs_to_files(t *testing.T) {
 		}
 		seen[l] = true
 	}
+	// How to open the console, and where its login token is (never the token).
+	tokens := filepath.Join(dir, "secrets", "console-tokens")
+	if !strings.Contains(text, "/console/") || !strings.Contains(text, "log in with the operator's token from "+tokens) {
+		t.Errorf("make run does not say how to open the console and log in:\n%s", text)
+	}
+	if b, err := os.ReadFile(tokens); err != nil {
+		t.Errorf("no console token file: %v", err)
+	} else if f := strings.Fields(string(b)); len(f) < 3 || strings.Contains(text, f[len(f)-1]) {
+		t.Errorf("the console token is on the terminal, or the file has none:\n%s", text)
+	}
 	log, err := os.ReadFile(filepath.Join(dir, "up.log"))
 	if err != nil || !strings.Contains(string(log), "transition call_id=demo-truncated-"+m[1]+"-0") {
 		t.Errorf("up.log lacks the server's lines (%v):\n%s", err, log)

@@ -126,7 +126,7 @@ func up(args []string) error {
 	if err := startIngestHTTP(ctx, *ingestAddr, ns.ClientURL(), lp, uf.trust, cfg.Identity, cfg); err != nil {
 		return err
 	}
-	if err := upConsole(ctx, &cfg, ns.ClientURL(), lp, log); err != nil { // up_console.go
+	if err := upConsole(ctx, &cfg, ns.ClientURL(), lp, *uf.trust.secrets, log); err != nil { // up_console.go
 		return err
 	}
 	if lp != nil {

@@ -2,7 +2,10 @@ package main
 
 import (
 	"context"
+	"fmt"
+	"net"
 	"os"
+	"strings"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -16,18 +19,34 @@ import (
 
 // upConsole sets up the console toolgate up serves on its --http address
 // (cfg.HTTPRoutes), connected to the embedded server at natsURL as the
-// console user (lp nil: --insecure, no credentials). On an address other
-// than loopback it needs TOOLGATE_CONSOLE_TOKENS; without, the console is
-// left off with a warning, and up runs on. It stops when ctx is done.
-func upConsole(ctx context.Context, cfg *stage.Config, natsURL string, lp *leastPrivilege, log zerolog.Logger) error {
+// console user (lp nil: --insecure, no credentials). Every page needs a
+// login: the tokens are TOOLGATE_CONSOLE_TOKENS's, else those of the token
+// file kept in secretsDir, made on first start with one operator's token.
+// Up prints where that file is rather than a login link: the token then
+// never reaches a terminal or a log (make run's up.log, a CI log), it
+// outlives restarts and serves every console reading the directory, and
+// reading it takes what the NATS admin password beside it takes. On an
+// --http address other than loopback the console is served only when
+// TOOLGATE_CONSOLE_TOKENS names a file: a token sent over plain HTTP
+// crosses the network, so that is a choice to make (with TLS in front),
+// not a default. It stops when ctx is done.
+func upConsole(ctx context.Context, cfg *stage.Config, natsURL string, lp *leastPrivilege, secretsDir string, log zerolog.Logger) error {
 	if cfg.HTTPAddr == "" {
 		return nil
 	}
-	ccfg, err := consoleConfig(cfg.HTTPAddr, os.Getenv("TOOLGATE_CONSOLE_TOKENS"), log)
-	if err != nil && ccfg.RequireAuth && len(ccfg.Tokens) == 0 {
-		log.Warn().Str("http", cfg.HTTPAddr).Msg("console off: --http is not a loopback address and TOOLGATE_CONSOLE_TOKENS names no token file")
-		return nil
+	file := os.Getenv("TOOLGATE_CONSOLE_TOKENS")
+	if file == "" {
+		made, err := webconsole.EnsureTokenFile(secretsDir)
+		if err != nil {
+			return fmt.Errorf("up: %w", err)
+		}
+		if !loopbackAddr(cfg.HTTPAddr) {
+			log.Warn().Str("http", cfg.HTTPAddr).Msg("console off: --http is not a loopback address and TOOLGATE_CONSOLE_TOKENS names no token file; to serve it there (behind TLS: a token crosses the network), set TOOLGATE_CONSOLE_TOKENS=" + made)
+			return nil
+		}
+		file = made
 	}
+	ccfg, _, err := consoleConfig(file, secretsDir, log)
 	if err != nil {
 		return err
 	}
@@ -58,6 +77,14 @@ func upConsole(ctx context.Context, cfg *stage.Config, natsURL string, lp *least
 	}
 	go func() { <-ctx.Done(); srv.Close(); nc.Close() }()
 	cfg.HTTPRoutes = consoleRoutes(srv)
-	log.Info().Str("url", "http://"+cfg.HTTPAddr+webconsole.Prefix).Bool("login", len(ccfg.Tokens) > 0).Msg("console")
+	log.Info().Str("url", "http://"+cfg.HTTPAddr+webconsole.Prefix).Str("tokens", file).
+		Msg("console: open http://" + cfg.HTTPAddr + webconsole.Prefix + " and log in with a token from " + file + " (the third field of a line `<role> <name> <token>`)")
 	return nil
+}
+
+// loopbackAddr reports whether a listen address binds loopback only
+// (":8080" binds every interface).
+func loopbackAddr(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	return err == nil && host != "" && isLoopback(strings.Trim(host, "[]"))
 }

@@ -8,11 +8,13 @@ import (
 	"testing"
 
 	"github.com/chromedp/chromedp"
+
+	"github.com/toolgate/toolgate/internal/console"
 )
 
 func TestApproval_approved_from_the_page_executes_once_and_its_timeline_shows_every_gate(t *testing.T) {
 	u := startUp(t, upOptions{})
-	tab := newTab(t)
+	tab := u.operatorTab(t)
 	visit(t, tab, u.console(""), "[data-testid=overview]")
 	for _, st := range gates {
 		if count(t, tab, fmt.Sprintf("[data-testid=overview] [data-stage=%s]", st)) == 0 {
@@ -58,7 +60,7 @@ func TestApproval_approved_from_the_page_executes_once_and_its_timeline_shows_ev
 		}
 	}
 	// The decision is on the timeline with who made it and why.
-	if d := text(t, tab, "[data-testid=timeline] [data-stage=policy][data-status=approved]"); !strings.Contains(d, "local") || !strings.Contains(d, "confirmed with the customer by phone") {
+	if d := text(t, tab, "[data-testid=timeline] [data-stage=policy][data-status=approved]"); !strings.Contains(d, console.FirstOperator) || !strings.Contains(d, "confirmed with the customer by phone") {
 		t.Errorf("the timeline's approval step %q does not name who approved and the reason", d)
 	}
 	if r := text(t, tab, "[data-testid=result]"); !strings.Contains(r, "deleted") {
@@ -99,7 +101,7 @@ func TestApproval_approved_from_the_page_executes_once_and_its_timeline_shows_ev
 
 func TestApproval_refused_when_the_arguments_differ_from_those_shown(t *testing.T) {
 	u := startUp(t, upOptions{})
-	tab := newTab(t)
+	tab := u.operatorTab(t)
 	id := u.publish(t, "e2e-changed", "delete-account.json", asAdmin...)
 	awaitApproval(t, tab, u, id)
 

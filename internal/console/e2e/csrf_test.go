@@ -8,7 +8,7 @@ import (
 
 func TestAccess_post_without_csrf_token_is_refused(t *testing.T) {
 	u := startUp(t, upOptions{})
-	tab := newTab(t)
+	tab := u.operatorTab(t)
 	id := u.publish(t, "e2e-csrf", "delete-account.json", asAdmin...)
 	awaitApproval(t, tab, u, id)
 	shot(t, tab, "approvals")

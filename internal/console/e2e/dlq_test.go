@@ -28,7 +28,7 @@ func letterOf(t *testing.T, tab context.Context, u *up, id string) string {
 
 func TestDLQ_schema_invalid_letter_replayed_from_the_page_after_the_fix_executes_once(t *testing.T) {
 	u := startUp(t, upOptions{})
-	tab := newTab(t)
+	tab := u.operatorTab(t)
 	id := u.publish(t, "e2e-yen", "schema-invalid-invoice.json")
 	seq := letterOf(t, tab, u, id)
 	if f := text(t, tab, fmt.Sprintf("tr[data-seq=%q]", seq)); !strings.Contains(f, "schema_invalid") {

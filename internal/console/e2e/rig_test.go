@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"net"
@@ -19,6 +20,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/toolgate/toolgate/internal/authz"
+	"github.com/toolgate/toolgate/internal/console"
 	"github.com/toolgate/toolgate/internal/secrets"
 	"github.com/toolgate/toolgate/internal/testenv"
 )
@@ -86,8 +88,11 @@ func (b *lockedBuffer) String() string {
 // executor beside it.
 type up struct {
 	bin, url, http, secrets string
-	base                    string // the console's URL, ending in /console/
-	log, executor           *lockedBuffer
+	// token is the first operator's console token, from the token file
+	// up wrote in its secrets directory (empty with upOptions.Tokens).
+	token         string
+	base          string // the console's URL, ending in /console/
+	log, executor *lockedBuffer
 }
 
 // upOptions: Tokens, when set, is the console's tokens file content
@@ -147,7 +152,25 @@ func startUp(t *testing.T, o upOptions) *up {
 		return err
 	})
 	u.base = "http://" + httpAddr + "/console/"
+	if o.Tokens == "" {
+		roles, _, err := console.LoadTokens(filepath.Join(u.secrets, console.TokenFile))
+		if err != nil || len(roles) != 1 {
+			t.Fatalf("the token file toolgate up wrote: %v, %v: want one token", roles, err)
+		}
+		for tok := range roles {
+			u.token = tok
+		}
+	}
 	return u
+}
+
+// operatorTab is a new tab logged in as the first operator, with the
+// token toolgate up wrote.
+func (u *up) operatorTab(t *testing.T) context.Context {
+	t.Helper()
+	tab := newTab(t)
+	login(t, tab, u, u.token, false)
+	return tab
 }
 
 // run starts a process whose output goes to out, stopped (SIGTERM, then
