@@ -33,7 +33,19 @@ need node nodejs node
 need npm npm node
 need prometheus prometheus prometheus
 
+# A Go older than 1.21 cannot switch toolchains (Debian 12's golang-go is 1.19).
+old_go=""
+if have go; then
+  v=$(PATH="$lookup_path" GOTOOLCHAIN=local go env GOVERSION 2>/dev/null || true)
+  if [[ $v =~ ^go1\.([0-9]+) ]] && [ "${BASH_REMATCH[1]}" -lt 21 ]; then
+    old_go=$v
+  fi
+fi
+if [ -n "$old_go" ]; then
+  echo "make test: $old_go cannot fetch the Go 1.27 that go.mod needs (GOTOOLCHAIN needs Go 1.21 or later); install a newer Go from https://go.dev/dl/ (or brew install go)" >&2
+fi
 if [ ${#missing[@]} -eq 0 ]; then
+  [ -z "$old_go" ] || exit 1
   exit 0
 fi
 {
