@@ -61,7 +61,7 @@ func TestWarnUncovered_at_start_and_when_applied_later(t *testing.T) {
 		t.Fatal(err)
 	}
 	log := &syncBuffer{}
-	go func() { _ = warnUncovered(ctx, js, groups, authz.DefaultGroups(), newLogger(log, false)) }()
+	go func() { _ = warnUncovered(ctx, js, groups, authz.DefaultGroups(), nil, newLogger(log, false)) }()
 	warned := func(tool string) error {
 		if !strings.Contains(log.String(), "no executor group may serve tool "+tool) {
 			return fmt.Errorf("no warning for %s:\n%s", tool, log.String())
