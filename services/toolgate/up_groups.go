@@ -78,7 +78,7 @@ type liveGroups struct {
 	opts      *server.Options // the options the server runs with now
 	config    authz.Config
 	dir       string
-	passwords map[string]string // every user's, the new groups' included
+	passwords map[string]string   // every user's, the new groups' included
 	made      map[string]coverage // tool -> how up covered it live
 	log       zerolog.Logger
 }
