@@ -99,7 +99,7 @@ func printLetter(w io.Writer, l dlq.Letter, fate dlq.Fate) error {
 		}
 		fmt.Fprintf(w, "\nrepairs     %d   replays %d\n", e.RepairAttempts, e.Replays)
 		if e.Request.Principal != "" || e.Request.Tenant != "" {
-			fmt.Fprintf(w, "caller      %s  tenant %s  roles %s\n", e.Request.Principal, e.Request.Tenant, strings.Join(e.Request.Roles, ","))
+			fmt.Fprintf(w, "caller      %s  tenant %s  roles %s\n", orNone(e.Request.Principal), orNone(e.Request.Tenant), orNone(strings.Join(e.Request.Roles, ",")))
 		}
 	}
 	section(w, "errors")
