@@ -6,7 +6,7 @@ BIN      := bin
 FUZZTIME ?= 20s
 RUN_LISTEN ?= 127.0.0.1:4322
 
-.PHONY: build test run bench fuzz vet fmt clean generate
+.PHONY: build test run bench fuzz vet fmt clean generate preflight
 
 # Built as the Dockerfile builds them: no file paths, no symbol table or DWARF
 # (stack traces keep their function names and lines).
@@ -14,9 +14,15 @@ build:
 	$(GO) build -trimpath -ldflags "-s -w" -o $(BIN)/ ./services/... ./examples/executor
 
 # Every test runs against an embedded nats-server and a real redis-server
-# (started by the tests on free ports); redis-server must be on PATH.
-test: vet
+# (started by the tests on free ports). The preflight names what the tests
+# need and this machine lacks (redis-server, chromium, node, npm,
+# prometheus), with the command that installs it, before any test runs.
+test: preflight
+	$(MAKE) vet
 	$(GO) test -count=1 -p 2 -timeout 12m ./...
+
+preflight:
+	@./scripts/preflight.sh
 
 vet:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \

@@ -68,7 +68,15 @@ echo "Operator console: http://$HTTP/console/   (approvals, dead letters, every 
 echo "  log in with the operator's token from ${TOOLGATE_CONSOLE_TOKENS:-$TOOLGATE_SECRETS/console-tokens} (toolgate up writes it there on its first start)"
 echo "  (print it: awk '\$1 == \"operator\" {print \$3; exit}' ${TOOLGATE_CONSOLE_TOKENS:-$TOOLGATE_SECRETS/console-tokens})"
 echo "Publish more:     TOOLGATE_NATS_URL=$TOOLGATE_NATS_URL TOOLGATE_SECRETS=$TOOLGATE_SECRETS $BIN/toolgate publish --provider P --wait 5s FILE"
+echo
+# The README's examples are written for plain toolgate up (4222, 8080,
+# 8090); this environment points them, the CLI, an executor and the
+# TypeScript producer (NATS_URL) at this one.
+abs() { case $1 in /*) echo "$1" ;; *) echo "$PWD/$1" ;; esac; }
+echo "To use this toolgate from another terminal (the CLI, your executor, the README's examples), paste:"
+echo "  export TOOLGATE_NATS_URL=$TOOLGATE_NATS_URL NATS_URL=$TOOLGATE_NATS_URL TOOLGATE_SECRETS=$(abs "$TOOLGATE_SECRETS") PATH=\"$(abs "$BIN"):\$PATH\""
 if [ -n "$INGEST" ]; then
+  echo "HTTP ingest:      http://$INGEST/v1/responses   (the README's curl examples say localhost:8090)"
   echo "Over HTTP:        curl -H \"Authorization: Bearer \$(cat $TOOLGATE_SECRETS/ingest-http-producer.token)\" 'http://$INGEST/v1/responses/demo-valid-$run/outcomes'"
 fi
 if [ -n "${RUN_ONCE:-}" ]; then exit 0; fi

@@ -179,9 +179,13 @@ func (c *Compiled) allow(in Input) (ok bool, err error) {
 	return bool(b), nil
 }
 
-// who names the caller for a reason: principal "bob" (roles: support) of tenant acme.
+// who names the caller for a reason: principal "bob" (roles: support) of
+// tenant acme; a call without a principal is principal none (no roles).
 func who(in Input) string {
-	s := fmt.Sprintf("principal %q", in.Principal)
+	s := "principal none"
+	if in.Principal != "" {
+		s = fmt.Sprintf("principal %q", in.Principal)
+	}
 	if len(in.Roles) == 0 {
 		s += " (no roles)"
 	} else {

@@ -134,3 +134,13 @@ func TestCompile_copies_the_policy(t *testing.T) {
 		t.Errorf("risk %q after the caller changed its policy, want read", c.Risk())
 	}
 }
+
+// Before, a denial of a call without a principal read `principal "" (no
+// roles) may not call …`; now it says principal none.
+func TestDecide_a_call_without_a_principal_is_named_none(t *testing.T) {
+	c := mustCompile(t, &Policy{Risk: RiskWrite, Allow: `principal == "ann"`})
+	d := c.Decide(Input{Tool: "create_invoice"})
+	if want := "principal none (no roles) may not call create_invoice"; d.Allowed || !strings.Contains(d.Reason, want) {
+		t.Errorf("reason %q, want it to start %q", d.Reason, want)
+	}
+}

@@ -97,9 +97,9 @@ func approvals(args []string) error {
 		}
 		// What the call carries is hostile: shown with control characters escaped.
 		var b strings.Builder
-		fmt.Fprintf(&b, "call       %s\ntool       %s\nstate      %s\nwhy        %s\nargs hash  %s\nrequested  %s\nexpires    %s\ncaller     %s (roles %v, tenant %s, identity %s)\n",
+		fmt.Fprintf(&b, "call       %s\ntool       %s\nstate      %s\nwhy        %s\nargs hash  %s\nrequested  %s\nexpires    %s\ncaller     %s (roles %s, tenant %s, identity %s)\n",
 			r.CallID, r.Tool, r.State, r.Why, r.ArgsHash, r.RequestedAt.Local().Format(time.DateTime), expiry(r, now),
-			e.Request.Principal, e.Request.Roles, e.Request.Tenant, pipeline.IdentityOf(e))
+			orNone(e.Request.Principal), orNone(strings.Join(e.Request.Roles, ",")), orNone(e.Request.Tenant), pipeline.IdentityOf(e))
 		if r.By != "" {
 			fmt.Fprintf(&b, "decided    by %s at %s: %s\n", r.By, r.DecidedAt.Local().Format(time.DateTime), r.Reason)
 		}

@@ -27,7 +27,7 @@ func (c console) confirm(r approval.Record) (bool, error) {
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "call       %s\ntool       %s\nwhy        %s\ncaller     %s (roles %s, tenant %s, identity %s)\nrequested  %s\nexpires    %s\narguments\n%s\nargs hash  %s\n",
-		r.CallID, r.Tool, r.Why, e.Request.Principal, strings.Join(e.Request.Roles, ","), e.Request.Tenant, pipeline.IdentityOf(e),
+		r.CallID, r.Tool, r.Why, orNone(e.Request.Principal), orNone(strings.Join(e.Request.Roles, ",")), orNone(e.Request.Tenant), pipeline.IdentityOf(e),
 		r.RequestedAt.Local().Format(time.DateTime), expiry(r, time.Now()), prettyArgs(e.Arguments), r.ArgsHash)
 	b.WriteString(ttlNote(r) + "\n")
 	if _, err := io.WriteString(c.out, printable(b.String())+"approve? [y/N] "); err != nil {

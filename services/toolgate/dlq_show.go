@@ -88,7 +88,7 @@ func printLetter(w io.Writer, l dlq.Letter, fate dlq.Fate) error {
 	} else {
 		e := l.Envelope
 		fmt.Fprintf(w, "call        %s  (response %s, index %d of %d)\n", e.CallID, e.ResponseID, e.Batch.Index, e.Batch.Size)
-		fmt.Fprintf(w, "tool        %s (revision %d)\n", e.ToolName, e.ToolRevision)
+		fmt.Fprintf(w, "tool        %s (revision %d%s)\n", e.ToolName, e.ToolRevision, letterToolNote(e.ToolName, call.Status(l.Failure)))
 		fmt.Fprintf(w, "provider    %s %s  finish %s", e.Provider, e.Model, e.FinishReason)
 		if e.ProviderFinish != "" {
 			fmt.Fprintf(w, " (%s)", e.ProviderFinish)
@@ -99,7 +99,7 @@ func printLetter(w io.Writer, l dlq.Letter, fate dlq.Fate) error {
 		}
 		fmt.Fprintf(w, "\nrepairs     %d   replays %d\n", e.RepairAttempts, e.Replays)
 		if e.Request.Principal != "" || e.Request.Tenant != "" {
-			fmt.Fprintf(w, "caller      %s  tenant %s  roles %s\n", e.Request.Principal, e.Request.Tenant, strings.Join(e.Request.Roles, ","))
+			fmt.Fprintf(w, "caller      %s  tenant %s  roles %s\n", orNone(e.Request.Principal), orNone(e.Request.Tenant), orNone(strings.Join(e.Request.Roles, ",")))
 		}
 	}
 	section(w, "errors")

@@ -106,7 +106,7 @@ func dispatch(args []string) int {
 	}
 	c, ok := lookup(name)
 	if !ok {
-		fmt.Fprintf(os.Stderr, "toolgate: unknown command %q\n\n%s", name, usage())
+		fmt.Fprint(os.Stderr, unknownCommand(name)) // nearest.go
 		return 2
 	}
 	if subs := c.subcommands(); len(subs) > 0 {

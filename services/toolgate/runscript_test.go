@@ -27,8 +27,9 @@ func TestRunScript_prints_each_outcome_once_and_logs_to_files(t *testing.T) {
 	dir := t.TempDir()
 	cmd := exec.Command("./scripts/run.sh")
 	cmd.Dir = "../.."
+	listen := fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t))
 	cmd.Env = append(os.Environ(), "RUN_ONCE=1", "BIN="+bin, "RUN_INGEST_HTTP=",
-		fmt.Sprintf("RUN_LISTEN=127.0.0.1:%d", testenv.FreePort(t)), fmt.Sprintf("RUN_HTTP=127.0.0.1:%d", testenv.FreePort(t)),
+		"RUN_LISTEN="+listen, fmt.Sprintf("RUN_HTTP=127.0.0.1:%d", testenv.FreePort(t)),
 		"RUN_DATA="+filepath.Join(dir, "data"), "RUN_LOGS="+dir, "TOOLGATE_SECRETS="+filepath.Join(dir, "secrets"))
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
@@ -76,6 +77,19 @@ func TestRunScript_prints_each_outcome_once_and_logs_to_files(t *testing.T) {
 		t.Errorf("no console token file: %v", err)
 	} else if f := strings.Fields(string(b)); len(f) < 3 || strings.Contains(text, f[len(f)-1]) {
 		t.Errorf("the console token is on the terminal, or the file has none:\n%s", text)
+	}
+	// Before, the README's examples said 4222 and make run listened on
+	// 4322, with no word of it but a "Publish more" hint; now it prints the
+	// environment to paste, and pasted, it points at this toolgate.
+	export := regexp.MustCompile(`(?m)^  export TOOLGATE_NATS_URL=.*$`).FindString(text)
+	if export == "" {
+		t.Fatalf("make run prints no environment to paste:\n%s", text)
+	}
+	sh := exec.Command("bash", "-c", export+`; printf '%s\n' "$TOOLGATE_NATS_URL" "$NATS_URL" "$TOOLGATE_SECRETS" "$(command -v toolgate)"`)
+	sh.Env = append(os.Environ(), "PATH=/usr/bin:/bin")
+	got, err := sh.Output()
+	if want := fmt.Sprintf("nats://%s\nnats://%s\n%s\n%s\n", listen, listen, filepath.Join(dir, "secrets"), filepath.Join(bin, "toolgate")); err != nil || string(got) != want {
+		t.Errorf("pasting %q gives %q (%v), want %q", export, got, err, want)
 	}
 	log, err := os.ReadFile(filepath.Join(dir, "up.log"))
 	if err != nil || !strings.Contains(string(log), "transition call_id=demo-truncated-"+m[1]+"-0") {

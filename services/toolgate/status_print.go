@@ -24,6 +24,7 @@ func printStory(w io.Writer, s story, now time.Time) error {
 	if r.ToolRevision > 0 {
 		fmt.Fprintf(&b, " (revision %d)", r.ToolRevision)
 	}
+	b.WriteString(unregisteredNote(r.Tool, r.CallID)) // toolname.go
 	fmt.Fprintf(&b, "\nprovider  %s %s\nsource    %s\n", r.Provider, r.Model, r.Source)
 	if r.Identity != "" {
 		fmt.Fprintf(&b, "identity  %s\n", r.Identity)

@@ -65,7 +65,11 @@ func toolsApply(args []string, tio toolsIO) error {
 	if err != nil {
 		return err
 	}
-	for _, w := range applyWarnings(defs, gs, *groups != "") {
+	live, err := coverApplied(nc, defs, changes, tio.out) // tools_apply_cover.go
+	if err != nil {
+		return err
+	}
+	for _, w := range applyWarnings(defs, gs, *groups != "" && !live) {
 		fmt.Fprintln(tio.err, "toolgate: warning: "+w)
 	}
 	return nil

@@ -105,6 +105,9 @@ func up(args []string) error {
 	}
 	defer ns.Shutdown()
 	log.Info().Str("listen", *listen).Str("data", dir).Msg("embedded NATS with JetStream running")
+	if lp != nil {
+		lp.attach(ns, log) // executor groups follow the tools applied
+	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()

@@ -79,7 +79,7 @@ func (tf trustFlags) setup(opts *server.Options, log zerolog.Logger) (*leastPriv
 	if err != nil {
 		return nil, err
 	}
-	lp.groups, lp.groupsFlag = c.Groups, *tf.groups
+	lp.groups, lp.groupsFlag, lp.config = c.Groups, *tf.groups, c
 	anon := "refused (not a loopback address)"
 	if loopback {
 		anon = "may only publish responses"
@@ -109,6 +109,17 @@ type leastPrivilege struct {
 	// a tool none of them lists has no executor that may serve it.
 	groups     []authz.Group
 	groupsFlag string
+	// opts and config are the server's options and users at start; live
+	// (attach) keeps the executor groups in step with the tools applied.
+	opts   *server.Options
+	config authz.Config
+	live   *liveGroups
+}
+
+// attach lets lp change the users of ns, the server started with lp's
+// options: executor groups follow the tools applied (up_groups.go).
+func (lp *leastPrivilege) attach(ns *server.Server, log zerolog.Logger) {
+	lp.live = newLiveGroups(ns, lp.opts, lp.config, lp.dir, lp.passwords, log)
 }
 
 // newLeastPrivilege adds c's users to opts, their passwords read from dir
@@ -117,7 +128,7 @@ type leastPrivilege struct {
 // connection without credentials is the client user; without, it is
 // refused.
 func newLeastPrivilege(opts *server.Options, c authz.Config, dir string, anon bool) (*leastPrivilege, error) {
-	lp := &leastPrivilege{passwords: map[string]string{}, dir: dir}
+	lp := &leastPrivilege{passwords: map[string]string{}, dir: dir, opts: opts, config: c}
 	for _, u := range c.Names() {
 		b, err := secrets.Ensure(dir, authz.PasswordFile(u), secrets.Random(16))
 		if err != nil {
@@ -168,10 +179,18 @@ func (lp *leastPrivilege) run(ctx context.Context, adminURL string, cfg stage.Co
 		return err
 	}
 	// The admin connection stays for the coverage watch: a tool no
-	// executor group lists is warned about now and whenever it is applied.
+	// executor group lists gets a group of its own now and whenever it is
+	// applied (up_groups.go), and tools apply asks which group serves it.
 	defer nc.Close()
+	var cover func(string) ([]coverage, error)
+	if lp.live != nil {
+		if _, err := lp.live.serve(nc, js); err != nil {
+			return err
+		}
+		cover = func(tool string) ([]coverage, error) { return lp.live.cover([]string{tool}) }
+	}
 	go func() {
-		if err := warnUncovered(ctx, js, lp.groups, lp.groupsFlag, cfg.Log); err != nil && ctx.Err() == nil {
+		if err := warnUncovered(ctx, js, lp.groups, lp.groupsFlag, cover, cfg.Log); err != nil && ctx.Err() == nil {
 			cfg.Log.Warn().Err(err).Msg("cannot watch the tools for ones no executor group may serve")
 		}
 	}()

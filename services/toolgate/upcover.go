@@ -24,11 +24,13 @@ func covered(tool string, groups []authz.Group) bool {
 	return false
 }
 
-// warnUncovered watches the tools bucket until ctx is done and warns once
-// for each tool with a NATS executor that no executor group may serve: at
-// start for the tools registered, later for each one applied. Such a call
-// passes every gate and then waits for an executor that cannot connect.
-func warnUncovered(ctx context.Context, js jetstream.JetStream, groups []authz.Group, flagValue string, log zerolog.Logger) error {
+// warnUncovered watches the tools bucket until ctx is done and, for each
+// tool with a NATS executor that no executor group may serve (at start for
+// the tools registered, later for each one applied), has cover make a group
+// serve it (up_groups.go), or warns once when there is no cover or it
+// fails: such a call passes every gate and then waits for an executor that
+// cannot connect.
+func warnUncovered(ctx context.Context, js jetstream.JetStream, groups []authz.Group, flagValue string, cover func(string) ([]coverage, error), log zerolog.Logger) error {
 	kv, err := js.KeyValue(ctx, streams.BucketTools)
 	if err != nil {
 		return err
@@ -50,12 +52,21 @@ func warnUncovered(ctx context.Context, js jetstream.JetStream, groups []authz.G
 			continue // the end of the values stored at start; later ones follow
 		}
 		d, err := registry.Decode(e.Key(), e.Value())
-		if err != nil || d.Executor.Type == "http" || warned[d.Name] || covered(d.Name, groups) {
+		if err != nil || d.Executor.Type == "http" || d.Executor.Type == "mcp" || warned[d.Name] || covered(d.Name, groups) {
 			continue // a malformed definition is the registry's to report
 		}
+		var cerr error
+		if cover != nil {
+			if _, cerr = cover(d.Name); cerr == nil {
+				continue // logged by cover
+			}
+		}
 		warned[d.Name] = true
-		log.Warn().Str("tool", d.Name).Str("executor_groups", flagValue).
-			Msg("no executor group may serve tool " + d.Name + ": its calls will wait for an executor that cannot subscribe; add it to a group (--executor-groups '" + suggest(flagValue, d.Name) + "', TOOLGATE_EXECUTOR_GROUPS) and restart toolgate up")
+		ev := log.Warn().Str("tool", d.Name).Str("executor_groups", flagValue)
+		if cerr != nil {
+			ev = ev.Err(cerr)
+		}
+		ev.Msg("no executor group may serve tool " + d.Name + ": its calls will wait for an executor that cannot subscribe; add it to a group (--executor-groups '" + suggest(flagValue, d.Name) + "', TOOLGATE_EXECUTOR_GROUPS) and restart toolgate up")
 	}
 }
 

@@ -61,7 +61,7 @@ func TestWarnUncovered_at_start_and_when_applied_later(t *testing.T) {
 		t.Fatal(err)
 	}
 	log := &syncBuffer{}
-	go func() { _ = warnUncovered(ctx, js, groups, authz.DefaultGroups(), newLogger(log, false)) }()
+	go func() { _ = warnUncovered(ctx, js, groups, authz.DefaultGroups(), nil, newLogger(log, false)) }()
 	warned := func(tool string) error {
 		if !strings.Contains(log.String(), "no executor group may serve tool "+tool) {
 			return fmt.Errorf("no warning for %s:\n%s", tool, log.String())
@@ -88,20 +88,22 @@ func TestWarnUncovered_at_start_and_when_applied_later(t *testing.T) {
 	}
 }
 
-// toolgate up itself warns for the tools of --tools no group covers.
-func TestUp_warns_about_tools_no_executor_group_covers(t *testing.T) {
+// toolgate up itself gives the tools of --tools that no group covers a
+// group of their own at start (up_groups.go); it warned and asked for a
+// restart before.
+func TestUp_gives_tools_no_executor_group_covers_a_group_at_start(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "tools.yaml")
 	if err := os.WriteFile(file, []byte(toolsYAML("get_weather", "refund")), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	_, out := upHolding(t, filepath.Join(t.TempDir(), "data"), "--tools", file)
 	testenv.Eventually(t, 60*time.Second, 20*time.Millisecond, func() error {
-		if !strings.Contains(out.String(), "no executor group may serve tool refund") {
-			return fmt.Errorf("no warning for refund:\n%s", out.String())
+		if !strings.Contains(out.String(), "executor group refund now serves tool refund: its executor connects as executor-refund, no restart") {
+			return fmt.Errorf("no group for refund:\n%s", out.String())
 		}
 		return nil
 	})
-	if strings.Contains(out.String(), "may serve tool get_weather") {
-		t.Errorf("warned for get_weather, which group example serves:\n%s", out.String())
+	if strings.Contains(out.String(), "tool get_weather:") || strings.Contains(out.String(), "may serve tool") {
+		t.Errorf("a group made for get_weather, which group example serves, or a warning:\n%s", out.String())
 	}
 }
