@@ -51,6 +51,7 @@ var dialects = sync.OnceValue(func() []dialect {
 		{"functionary", (*recoverer).functionary},
 		{"qwen-agent", (*recoverer).qwenAgent},
 		{"gigachat", (*recoverer).gigachat},
+		{"lfm2", (*recoverer).lfm2},
 		{"minicpm", (*recoverer).minicpm},
 		{"fence", (*recoverer).fences},
 		{"pythonic", (*recoverer).pythonicLists},

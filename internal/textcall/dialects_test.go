@@ -41,6 +41,7 @@ func TestDialects_named_once_in_scan_order(t *testing.T) {
 		"qwen-agent":      "✿FUNCTION✿: f\n✿ARGS✿: {\"a\":1}\n✿RESULT✿",
 		"gigachat":        "function call<|role_sep|>\n{\"name\":\"f\",\"arguments\":{\"a\":1}}",
 		"minicpm":         "<|tool_call_start|>\n```python\nf(a=1)\n```\n<|tool_call_end|>",
+		"lfm2":            "<|tool_call_start|>[f(a=1)]<|tool_call_end|>",
 	}
 	seen := map[string]bool{}
 	for _, d := range dialects() {

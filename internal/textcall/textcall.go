@@ -21,8 +21,9 @@
 //     MiniMax M2 <minimax:tool_call><invoke>, bare <invoke> blocks and
 //     StepFun Step-3 <steptml:invoke>;
 //   - pythonic calls: bracketed [f(a=1)] lists in prose, OLMo 3
-//     <function_calls>, MiniCPM <|tool_call_start|> and Gemma 3 ```tool_code
-//     fences.
+//     <function_calls>, MiniCPM <|tool_call_start|> lines, LFM2's
+//     <|tool_call_start|>[f(a=1)]<|tool_call_end|> lists and Gemma 3
+//     ```tool_code fences.
 //
 // A call is recovered only when its notation is complete (a hermes
 // <tool_call> or a harmony message, whose end token servers often strip,
