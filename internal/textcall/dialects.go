@@ -38,6 +38,7 @@ var dialects = sync.OnceValue(func() []dialect {
 		{"llama3", (*recoverer).pythonTag},
 		{"minimax", (*recoverer).minimax},
 		{"invoke", (*recoverer).invoke},
+		{"glimmer", (*recoverer).glimmer},
 		{"step3", (*recoverer).step3},
 		{"granite", (*recoverer).granite},
 		{"granite-fc", (*recoverer).graniteFC},

@@ -18,8 +18,9 @@
 //     FunctionGemma and Gemma 4 call:NAME{…} tokens;
 //   - XML and parameter notations: Qwen3-Coder <function=NAME><parameter=…>,
 //     Seed-OSS <seed:tool_call>, GLM-4.5/4.6/4.7 <arg_key>/<arg_value>,
-//     MiniMax M2 <minimax:tool_call><invoke>, bare <invoke> blocks and
-//     StepFun Step-3 <steptml:invoke>;
+//     MiniMax M2 <minimax:tool_call><invoke>, bare <invoke> blocks, Muse
+//     Glimmer <atem:function_calls><atem:invoke> and StepFun Step-3
+//     <steptml:invoke>;
 //   - pythonic calls: bracketed [f(a=1)] lists in prose, OLMo 3
 //     <function_calls>, MiniCPM <|tool_call_start|> lines, LFM2's
 //     <|tool_call_start|>[f(a=1)]<|tool_call_end|> lists and Gemma 3
@@ -28,7 +29,10 @@
 // A call is recovered only when its notation is complete (a hermes
 // <tool_call> or a harmony message, whose end token servers often strip,
 // only when its JSON is): truncated or malformed text inside a marker is a
-// Discard with a reason, never completed and never dropped in silence.
+// Discard with a reason, never completed and never dropped in silence. A
+// peer's tool-call marker that no dialect read (unread.go: Laguna's
+// <user>NAME<arg_key> spelling, a stray <atem:invoke>, ...) is a Discard
+// too: text that carries one never passes as plain text.
 //
 // Text inside reasoning (<think>…</think>, <seed:think>, harmony's analysis
 // channel, ...: reasoning.go) is never a source of calls.
@@ -111,6 +115,7 @@ func Recover(text string) (calls []Call, discarded []Discard) {
 	for _, d := range dialects() {
 		d.scan(r)
 	}
+	r.unread()
 	slices.SortStableFunc(r.calls, func(a, b Call) int { return a.Start - b.Start })
 	slices.SortStableFunc(r.discards, func(a, b Discard) int { return a.Start - b.Start })
 	if len(r.calls) > MaxCalls {
