@@ -26,6 +26,7 @@ var dialects = sync.OnceValue(func() []dialect {
 		{"harmony", (*recoverer).harmony},
 		{"kimi", (*recoverer).kimi},
 		{"deepseek-dsml", (*recoverer).dsml},
+		{"hunyuan", (*recoverer).hunyuan},
 		{"glm", (*recoverer).glm},
 		{"seed-oss", (*recoverer).seedOSS},
 		{"apertus", (*recoverer).apertus},

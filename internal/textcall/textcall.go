@@ -18,6 +18,7 @@
 //     FunctionGemma and Gemma 4 call:NAME{…} tokens;
 //   - XML and parameter notations: Qwen3-Coder <function=NAME><parameter=…>,
 //     Seed-OSS <seed:tool_call>, GLM-4.5/4.6/4.7 <arg_key>/<arg_value>,
+//     Hunyuan v3 (Hy3) <tool_call>NAME<tool_sep> with GLM's pairs,
 //     MiniMax M2 <minimax:tool_call><invoke>, bare <invoke> blocks, Muse
 //     Glimmer <atem:function_calls><atem:invoke> and StepFun Step-3
 //     <steptml:invoke>;

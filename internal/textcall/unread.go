@@ -37,7 +37,8 @@ var peerMarkers = sync.OnceValue(func() []peerMarker {
 		{family: "minimax", open: "<minimax:tool_call>", close: "</minimax:tool_call>"},
 		{family: "seed-oss", open: "<seed:tool_call>", close: "</seed:tool_call>"},
 		{family: "step3", open: "<steptml:invoke", close: "</steptml:invoke>"},
-		{family: "hunyuan", open: "<tool_sep>", close: "</tool_call>"},
+		{family: "hunyuan", open: hySep, close: glmClose},
+		{family: "hunyuan", open: "<tool_calls:opensource>", close: "</tool_calls:opensource>"}, // Hy4-preview
 		{family: "mistral", open: "[TOOL_CALLS]"},
 		{family: "nemotron", open: "<TOOLCALL>", close: "</TOOLCALL>"},
 		{family: "longcat", open: "<longcat_tool_call>", close: "</longcat_tool_call>"},
