@@ -19,7 +19,12 @@ import (
 // its schema, or it is recorded as discarded — never dropped silently, never
 // executed.
 func (p *Parse) recover(carrier call.Envelope) ([]call.Envelope, error) {
-	found, discarded := textcall.Recover(carrier.Text)
+	// The registry stands for the request's tools: a text that is only
+	// bare calls of registered tools is read (textcall.Options).
+	found, discarded := textcall.RecoverWith(carrier.Text, textcall.Options{Known: func(name string) bool {
+		_, ok := p.Tools.Lookup(name)
+		return ok
+	}})
 	if len(found)+len(discarded) == 0 {
 		if err := carrier.Move(streams.Parse, call.NoToolCalls, p.Now()); err != nil {
 			return nil, err

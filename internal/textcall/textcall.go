@@ -15,7 +15,8 @@
 //   - special-token notations: DeepSeek V3 / V3.1 <｜tool▁call▁begin｜>,
 //     DeepSeek V3.2 DSML (fullwidth or ASCII bars), harmony (gpt-oss),
 //     Kimi K2 <|tool_calls_section_begin|> with functions.NAME:IDX ids,
-//     FunctionGemma and Gemma 4 call:NAME{…} tokens;
+//     FunctionGemma and Gemma 4 call:NAME{…} tokens (Gemma 4's also alone
+//     on a line without its tokens, as Ollama reads it: bare.go);
 //   - XML and parameter notations: Qwen3-Coder <function=NAME><parameter=…>,
 //     Seed-OSS <seed:tool_call>, GLM-4.5/4.6/4.7 <arg_key>/<arg_value>,
 //     Hunyuan v3 (Hy3) <tool_call>NAME<tool_sep> with GLM's pairs,
@@ -23,7 +24,7 @@
 //     Glimmer <atem:function_calls><atem:invoke> and StepFun Step-3
 //     <steptml:invoke>;
 //   - pythonic calls: bracketed [f(a=1)] lists in prose, OLMo 3
-//     <function_calls>, MiniCPM <|tool_call_start|> lines, LFM2's
+//     <function_calls> (and, with Options.Known, its bare calls), MiniCPM <|tool_call_start|> lines, LFM2's
 //     <|tool_call_start|>[f(a=1)]<|tool_call_end|> lists and Gemma 3
 //     ```tool_code fences.
 //
@@ -104,7 +105,21 @@ type Discard struct {
 // at most MaxTextBytes are scanned, with linear marker searches and a prose
 // decoding budget proportional to the text.
 func Recover(text string) (calls []Call, discarded []Discard) {
-	r := &recoverer{}
+	return RecoverWith(text, Options{})
+}
+
+// Options are what the caller knows of the request a text answers.
+type Options struct {
+	// Known reports whether a tool of that name was offered. With it, a
+	// text that is nothing but bare pythonic calls of known tools
+	// (OLMo 3's calls without <function_calls>) is read; without it such
+	// text is prose.
+	Known func(name string) bool
+}
+
+// RecoverWith is Recover, with what the caller knows of the request.
+func RecoverWith(text string, opts Options) (calls []Call, discarded []Discard) {
+	r := &recoverer{known: opts.Known}
 	if len(text) > MaxTextBytes {
 		r.discard("text", MaxTextBytes, len(text), "text longer than "+itoa(MaxTextBytes)+" bytes; the rest was not scanned")
 		text = text[:MaxTextBytes]
@@ -116,6 +131,7 @@ func Recover(text string) (calls []Call, discarded []Discard) {
 	for _, d := range dialects() {
 		d.scan(r)
 	}
+	r.bare()
 	r.unread()
 	slices.SortStableFunc(r.calls, func(a, b Call) int { return a.Start - b.Start })
 	slices.SortStableFunc(r.discards, func(a, b Discard) int { return a.Start - b.Start })
@@ -138,6 +154,7 @@ type recoverer struct {
 	claimed  []span
 	thought  []span // reasoning (reasoning.go), a subset of claimed
 	budget   int
+	known    func(name string) bool // Options.Known; nil when not told
 }
 
 // claim marks text[start:end] as consumed by a marker format, so later
