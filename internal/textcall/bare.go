@@ -55,7 +55,7 @@ func (r *recoverer) gemmaBare() {
 		}
 		r.claim(k, g.p)
 		if r.add("gemma", k, g.p, name, args) {
-			r.calls[len(r.calls)-1].Params = params
+			r.calls[len(r.calls)-1].Params, r.calls[len(r.calls)-1].grammarTyped = params, true
 		}
 		i, after = g.p, g.p
 	}

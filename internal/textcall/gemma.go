@@ -83,7 +83,7 @@ func (r *recoverer) gemmaTokens(n gemmaNotation) {
 				break
 			}
 			if r.add("gemma", start, end, name, args) {
-				r.calls[len(r.calls)-1].Params = params
+				r.calls[len(r.calls)-1].Params, r.calls[len(r.calls)-1].grammarTyped = params, true
 			}
 		}
 		if !r.spend(c-body+1, body) {

@@ -82,9 +82,14 @@ type Call struct {
 	// <arg_value>, <invoke> parameters, ...): a dialect of that kind must
 	// set it. Arguments then holds only a guess (text that parses as a
 	// JSON number, boolean, null, object or array taken as such); the
-	// parse gate re-types Params by the tool's schema (TypeArgs), so
-	// <parameter=zip>94107</parameter> stays "94107" for a string zip.
+	// parse gate re-types Params by the tool's schema (TypedArgs), so
+	// <parameter=zip>94107</parameter> stays "94107" for a string zip,
+	// and a parameter the schema gives no type keeps its text.
 	Params map[string]string
+	// grammarTyped says the dialect's grammar typed the values of
+	// Arguments (Gemma), so a parameter the schema gives no type keeps
+	// that value rather than its text (TypedArgs).
+	grammarTyped bool
 }
 
 // Discard is something written as a tool call that is not one: truncated
