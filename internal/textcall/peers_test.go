@@ -47,13 +47,17 @@ func TestRecover_peer_notations_read_under_another_name(t *testing.T) {
 }
 
 // Where toolgate and a peer part on purpose (the dialect table says so):
-// an unclosed MiniMax block is refused, where a lenient peer reads its
-// invoke; of two JSON objects in prose the call-shaped one is read, where
+// an unclosed MiniMax block (M2's <minimax:tool_call>, M1's <tool_calls>)
+// is refused, where a lenient peer reads its calls; of two JSON objects in prose the call-shaped one is read, where
 // Ollama sees no call.
 func TestRecover_peer_disagreements_kept(t *testing.T) {
 	calls, discards := Recover("<minimax:tool_call>\n<invoke name=\"f\">\n<parameter name=\"a\">1</parameter>\n</invoke>")
 	if len(calls) != 0 || len(discards) != 1 {
 		t.Fatalf("unclosed MiniMax: calls %v, discards %+v; want refused", summary(calls), discards)
+	}
+	calls, discards = Recover("<tool_calls>\n{\"name\": \"f\", \"arguments\": {\"a\": 1}}\n")
+	if len(calls) != 0 || len(discards) != 1 {
+		t.Fatalf("unclosed MiniMax-M1 <tool_calls>: calls %v, discards %+v; want refused", summary(calls), discards)
 	}
 	calls, _ = Recover(`{"name": "jeff"}{"name": "get_conditions", "arguments": {"a": 1}}`)
 	if len(calls) != 1 || calls[0].Name != "get_conditions" {
