@@ -19,7 +19,12 @@ import (
 // its schema, or it is recorded as discarded — never dropped silently, never
 // executed.
 func (p *Parse) recover(carrier call.Envelope) ([]call.Envelope, error) {
-	found, discarded := textcall.Recover(carrier.Text)
+	// The registry stands for the request's tools: a text that is only
+	// bare calls of registered tools is read (textcall.Options).
+	found, discarded := textcall.RecoverWith(carrier.Text, textcall.Options{Known: func(name string) bool {
+		_, ok := p.Tools.Lookup(name)
+		return ok
+	}})
 	if len(found)+len(discarded) == 0 {
 		if err := carrier.Move(streams.Parse, call.NoToolCalls, p.Now()); err != nil {
 			return nil, err
@@ -85,13 +90,18 @@ func (p *Parse) recover(carrier call.Envelope) ([]call.Envelope, error) {
 
 // typed is the arguments of f: for a dialect whose values are untyped text
 // (f.Params), each converted by the declared type of its property in t's
-// schema (textcall.TypeArgs), with the conversions as a history note;
+// schema (Call.TypedArgs; a parameter it gives no type keeps its text),
+// with the conversions as a history note;
 // otherwise the arguments as recovered.
 func typed(f textcall.Call, t *tool.Compiled, known bool) (json.RawMessage, string, error) {
 	if f.Params == nil || !known {
 		return f.Arguments, "", nil
 	}
-	args, convs, err := textcall.TypeArgs(f.Params, declaredTypes(t.Def.InputSchema))
+	types := declaredTypes(t.Def.InputSchema)
+	if types == nil {
+		types = func(string) []string { return nil } // a schema without properties declares no type
+	}
+	args, convs, err := f.TypedArgs(types)
 	if err != nil {
 		return f.Arguments, "", err
 	}

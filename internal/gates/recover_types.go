@@ -6,12 +6,12 @@ import (
 )
 
 // declaredTypes reads the JSON Schema types of the top-level properties of
-// inputSchema, for textcall.TypeArgs: a property's "type" (a name or a
+// inputSchema, for textcall's TypedArgs: a property's "type" (a name or a
 // list), else the types of its anyOf/oneOf alternatives or of its enum or
 // const values, plus null where OpenAPI's nullable says so. A property
-// with none of these (no schema, {}, a $ref) gets nil: its value is
-// guessed from the text. Properties under the root's anyOf/oneOf/allOf
-// count too.
+// with none of these (no schema, {}, a $ref) gets nil: its text is kept.
+// A property not listed takes the types of additionalProperties.
+// Properties under the root's anyOf/oneOf/allOf count too.
 func declaredTypes(inputSchema json.RawMessage) func(param string) []string {
 	var root map[string]any
 	if json.Unmarshal(inputSchema, &root) != nil {
@@ -21,6 +21,9 @@ func declaredTypes(inputSchema json.RawMessage) func(param string) []string {
 	for _, obj := range append([]map[string]any{root}, alternatives(root, "anyOf", "oneOf", "allOf")...) {
 		ps, _ := obj["properties"].(map[string]any)
 		for name, p := range ps {
+			if _, listed := props[name]; !listed {
+				props[name] = nil // listed, whatever types it declares
+			}
 			if s, ok := p.(map[string]any); ok {
 				for _, t := range typesOf(s, 0) {
 					if !slices.Contains(props[name], t) {
@@ -30,7 +33,18 @@ func declaredTypes(inputSchema json.RawMessage) func(param string) []string {
 			}
 		}
 	}
-	return func(param string) []string { return props[param] }
+	// A property the schema does not list takes additionalProperties'
+	// types, when that is a schema.
+	var rest []string
+	if ap, ok := root["additionalProperties"].(map[string]any); ok {
+		rest = typesOf(ap, 0)
+	}
+	return func(param string) []string {
+		if ts, ok := props[param]; ok {
+			return ts
+		}
+		return rest
+	}
 }
 
 func typesOf(s map[string]any, depth int) []string {

@@ -45,6 +45,11 @@ type Accumulate struct {
 	// GapRecheck: how soon a stream whose terminal event arrived before an
 	// earlier event is looked at again. Default DefaultGapRecheck.
 	GapRecheck time.Duration
+	// OptionalGrace: how long a stream that has all its response needs
+	// waits for an optional last event (Bedrock's metadata after
+	// messageStop) before it settles without it. Default
+	// DefaultOptionalGrace.
+	OptionalGrace time.Duration
 	// TolerantProviders are providers whose responses always get text
 	// recovery, as if every producer sent Toolgate-Tolerant: true — for the
 	// local servers (Ollama, llama.cpp) whose models often write calls as text.

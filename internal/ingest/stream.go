@@ -21,6 +21,10 @@ import (
 const (
 	DefaultIdleTimeout = 60 * time.Second
 	DefaultGapRecheck  = time.Second
+	// DefaultOptionalGrace: how long a stream that has all its response
+	// needs waits for an optional last event (Bedrock's metadata after
+	// messageStop) before it settles without it.
+	DefaultOptionalGrace = 2 * time.Second
 )
 
 // handleEvent handles one event of toolgate.in.stream.<response-id>. The
@@ -157,6 +161,12 @@ func (a *Accumulate) judge(ctx context.Context, rid string, asm *assembly, timed
 	case asm.undecodable != "":
 		outs, err = a.reject(asm.msg(rid), rid, asm.provider, asm.tenant(), CodeUndecodableEvent, asm.undecodable)
 		return a.finish(rid, call.Rejected, outs, err)
+	case !asm.done && asm.awaitsOptional() && asm.owner != nil && (asm.ended || quiet >= a.optionalGrace()):
+		// All the response needs arrived; the optional last event did
+		// not, within the grace or before the producer's end.
+		asm.settleOptional()
+		outs, err = a.emit(ctx, asm.msg(rid), rid, asm.resp, *asm.owner, claimStream(*asm.owner))
+		return a.finish(rid, call.Received, outs, err)
 	case asm.done && asm.owner != nil: // every accepted event has a sender (stream_bind.go)
 		outs, err = a.emit(ctx, asm.msg(rid), rid, asm.resp, *asm.owner, claimStream(*asm.owner))
 		return a.finish(rid, call.Received, outs, err)
@@ -169,6 +179,9 @@ func (a *Accumulate) judge(ctx context.Context, rid string, asm *assembly, timed
 	wait = idle - quiet
 	if asm.gap() {
 		wait = min(wait, a.gapRecheck())
+	}
+	if asm.awaitsOptional() {
+		wait = min(wait, a.optionalGrace()-quiet)
 	}
 	return nil, max(wait, time.Millisecond), nil
 }
@@ -232,6 +245,13 @@ func (a *Accumulate) idle() time.Duration {
 		return DefaultIdleTimeout
 	}
 	return a.IdleTimeout
+}
+
+func (a *Accumulate) optionalGrace() time.Duration {
+	if a.OptionalGrace <= 0 {
+		return DefaultOptionalGrace
+	}
+	return a.OptionalGrace
 }
 
 func (a *Accumulate) gapRecheck() time.Duration {

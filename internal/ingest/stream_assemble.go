@@ -143,6 +143,20 @@ func (asm *assembly) advance() {
 	}
 }
 
+// awaitsOptional reports whether the contiguous prefix has all the
+// response needs and waits only for an optional last event
+// (provider.Accumulator.AwaitsOptional).
+func (asm *assembly) awaitsOptional() bool {
+	return !asm.done && asm.acc != nil && asm.undecodable == "" && asm.acc.AwaitsOptional()
+}
+
+// settleOptional completes an assembly that awaitsOptional without its
+// optional event.
+func (asm *assembly) settleOptional() {
+	asm.acc.Settle()
+	asm.done, asm.resp = true, asm.acc.Response()
+}
+
 // accepted is how many stored events were not refused.
 func (asm *assembly) accepted() int { return asm.stored - asm.refused - asm.bigHeader }
 

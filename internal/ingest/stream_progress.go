@@ -58,7 +58,9 @@ func (a *Accumulate) progress(rid, prov string, ev storedEvent) (terminal bool) 
 	}
 	_ = probe.Add(ev.data)
 	cap := maxTokens(ev.header)
-	terminal = probe.Done() || len(cap) > 0 && provider.EndsCappedStream(prov, ev.data)
+	// MayEnd: one of two events that end a stream in either order
+	// (Bedrock's messageStop and metadata); settling looks at the whole.
+	terminal = probe.Done() || probe.MayEnd() || len(cap) > 0 && provider.EndsCappedStream(prov, ev.data)
 
 	if a.asm.settled(rid) {
 		// Settled already (the timer, or another event, read the whole

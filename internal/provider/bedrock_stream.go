@@ -12,14 +12,17 @@ import (
 // (eventstream.go). Calls are toolUse blocks: contentBlockStart names them,
 // contentBlockDelta appends input text, contentBlockStop closes them.
 //
-// The terminal event is metadata: AWS sends messageStop (the stopReason)
-// and then metadata (the usage), always last, so the output token count is
-// known before the calls are judged against the requested cap, and the
-// terminal event is recognizable on its own (accumulate probes each event
-// alone). A stream without metadata never completes and ends
-// transport_incomplete; one whose metadata came without a messageStop
-// before it has no stop reason: it ends with a provider error and its calls
-// are withheld. An exception event ends a stream with that error.
+// The stream ends with two events: messageStop (the stopReason) and
+// metadata (the usage). AWS sends messageStop, then metadata last; vercel/ai
+// and producers relaying its recordings send metadata, then messageStop, or
+// no metadata at all. Either order completes the stream at the second of
+// the two; a stream at messageStop whose metadata is still missing has all
+// a response needs (AwaitsOptional): the caller settles it after a short
+// grace (Settle), since its output token count, for judging the calls
+// against the requested cap, can only come with metadata. Each of the two
+// is recognizable on its own (MayEnd: accumulate probes each event alone).
+// Only metadata may follow messageStop, only messageStop may follow
+// metadata. An exception event ends a stream with that error.
 
 type bedrockIndex struct {
 	ContentBlockIndex *int `json:"contentBlockIndex"`
@@ -129,6 +132,9 @@ func bedrockStreamEvent(ev []byte, s *state) error {
 	if s.bedrockStop && e.Metadata == nil {
 		return errors.New("provider: bedrock-converse: only metadata may follow messageStop")
 	}
+	if s.bedrockMeta && e.MessageStop == nil {
+		return errors.New("provider: bedrock-converse: only messageStop may follow metadata")
+	}
 	if e.MessageStop != nil && (e.MessageStop.StopReason == nil || *e.MessageStop.StopReason == "") {
 		return errors.New("provider: bedrock-converse: messageStop without stopReason")
 	}
@@ -149,14 +155,13 @@ func bedrockStreamEvent(ev []byte, s *state) error {
 	case e.MessageStop != nil:
 		s.bedrockStopReason(*e.MessageStop.StopReason)
 		s.bedrockStop = true
+		s.done = s.bedrockMeta
 	case e.Metadata != nil:
 		if u := e.Metadata.Usage; u != nil {
 			s.outputTokens = u.OutputTokens
 		}
-		if !s.bedrockStop {
-			s.withhold("incomplete_stream", "the stream's metadata came without a messageStop before it: the response has no stop reason")
-		}
-		s.done = true
+		s.bedrockMeta = true
+		s.done = s.bedrockStop
 	}
 	return nil
 }

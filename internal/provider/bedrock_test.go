@@ -15,15 +15,15 @@ const (
 	bdMeta    = `{"metadata":{"usage":{"inputTokens":5,"outputTokens":100,"totalTokens":105},"metrics":{"latencyMs":1}}}`
 )
 
-// The terminal event is metadata, which AWS sends last, after messageStop:
-// a stream judged at messageStop would never see its output token count,
-// and accumulate recognizes a terminal event on its own.
+// AWS sends messageStop, then metadata (the usage) last: the stream is done
+// at metadata, and each of the two is recognizable on its own (accumulate
+// probes each event alone).
 func TestBedrock_stream_is_done_at_metadata_after_messageStop(t *testing.T) {
 	a := feed(t, BedrockConverse, bdStart, bdArgs, bdStop, bdMsgStop)
-	if a.Done() {
-		t.Fatal("done at messageStop, before metadata")
+	if a.Done() || !a.AwaitsOptional() {
+		t.Fatalf("at messageStop: Done %v, AwaitsOptional %v; want waiting for metadata", a.Done(), a.AwaitsOptional())
 	}
-	if err := a.Add([]byte(bdMeta)); err != nil || !a.Done() {
+	if err := a.Add([]byte(bdMeta)); err != nil || !a.Done() || a.AwaitsOptional() {
 		t.Fatalf("Add: %v, Done %v", err, a.Done())
 	}
 	r := a.Response()
@@ -34,25 +34,61 @@ func TestBedrock_stream_is_done_at_metadata_after_messageStop(t *testing.T) {
 	if err := a.Add([]byte(bdStart)); !errors.Is(err, ErrAfterTerminal) {
 		t.Errorf("event after the end: %v, want ErrAfterTerminal", err)
 	}
-	probe := feed(t, BedrockConverse, bdMeta) // as accumulate probes one event
-	if !probe.Done() {
-		t.Error("metadata alone is not recognized as the terminal event")
+	for _, ev := range []string{bdMeta, bdMsgStop} {
+		if probe := feed(t, BedrockConverse, ev); !probe.MayEnd() || probe.Done() {
+			t.Errorf("%s alone: MayEnd %v, Done %v; want a possible end, not the end", ev, probe.MayEnd(), probe.Done())
+		}
 	}
-	if a := feed(t, BedrockConverse, bdStart, bdArgs, bdStop, bdMsgStop); a.Done() || a.Response().Complete {
-		t.Fatal("complete without metadata")
+	if probe := feed(t, BedrockConverse, bdStop); probe.MayEnd() {
+		t.Error("contentBlockStop alone may end the stream")
 	}
 }
 
-// Metadata before messageStop (vercel/ai's hand-written order) ends the
-// stream without a stop reason: its calls are withheld, never run.
-func TestBedrock_metadata_before_messageStop_withholds_the_calls(t *testing.T) {
+// Metadata before messageStop (vercel/ai's recorded order, issue 32: 3 of
+// 10 held-out streams had their calls withheld) completes the stream at
+// messageStop, with the usage known, so the cap still applies.
+func TestBedrock_metadata_before_messageStop_completes_at_messageStop(t *testing.T) {
 	a := feed(t, BedrockConverse, bdStart, bdArgs, bdStop, bdMeta)
-	r := a.Response()
-	if !a.Done() || len(r.Calls) != 0 || r.Error == nil || r.Error.Type != "incomplete_stream" || !strings.Contains(r.Error.Message, "(f)") {
-		t.Fatalf("%+v, want done with the call withheld", r)
+	if a.Done() || a.AwaitsOptional() || !a.MayEnd() {
+		t.Fatalf("at metadata: Done %v, AwaitsOptional %v", a.Done(), a.AwaitsOptional())
 	}
-	if err := a.Add([]byte(bdMsgStop)); !errors.Is(err, ErrAfterTerminal) {
-		t.Errorf("messageStop after metadata: %v, want ErrAfterTerminal", err)
+	if err := a.Add([]byte(bdMsgStop)); err != nil || !a.Done() {
+		t.Fatalf("messageStop after metadata: %v, Done %v", err, a.Done())
+	}
+	r := a.Response()
+	checkCalls(t, r, ReasonToolCalls, wantCall{"f", `{"a":1}`})
+	if r.Error != nil || !r.Complete || r.OutputTokens != 100 {
+		t.Fatalf("%+v", r)
+	}
+	capped, _ := NewAccumulator(BedrockConverse, WithMaxTokens(100))
+	for _, ev := range []string{bdStart, bdArgs, bdStop, bdMeta, bdMsgStop} {
+		if err := capped.Add([]byte(ev)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if c := capped.Response().Calls[0]; !c.Truncated {
+		t.Fatalf("call %+v, want truncated at the cap", c)
+	}
+	if err := feed(t, BedrockConverse, bdStart, bdMeta).Add([]byte(bdArgs)); err == nil {
+		t.Error("a content event after metadata was accepted")
+	}
+}
+
+// A stream without metadata (5 of 10 held-out vercel/ai streams) waits at
+// messageStop only for an optional event: Settle completes it with its
+// calls, which never hang on it. Settle does nothing to a stream that
+// still lacks its messageStop.
+func TestBedrock_stream_without_metadata_settles(t *testing.T) {
+	a := feed(t, BedrockConverse, bdStart, bdArgs, bdStop, bdMsgStop)
+	a.Settle()
+	r := a.Response()
+	if !a.Done() || !r.Complete || r.Error != nil {
+		t.Fatalf("settled: Done %v, %+v", a.Done(), r)
+	}
+	checkCalls(t, r, ReasonToolCalls, wantCall{"f", `{"a":1}`})
+	open := feed(t, BedrockConverse, bdStart, bdArgs, bdStop, bdMeta)
+	if open.Settle(); open.Done() || open.Response().Complete {
+		t.Fatal("Settle completed a stream without messageStop")
 	}
 }
 

@@ -113,6 +113,9 @@ func normalizeFixture(t testing.TB, f fixture) []Response {
 				t.Fatal(err)
 			}
 		}
+		// The recording ended: a stream waiting only for an optional
+		// last event settles, as accumulate settles it after its grace.
+		a.Settle()
 		out = append(out, a.Response())
 	}
 	return out

@@ -14,7 +14,8 @@ const OpenAIResponses = "openai-responses"
 // compatible endpoint). Client calls are function_call items (JSON text
 // arguments), custom_tool_call items (free-text input) and the other items
 // the client runs (openai_responses_items.go). Server-run items
-// (web_search_call, mcp_call, a server tool_search, ...) are not client
+// (web_search_call, mcp_call, a server tool_search, xAI's search tools
+// written as custom_tool_call items with xs_call_ ids, ...) are not client
 // calls, nor is a call answered inside the same response.
 
 type respContent struct {
@@ -94,6 +95,7 @@ func (s *state) respFinal(r *respBody, whole bool) error {
 	}
 	for i := range r.Output {
 		s.respAnswer(answers(&r.Output[i]))
+		s.respServerRun(i, &r.Output[i])
 	}
 	for i := range r.Output {
 		it := &r.Output[i]
@@ -244,11 +246,15 @@ func respEvent(ev []byte, s *state) error {
 			return nil
 		}
 		s.respAnswer(answers(e.Item))
+		s.respServerRun(e.OutputIndex, e.Item)
 		if itemKind(e.Item) == "" || s.respAnswered[itemCallID(e.Item)] {
 			return nil
 		}
 		return s.respItem(e.OutputIndex, e.Item).setItemArgs(e.Item)
 	case "response.function_call_arguments.delta", "response.custom_tool_call_input.delta":
+		if s.respServer[e.OutputIndex] || strings.HasPrefix(e.ItemID, xaiServerCallPrefix) {
+			return nil // the input of a tool the provider ran
+		}
 		c := s.respCallFor(&e)
 		args, err := appendJSONString(c.args, e.Delta)
 		if err != nil {
@@ -260,6 +266,9 @@ func respEvent(ev []byte, s *state) error {
 		c.args, c.object = c.args[:0], false
 		return c.addChatArgs(e.Arguments)
 	case "response.custom_tool_call_input.done":
+		if s.respServer[e.OutputIndex] || strings.HasPrefix(e.ItemID, xaiServerCallPrefix) {
+			return nil
+		}
 		c := s.respCallFor(&e)
 		c.freeText = true
 		if e.Input != nil {

@@ -3,6 +3,7 @@ package provider
 import (
 	"encoding/json/jsontext"
 	"encoding/json/v2"
+	"slices"
 	"strings"
 	"unicode/utf8"
 )
@@ -50,7 +51,12 @@ func (it *respItem) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 // messages, reasoning, outputs, and the items the provider runs itself.
 func itemKind(it *respItem) string {
 	switch it.Type {
-	case "function_call", KindCustomTool, KindLocalShell, KindApplyPatch, KindComputer, KindMCPApproval:
+	case KindCustomTool:
+		if providerRunCustom(it) {
+			return "" // xAI's built-in search, already run by xAI
+		}
+		return it.Type
+	case "function_call", KindLocalShell, KindApplyPatch, KindComputer, KindMCPApproval:
 		return it.Type
 	case "web_search_call", "file_search_call", "code_interpreter_call", "image_generation_call",
 		"mcp_call", "x_search_call", "code_execution_call":
@@ -70,6 +76,35 @@ func itemKind(it *respItem) string {
 		return it.Type
 	}
 	return ""
+}
+
+// xaiServerCallPrefix begins the ids of the custom_tool_call items of xAI's
+// built-in search tools (x_keyword_search, x_semantic_search,
+// x_user_search, x_thread_fetch, ...): xAI ran them before answering, and
+// the answer text that follows already uses their results.
+const xaiServerCallPrefix = "xs_call_"
+
+// providerRunCustom reports a custom_tool_call item the provider ran
+// itself: one of xAI's server-side tool calls, known by its id.
+func providerRunCustom(it *respItem) bool {
+	return strings.HasPrefix(it.CallID, xaiServerCallPrefix) || strings.HasPrefix(it.ID, xaiServerCallPrefix)
+}
+
+// respServerRun records an item the provider ran, so that its input
+// events never start a client call, and drops a call its input events
+// already started.
+func (s *state) respServerRun(outputIndex int, it *respItem) {
+	if it.Type != KindCustomTool || !providerRunCustom(it) {
+		return
+	}
+	if s.respServer == nil {
+		s.respServer = map[int]bool{}
+	}
+	s.respServer[outputIndex] = true
+	if c := s.byItem[it.ID]; c != nil && it.ID != "" {
+		delete(s.byItem, it.ID)
+		s.calls = slices.DeleteFunc(s.calls, func(o *callBuf) bool { return o == c })
+	}
 }
 
 // builtinKind reports the kinds whose tool name is the kind itself.

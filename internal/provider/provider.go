@@ -160,9 +160,34 @@ func (a *Accumulator) Add(event []byte) (err error) {
 // Done reports whether the provider's terminal event arrived: "[DONE]" or a
 // chunk with finish_reason (openai-chat), response.completed/incomplete/failed
 // (openai-responses), message_stop (anthropic), a chunk with finishReason or
-// promptFeedback.blockReason (gemini), "done": true (ollama), or a provider
+// promptFeedback.blockReason (gemini), "done": true (ollama), the second of
+// messageStop and metadata (bedrock-converse, either order), or a provider
 // error event (any).
 func (a *Accumulator) Done() bool { return a.st.done }
+
+// MayEnd reports whether an event that can end the stream arrived: the
+// terminal event, or one of the two events that end a Bedrock stream in
+// either order (messageStop, metadata). A stream of one such event is
+// worth settling (Done, or AwaitsOptional after a grace).
+func (a *Accumulator) MayEnd() bool { return a.st.done || a.st.bedrockStop || a.st.bedrockMeta }
+
+// AwaitsOptional reports whether the stream has everything its response
+// needs and waits only for an optional last event: a Bedrock stream at
+// messageStop without metadata (the usage). Its caller settles it after a
+// short grace with Settle, so that a complete call never hangs on an event
+// some producers never send.
+func (a *Accumulator) AwaitsOptional() bool {
+	return !a.st.done && a.st.bedrockStop && !a.st.bedrockMeta
+}
+
+// Settle completes a stream that AwaitsOptional, without its optional
+// event; the response then has no output token count. It does nothing to
+// any other stream.
+func (a *Accumulator) Settle() {
+	if a.AwaitsOptional() {
+		a.st.done = true
+	}
+}
 
 // Progress lists the calls seen so far with their argument bytes. It is for
 // display only; nothing may execute from it.

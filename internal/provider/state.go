@@ -55,8 +55,12 @@ type state struct {
 	gemOpen     *callBuf
 	// openai-responses: call ids answered inside the response (run by the provider)
 	respAnswered map[string]bool
-	// bedrock-converse: messageStop seen (metadata, after it, ends a stream)
-	bedrockStop bool
+	// openai-responses: output slots of items the provider ran (xAI's
+	// server-side custom_tool_call items), whose input events are no call
+	respServer map[int]bool
+	// bedrock-converse: messageStop and metadata seen; the stream ends
+	// when both have, in either order (bedrock_stream.go)
+	bedrockStop, bedrockMeta bool
 }
 
 func (s *state) newCall(key int) *callBuf {

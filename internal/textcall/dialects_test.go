@@ -41,6 +41,9 @@ func TestDialects_named_once_in_scan_order(t *testing.T) {
 		"qwen-agent":      "✿FUNCTION✿: f\n✿ARGS✿: {\"a\":1}\n✿RESULT✿",
 		"gigachat":        "function call<|role_sep|>\n{\"name\":\"f\",\"arguments\":{\"a\":1}}",
 		"minicpm":         "<|tool_call_start|>\n```python\nf(a=1)\n```\n<|tool_call_end|>",
+		"glimmer":         "<atem:function_calls>\n<atem:invoke name=\"f\">\n<atem:parameter name=\"a\">1</atem:parameter>\n</atem:invoke>\n</atem:function_calls>",
+		"hunyuan":         "<tool_calls>\n<tool_call>f<tool_sep>\n<arg_key>a</arg_key>\n<arg_value>1</arg_value>\n</tool_call>\n</tool_calls>",
+		"lfm2":            "<|tool_call_start|>[f(a=1)]<|tool_call_end|>",
 	}
 	seen := map[string]bool{}
 	for _, d := range dialects() {

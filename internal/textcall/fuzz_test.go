@@ -37,8 +37,13 @@ func seedTexts(f *testing.F) {
 
 func FuzzRecover(f *testing.F) {
 	seedTexts(f)
+	f.Add(`get_weather(location="SF")` + "\n" + `get_time(tz='UTC')`)
+	f.Add("call:bash{command:<|\"|>ls}")
 	f.Fuzz(func(t *testing.T, text string) {
 		calls, discards := Recover(text)
+		// With every name a known tool, bare pythonic calls are read too.
+		known, knownDiscards := RecoverWith(text, Options{Known: func(string) bool { return true }})
+		calls, discards = append(calls, known...), append(discards, knownDiscards...)
 		for _, c := range calls {
 			if c.Name == "" || c.Start < 0 || c.End > len(text) || c.Start >= c.End {
 				t.Fatalf("bad call %+v in %q", c, text)

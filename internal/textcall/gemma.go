@@ -68,7 +68,7 @@ func (r *recoverer) gemmaTokens(n gemmaNotation) {
 		end := c + len(n.close)
 		r.claim(start, end)
 		i = end
-		g := &gemmaParser{s: r.text[:c], p: body, quote: n.quote}
+		g := &gemmaParser{s: r.text[:c], p: body, quote: n.quote, closed: true}
 		for calls := 0; ; calls++ {
 			if g.ws(); g.p >= c && calls > 0 {
 				break
@@ -83,7 +83,7 @@ func (r *recoverer) gemmaTokens(n gemmaNotation) {
 				break
 			}
 			if r.add("gemma", start, end, name, args) {
-				r.calls[len(r.calls)-1].Params = params
+				r.calls[len(r.calls)-1].Params, r.calls[len(r.calls)-1].grammarTyped = params, true
 			}
 		}
 		if !r.spend(c-body+1, body) {
@@ -194,6 +194,11 @@ type gemmaParser struct {
 	p     int
 	quote string
 	depth int
+	// closed says s ends where the call's closing token or the text
+	// ends, so a last string without its closing quote may be read
+	// (unclosedLast); inList counts the lists being read.
+	closed bool
+	inList int
 }
 
 func (g *gemmaParser) ws() { g.p = skipSpace(g.s, g.p) }
@@ -301,6 +306,9 @@ func (g *gemmaParser) delimited() (string, string) {
 	from := g.p + len(g.quote)
 	e := indexFrom(g.s, g.quote, from)
 	if e < 0 {
+		if v, ok := g.unclosedLast(from); ok {
+			return v, ""
+		}
 		g.p = len(g.s)
 		return "", "a " + g.quote + " string is not closed (truncated)"
 	}
@@ -310,6 +318,48 @@ func (g *gemmaParser) delimited() (string, string) {
 		return "", "invalid UTF-8 in a string"
 	}
 	return s, ""
+}
+
+// unclosedLast reads a string opened at from whose closing quote token the
+// model left out, as Ollama reads Gemma 4: only the last value of a call
+// that is closed, so the text from from to the end of the call is the
+// string and then exactly the '}' of every object still open
+// (call:bash{command:<|"|>ls}), with no other '}' and no ",KEY:" in the
+// string. Anything else is not read: a call cut off inside a string, or a
+// string that may swallow another argument, stays refused.
+func (g *gemmaParser) unclosedLast(from int) (string, bool) {
+	if !g.closed || g.depth < 1 || g.inList > 0 {
+		return "", false
+	}
+	rest := strings.TrimRight(g.s[from:], " \t\r\n")
+	closers := strings.Repeat("}", g.depth)
+	v, ok := strings.CutSuffix(rest, closers)
+	if !ok || strings.Contains(v, "}") || !utf8.ValidString(v) || keyAhead(v) {
+		return "", false
+	}
+	g.p = from + len(v)
+	return v, true
+}
+
+// keyAhead reports whether s holds ",NAME:", the start of another
+// argument: an unclosed string there is ambiguous and is not read.
+func keyAhead(s string) bool {
+	for i := strings.IndexByte(s, ','); i >= 0; {
+		q := skipSpace(s, i+1)
+		p := q
+		for p < len(s) && isNameByte(s[p]) {
+			p++
+		}
+		if p > q && p < len(s) && s[p] == ':' {
+			return true
+		}
+		n := strings.IndexByte(s[i+1:], ',')
+		if n < 0 {
+			return false
+		}
+		i += 1 + n
+	}
+	return false
 }
 
 // value reads one value; raw is the text of a scalar, scalar reports one.
@@ -330,11 +380,13 @@ func (g *gemmaParser) value() (v any, raw string, scalar bool, err string) {
 			return nil, "", false, "nested deeper than " + itoa(parse.DefaultMaxDepth)
 		}
 		g.p++
+		g.inList++
 		list := []any{}
 		for {
 			if g.ws(); g.p < len(g.s) && g.s[g.p] == ']' {
 				g.p++
 				g.depth--
+				g.inList--
 				return list, "", false, ""
 			}
 			e, _, _, err := g.value()

@@ -42,7 +42,7 @@ func (r *recoverer) invokeXML(format, prefix string, start, end, from, to int) {
 			r.discard(format, start, end, "an invoke without a tool name")
 			continue
 		}
-		params, reason := r.invokeParams(parOpen, parClose, body, invEnd)
+		params, reason := r.invokeParams(parOpen, parClose, body, invEnd, prefix != glimmerPrefix)
 		if reason != "" {
 			r.discard(format, start, end, reason+" in the call of "+quote(name))
 			continue
@@ -61,7 +61,8 @@ func (r *recoverer) invokeXML(format, prefix string, start, end, from, to int) {
 }
 
 // invokeParams reads the parameter elements of one invoke body.
-func (r *recoverer) invokeParams(parOpen, parClose string, from, to int) (map[string]string, string) {
+// With trim, a value's surrounding white space is dropped.
+func (r *recoverer) invokeParams(parOpen, parClose string, from, to int, trim bool) (map[string]string, string) {
 	params := map[string]string{}
 	for q := from; ; {
 		k := indexFrom(r.text[:to], parOpen, q)
@@ -82,7 +83,10 @@ func (r *recoverer) invokeParams(parOpen, parClose string, from, to int) (map[st
 		if _, dup := params[key]; dup || key == "" {
 			return nil, "empty or duplicate parameter name " + quote(key)
 		}
-		params[key] = strings.TrimSpace(r.text[vStart:vEnd])
+		params[key] = r.text[vStart:vEnd]
+		if trim {
+			params[key] = strings.TrimSpace(params[key])
+		}
 		q = vEnd + len(parClose)
 	}
 }

@@ -15,24 +15,47 @@ const (
 	dsCallsEnd   = "<｜tool▁calls▁end｜>"
 )
 
+// dsTokens are DeepSeek V3's call tokens in one spelling.
+type dsTokens struct {
+	token, callsBegin, callBegin, callEnd, sep, callsEnd string
+}
+
+// dsSpelling returns the tokens with fullwidth bars, or with ASCII bars as
+// Ollama's DeepSeek template renders them (<|tool▁calls▁begin|>; the
+// U+2581 blocks stay).
+func dsSpelling(ascii bool) dsTokens {
+	if ascii {
+		return dsTokens{"<|tool▁call", "<|tool▁calls▁begin|>", "<|tool▁call▁begin|>", "<|tool▁call▁end|>", "<|tool▁sep|>", "<|tool▁calls▁end|>"}
+	}
+	return dsTokens{dsToken, dsCallsBegin, dsCallBegin, dsCallEnd, dsSep, dsCallsEnd}
+}
+
 // deepseek recovers DeepSeek V3 calls, both
 // <｜tool▁call▁begin｜>function<｜tool▁sep｜>NAME\n```json\n{…}\n```<｜tool▁call▁end｜>
 // and the V3.1 form <｜tool▁call▁begin｜>NAME<｜tool▁sep｜>{…}<｜tool▁call▁end｜>,
-// inside a <｜tool▁calls▁begin｜>…<｜tool▁calls▁end｜> section or alone. A
-// section without <｜tool▁calls▁end｜> or a call without <｜tool▁call▁end｜>
-// was cut (closing.go): a Discard, however complete its JSON looks.
+// inside a <｜tool▁calls▁begin｜>…<｜tool▁calls▁end｜> section or alone, in
+// either spelling of the bars (a section is closed in the spelling it was
+// opened in). A section without <｜tool▁calls▁end｜> or a call without
+// <｜tool▁call▁end｜> was cut (closing.go): a Discard, however complete its
+// JSON looks.
 func (r *recoverer) deepseek() {
+	r.deepseekTokens(dsSpelling(false))
+	r.deepseekTokens(dsSpelling(true))
+}
+
+func (r *recoverer) deepseekTokens(t dsTokens) {
 	secEnd, bareEnd, nextSec := -2, -2, -2
+	callAt := func(start, to int, endCache *int) int { return r.deepseekCallAt(t, start, to, endCache) }
 	for i, seen := 0, 0; ; {
-		k := indexFrom(r.text, dsToken, i)
+		k := indexFrom(r.text, t.token, i)
 		if k < 0 {
 			return
 		}
 		rest := r.text[k:]
-		isSec := strings.HasPrefix(rest, dsCallsBegin)
-		if !isSec && !strings.HasPrefix(rest, dsCallBegin) || r.isClaimed(k) {
+		isSec := strings.HasPrefix(rest, t.callsBegin)
+		if !isSec && !strings.HasPrefix(rest, t.callBegin) || r.isClaimed(k) {
 			// A stray end token, reasoning, or another dialect's span.
-			i = k + len(dsToken)
+			i = k + len(t.token)
 			continue
 		}
 		if seen++; seen > maxMarkers {
@@ -43,38 +66,32 @@ func (r *recoverer) deepseek() {
 			// A call written without its section tokens, bounded by the
 			// next section.
 			to := len(r.text)
-			if n := nextIndex(r.text, dsCallsBegin, k, &nextSec); n >= 0 {
+			if n := nextIndex(r.text, t.callsBegin, k, &nextSec); n >= 0 {
 				to = n
 			}
-			if i = r.deepseekCallAt(k, to, &bareEnd); i < 0 {
+			if i = callAt(k, to, &bareEnd); i < 0 {
 				return
 			}
 			continue
 		}
-		body := k + len(dsCallsBegin)
-		e := nextIndex(r.text, dsCallsEnd, body, &secEnd)
-		if n := indexFrom(r.text, dsCallsBegin, body); e < 0 || (n >= 0 && n < e) {
+		body := k + len(t.callsBegin)
+		e := nextIndex(r.text, t.callsEnd, body, &secEnd)
+		if n := indexFrom(r.text, t.callsBegin, body); e < 0 || (n >= 0 && n < e) {
 			if n < 0 {
-				r.truncated("deepseek", k, "the <｜tool▁calls▁begin｜> section")
+				r.truncated("deepseek", k, "the "+t.callsBegin+" section")
 				return
 			}
-			r.discard("deepseek", k, n, "a <｜tool▁calls▁begin｜> section without <｜tool▁calls▁end｜> before the next one (truncated)")
+			r.discard("deepseek", k, n, "a "+t.callsBegin+" section without "+t.callsEnd+" before the next one (truncated)")
 			r.claim(k, n)
 			i = n
 			continue
 		}
-		end := e + len(dsCallsEnd)
+		end := e + len(t.callsEnd)
 		r.claim(k, end)
-		r.deepseekSection(k, end, body, e)
+		r.sectionCalls("deepseek", t.callBegin, k, end, body, e, callAt,
+			"calls in one DeepSeek section", "a "+t.callsBegin+" section without a "+t.callBegin)
 		i = end
 	}
-}
-
-// deepseekSection decodes the calls in text[from:to], the body of a section
-// that spans start..end.
-func (r *recoverer) deepseekSection(start, end, from, to int) {
-	r.sectionCalls("deepseek", dsCallBegin, start, end, from, to, r.deepseekCallAt,
-		"calls in one DeepSeek section", "a <｜tool▁calls▁begin｜> section without a <｜tool▁call▁begin｜>")
 }
 
 // deepseekCallAt decodes the call whose <｜tool▁call▁begin｜> is at start,
@@ -82,13 +99,13 @@ func (r *recoverer) deepseekSection(start, end, from, to int) {
 // the text was consumed as truncated. endCache keeps the search for
 // <｜tool▁call▁end｜> (over the whole text, so that one cache serves every
 // bound) linear over many unclosed calls.
-func (r *recoverer) deepseekCallAt(start, to int, endCache *int) int {
-	body := start + len(dsCallBegin)
-	e := nextIndex(r.text, dsCallEnd, body, endCache)
-	if e+len(dsCallEnd) > to {
+func (r *recoverer) deepseekCallAt(t dsTokens, start, to int, endCache *int) int {
+	body := start + len(t.callBegin)
+	e := nextIndex(r.text, t.callEnd, body, endCache)
+	if e+len(t.callEnd) > to {
 		e = -1
 	}
-	if n := indexFrom(r.text[:to], dsCallBegin, body); e < 0 || (n >= 0 && n < e) {
+	if n := indexFrom(r.text[:to], t.callBegin, body); e < 0 || (n >= 0 && n < e) {
 		stop := to
 		if n >= 0 {
 			stop = n
@@ -97,24 +114,24 @@ func (r *recoverer) deepseekCallAt(start, to int, endCache *int) int {
 			r.truncated("deepseek", start, "the DeepSeek call")
 			return -1
 		}
-		r.discard("deepseek", start, stop, "a DeepSeek call without <｜tool▁call▁end｜> (truncated)")
+		r.discard("deepseek", start, stop, "a DeepSeek call without "+t.callEnd+" (truncated)")
 		r.claim(start, stop)
 		return stop
 	}
-	end := e + len(dsCallEnd)
+	end := e + len(t.callEnd)
 	r.claim(start, end)
-	r.deepseekCall(start, end, body, e)
+	r.deepseekCall(t, start, end, body, e)
 	return end
 }
 
-func (r *recoverer) deepseekCall(start, end, body, bodyEnd int) {
-	sep := indexFrom(r.text[:bodyEnd], dsSep, body)
+func (r *recoverer) deepseekCall(t dsTokens, start, end, body, bodyEnd int) {
+	sep := indexFrom(r.text[:bodyEnd], t.sep, body)
 	if sep < 0 {
-		r.discard("deepseek", start, end, "no <｜tool▁sep｜> in the call")
+		r.discard("deepseek", start, end, "no "+t.sep+" in the call")
 		return
 	}
 	left := strings.TrimSpace(r.text[body:sep])
-	p := sep + len(dsSep)
+	p := sep + len(t.sep)
 	if nl := strings.IndexByte(r.text[p:bodyEnd], '\n'); nl >= 0 && strings.HasPrefix(strings.TrimSpace(r.text[p+nl:bodyEnd]), "```") {
 		// V3: type on the left, name then a fenced JSON block on the right.
 		name := strings.TrimSpace(r.text[p : p+nl])

@@ -15,19 +15,26 @@
 //   - special-token notations: DeepSeek V3 / V3.1 <｜tool▁call▁begin｜>,
 //     DeepSeek V3.2 DSML (fullwidth or ASCII bars), harmony (gpt-oss),
 //     Kimi K2 <|tool_calls_section_begin|> with functions.NAME:IDX ids,
-//     FunctionGemma and Gemma 4 call:NAME{…} tokens;
+//     FunctionGemma and Gemma 4 call:NAME{…} tokens (Gemma 4's also alone
+//     on a line without its tokens, as Ollama reads it: bare.go);
 //   - XML and parameter notations: Qwen3-Coder <function=NAME><parameter=…>,
 //     Seed-OSS <seed:tool_call>, GLM-4.5/4.6/4.7 <arg_key>/<arg_value>,
-//     MiniMax M2 <minimax:tool_call><invoke>, bare <invoke> blocks and
-//     StepFun Step-3 <steptml:invoke>;
+//     Hunyuan v3 (Hy3) <tool_call>NAME<tool_sep> with GLM's pairs,
+//     MiniMax M2 <minimax:tool_call><invoke>, bare <invoke> blocks, Muse
+//     Glimmer <atem:function_calls><atem:invoke> and StepFun Step-3
+//     <steptml:invoke>;
 //   - pythonic calls: bracketed [f(a=1)] lists in prose, OLMo 3
-//     <function_calls>, MiniCPM <|tool_call_start|> and Gemma 3 ```tool_code
-//     fences.
+//     <function_calls> (and, with Options.Known, its bare calls), MiniCPM <|tool_call_start|> lines, LFM2's
+//     <|tool_call_start|>[f(a=1)]<|tool_call_end|> lists and Gemma 3
+//     ```tool_code fences.
 //
 // A call is recovered only when its notation is complete (a hermes
 // <tool_call> or a harmony message, whose end token servers often strip,
 // only when its JSON is): truncated or malformed text inside a marker is a
-// Discard with a reason, never completed and never dropped in silence.
+// Discard with a reason, never completed and never dropped in silence. A
+// peer's tool-call marker that no dialect read (unread.go: Laguna's
+// <user>NAME<arg_key> spelling, a stray <atem:invoke>, ...) is a Discard
+// too: text that carries one never passes as plain text.
 //
 // Text inside reasoning (<think>…</think>, <seed:think>, harmony's analysis
 // channel, ...: reasoning.go) is never a source of calls.
@@ -75,9 +82,14 @@ type Call struct {
 	// <arg_value>, <invoke> parameters, ...): a dialect of that kind must
 	// set it. Arguments then holds only a guess (text that parses as a
 	// JSON number, boolean, null, object or array taken as such); the
-	// parse gate re-types Params by the tool's schema (TypeArgs), so
-	// <parameter=zip>94107</parameter> stays "94107" for a string zip.
+	// parse gate re-types Params by the tool's schema (TypedArgs), so
+	// <parameter=zip>94107</parameter> stays "94107" for a string zip,
+	// and a parameter the schema gives no type keeps its text.
 	Params map[string]string
+	// grammarTyped says the dialect's grammar typed the values of
+	// Arguments (Gemma), so a parameter the schema gives no type keeps
+	// that value rather than its text (TypedArgs).
+	grammarTyped bool
 }
 
 // Discard is something written as a tool call that is not one: truncated
@@ -98,7 +110,21 @@ type Discard struct {
 // at most MaxTextBytes are scanned, with linear marker searches and a prose
 // decoding budget proportional to the text.
 func Recover(text string) (calls []Call, discarded []Discard) {
-	r := &recoverer{}
+	return RecoverWith(text, Options{})
+}
+
+// Options are what the caller knows of the request a text answers.
+type Options struct {
+	// Known reports whether a tool of that name was offered. With it, a
+	// text that is nothing but bare pythonic calls of known tools
+	// (OLMo 3's calls without <function_calls>) is read; without it such
+	// text is prose.
+	Known func(name string) bool
+}
+
+// RecoverWith is Recover, with what the caller knows of the request.
+func RecoverWith(text string, opts Options) (calls []Call, discarded []Discard) {
+	r := &recoverer{known: opts.Known}
 	if len(text) > MaxTextBytes {
 		r.discard("text", MaxTextBytes, len(text), "text longer than "+itoa(MaxTextBytes)+" bytes; the rest was not scanned")
 		text = text[:MaxTextBytes]
@@ -110,6 +136,8 @@ func Recover(text string) (calls []Call, discarded []Discard) {
 	for _, d := range dialects() {
 		d.scan(r)
 	}
+	r.bare()
+	r.unread()
 	slices.SortStableFunc(r.calls, func(a, b Call) int { return a.Start - b.Start })
 	slices.SortStableFunc(r.discards, func(a, b Discard) int { return a.Start - b.Start })
 	if len(r.calls) > MaxCalls {
@@ -131,6 +159,7 @@ type recoverer struct {
 	claimed  []span
 	thought  []span // reasoning (reasoning.go), a subset of claimed
 	budget   int
+	known    func(name string) bool // Options.Known; nil when not told
 }
 
 // claim marks text[start:end] as consumed by a marker format, so later

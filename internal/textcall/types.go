@@ -23,6 +23,10 @@ type Conversion struct {
 	// Kept is true when the text could not be read as any declared type
 	// and stays a string, for the schema to report.
 	Kept bool
+	// Schema is true when a schema was given but declares no type for
+	// the parameter: its text is kept (or, for a dialect whose grammar
+	// types its values, the grammar's value), never guessed.
+	Schema bool
 }
 
 // String is the conversion as a history note: "zip: kept as string
@@ -31,6 +35,10 @@ func (c Conversion) String() string {
 	switch {
 	case c.Kept:
 		return c.Param + ": kept as string: the text does not read as " + strings.Join(c.Declared, " or ") + " (schema type " + strings.Join(c.Declared, "|") + "); the schema judges it"
+	case c.Declared == nil && c.Schema && c.As == "string":
+		return c.Param + ": kept as string (no declared type)"
+	case c.Declared == nil && c.Schema:
+		return c.Param + ": read as " + c.As + " (no declared type; as the dialect's grammar writes it)"
 	case c.Declared == nil:
 		return c.Param + ": read as " + c.As + " (no declared type; guessed from the text)"
 	case c.As == "string":
@@ -48,11 +56,29 @@ func (c Conversion) String() string {
 //     order null, boolean, integer, number, object, array, string;
 //   - text that reads as no declared type stays a string, so the schema
 //     reports it ("must be integer, got string");
-//   - an undeclared parameter gets the guess of typedValue.
+//   - a parameter the schema gives no type keeps its text, as the engines
+//     do (<arg_value>1</arg_value> stays "1");
+//   - without a schema (types nil) every value gets the guess of
+//     typedValue.
 //
 // Every conversion that differs from taking the text as a string, or from
 // the guess, is returned (sorted by parameter) for the call's history.
 func TypeArgs(params map[string]string, types func(param string) []string) (json.RawMessage, []Conversion, error) {
+	return typeArgs(params, types, nil)
+}
+
+// TypedArgs is TypeArgs of c's Params, except that a parameter the schema
+// gives no type keeps the value c's dialect wrote when its grammar types
+// values (Gemma's bare 3 is a number, its <|"|>3<|"|> a string).
+func (c Call) TypedArgs(types func(param string) []string) (json.RawMessage, []Conversion, error) {
+	var grammar map[string]any
+	if c.grammarTyped {
+		_, grammar, _ = parse.Strict(c.Arguments, parse.DefaultLimits())
+	}
+	return typeArgs(c.Params, types, grammar)
+}
+
+func typeArgs(params map[string]string, types func(param string) []string, grammar map[string]any) (json.RawMessage, []Conversion, error) {
 	args := make(map[string]any, len(params))
 	var convs []Conversion
 	for k, raw := range params {
@@ -61,6 +87,17 @@ func TypeArgs(params map[string]string, types func(param string) []string) (json
 			declared = types(k)
 		}
 		v, c, note := typeOne(raw, declared)
+		if types != nil && len(declared) == 0 {
+			v, c, note = raw, Conversion{As: "string", Schema: true}, false
+			if _, guessedString := typedValue(raw).(string); !guessedString {
+				note = true // the guess would have been another type
+			}
+			if g, ok := grammar[k]; ok {
+				v, c = g, Conversion{As: jsonType(g), Schema: true}
+				_, note = g.(string)
+				note = !note
+			}
+		}
 		args[k] = v
 		if note {
 			c.Param = k

@@ -34,7 +34,7 @@ func TestTypeArgs_values_follow_the_declared_types(t *testing.T) {
 		{"object", "{\"radius\": 15.5}", []string{"object"}, `{"v":{"radius":15.5}}`, "read as object"},
 		{"array", "[1, \"a\"]", []string{"array"}, `{"v":[1,"a"]}`, "read as array"},
 		{"array_garbage", "[1,", []string{"array"}, `{"v":"[1,"}`, "kept as string"},
-		{"undeclared_number_guessed", "3", nil, `{"v":3}`, "v: read as integer (no declared type; guessed from the text)"},
+		{"undeclared_number_keeps_its_text", "3", nil, `{"v":"3"}`, "v: kept as string (no declared type)"},
 		{"undeclared_text", "circle", nil, `{"v":"circle"}`, ""},
 	} {
 		t.Run(test.name, func(t *testing.T) {
@@ -100,4 +100,40 @@ func FuzzTypeArgs(f *testing.F) {
 			}
 		}
 	})
+}
+
+// A parameter the schema gives no type keeps its text, as the engines do
+// (issue 32: GLM 4.7's <arg_value>1</arg_value> and Qwen3-Coder's
+// <parameter=a>1</parameter> became the number 1); Gemma's grammar types
+// its own values, and those stay as it wrote them.
+func TestTypedArgs_undeclared_keeps_the_text_or_the_grammar(t *testing.T) {
+	none := func(string) []string { return nil }
+	for _, text := range []string{
+		"<tool_call>f<arg_key>a</arg_key><arg_value>1</arg_value></tool_call>",
+		"<tool_call>\n<function=f>\n<parameter=a>\n1\n</parameter>\n</function>\n</tool_call>",
+	} {
+		calls, _ := Recover(text)
+		if len(calls) != 1 {
+			t.Fatalf("%q: calls %v", text, summary(calls))
+		}
+		args, convs, err := calls[0].TypedArgs(none)
+		if err != nil || string(args) != `{"a":"1"}` {
+			t.Fatalf("%s: arguments %s (%v), want the text \"1\"", calls[0].Format, args, err)
+		}
+		if len(convs) != 1 || convs[0].String() != "a: kept as string (no declared type)" {
+			t.Fatalf("%s: conversions %v", calls[0].Format, convs)
+		}
+	}
+	calls, _ := Recover(`<|tool_call>call:f{n:3,s:<|"|>3<|"|>,l:[1,2]}<tool_call|>`)
+	if len(calls) != 1 {
+		t.Fatalf("gemma: calls %v", summary(calls))
+	}
+	args, _, err := calls[0].TypedArgs(none)
+	if err != nil || string(args) != `{"l":[1,2],"n":3,"s":"3"}` {
+		t.Fatalf("gemma: arguments %s (%v), want the grammar's values", args, err)
+	}
+	args, _, err = calls[0].TypedArgs(func(p string) []string { return map[string][]string{"n": {"string"}}[p] })
+	if err != nil || string(args) != `{"l":[1,2],"n":"3","s":"3"}` {
+		t.Fatalf("gemma with n a string: arguments %s (%v)", args, err)
+	}
 }
