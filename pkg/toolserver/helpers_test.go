@@ -38,3 +38,5 @@ func replayBucket(t *testing.T, nc *nats.Conn) jetstream.KeyValue {
 	}
 	return kv
 }
+
+func jetstreamOf(nc *nats.Conn) (jetstream.JetStream, error) { return jetstream.New(nc) }
