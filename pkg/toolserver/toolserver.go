@@ -93,7 +93,7 @@ func New(nc *nats.Conn, name, version string, opts ...Option) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("toolserver: %w", err)
 	}
-	if err := subscribed(nc, "$SRV."); err != nil {
+	if err := subscribed(nc, "$SRV."); err != nil { // any of its discovery subjects
 		_ = svc.Stop()
 		return nil, fmt.Errorf("toolserver: service %s: %w", name, err)
 	}
@@ -144,7 +144,7 @@ func (s *Server) Handle(tool string, f Func) error {
 	if err := s.svc.AddEndpoint(tool, h, micro.WithEndpointSubject(wire.Exec(tool))); err != nil {
 		return fmt.Errorf("toolserver: %s: %w", tool, err)
 	}
-	if err := subscribed(s.nc, wire.Exec(tool)); err != nil {
+	if err := subscribed(s.nc, wire.Exec(tool)+`"`); err != nil { // exactly the tool's subject
 		return fmt.Errorf("toolserver: %s: %w", tool, err)
 	}
 	return nil
@@ -152,7 +152,7 @@ func (s *Server) Handle(tool string, f Func) error {
 
 // subscribed waits for the server to have seen the connection's
 // subscriptions (a flush) and returns the permissions violation it reported
-// for a subject starting with prefix: the server refuses a subscription
+// for a subject starting with prefix (ending in `"`: that subject exactly): the server refuses a subscription
 // asynchronously, so without this a refused tool would look served.
 func subscribed(nc *nats.Conn, prefix string) error {
 	if err := nc.FlushTimeout(storeTimeout); err != nil {
