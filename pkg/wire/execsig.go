@@ -249,7 +249,10 @@ func VerifyExecWindow(header string, r ExecRequest, w ExecWindow, keys ...ed2551
 			return fmt.Errorf("%w: e=%d is not after t=%d", ErrExecMalformed, s.e, s.t)
 		}
 		if life := time.Duration(s.e-s.t) * time.Second; life > w.Lifetime {
-			return fmt.Errorf("%w: signed to live %v, longer than this executor accepts (%v)", ErrExecStale, life, w.Lifetime)
+			// A configuration no retry fixes (the execute stage's
+			// --exec-signature-ttl over the executor's Lifetime): malformed,
+			// so the call ends at once rather than being retried.
+			return fmt.Errorf("%w: signed to live %v, longer than this executor accepts (%v): lower the execute stage's --exec-signature-ttl or raise the executor's lifetime", ErrExecMalformed, life, w.Lifetime)
 		}
 		expires = time.Unix(s.e, 0)
 	}
