@@ -4,6 +4,8 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/toolgate/toolgate/pkg/wire"
 )
 
 // Stream names.
@@ -26,6 +28,11 @@ const (
 	// BucketResponseIDs: every response id accumulate turned into calls,
 	// with a hash of its content, so an id is used once (ResponseIDTTL).
 	BucketResponseIDs = "toolgate_response_ids"
+	// BucketExecReplay: executors' durable record of every request they
+	// took, keyed <tool>.<idempotency key> (wire.ExecReplayBucket), so a
+	// captured request never runs twice; each executor group may write only
+	// its own tools' keys (authz).
+	BucketExecReplay = wire.ExecReplayBucket
 )
 
 // Settings are the knobs of the declared topology.
@@ -153,7 +160,18 @@ func (s Settings) BucketConfigs() []jetstream.KeyValueConfig {
 		// A key per response id turned into calls, holding a hash of what
 		// came under it: the id is refused with other content.
 		{Bucket: BucketResponseIDs, Description: "response ids used, with a hash of their content", History: 1, TTL: s.responseIDTTL(), Storage: s.Storage, Replicas: s.Replicas},
+		// Executors' records of the requests they took: kept as long as the
+		// execute gate's idempotency records, far longer than a signed
+		// request lives (wire.DefaultExecLifetime), so a replay within its
+		// lifetime is always caught and status queries answer after a restart.
+		{Bucket: BucketExecReplay, Description: "executor requests taken, by tool and idempotency key", History: 1, TTL: s.execReplayTTL(), Storage: s.Storage, Replicas: s.Replicas},
 	}
+}
+
+// execReplayTTL is IdemTTL, at least 24h (never shorter than a request's
+// lifetime, whatever IdemTTL a test sets).
+func (s Settings) execReplayTTL() time.Duration {
+	return max(s.IdemTTL, 24*time.Hour)
 }
 
 // responseIDTTL is ResponseIDTTL, or 7 days for Settings made without it.

@@ -131,3 +131,7 @@ func BatchMark(batchID, kind string, index int) string {
 // TimerSubject carries the accumulate gate's idle timers, one per open
 // stream.
 func TimerSubject() string { return Gate(AccumulateTimer) }
+
+// ExecReplayKeys is the subject of every record of tool in the executors'
+// replay bucket (BucketExecReplay): keys <tool>.<key>.
+func ExecReplayKeys(tool string) string { return "$KV." + BucketExecReplay + "." + tool + ".*" }

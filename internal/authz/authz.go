@@ -233,18 +233,23 @@ func ingest() []string { return []string{streams.SubjectInResponse, streams.InSt
 
 // executor grants an executor group its tools' subjects and the discovery
 // subjects of the NATS micro service named after the group (pkg/toolserver:
-// toolserver.New(nc, group, version)), and nothing to publish: it answers
-// through allow_responses only, so it cannot forge anyone's replies.
+// toolserver.New(nc, group, version)); it answers through allow_responses
+// only, so it cannot forge anyone's replies. It publishes only to keep its
+// durable record of the requests it took (streams.BucketExecReplay): its
+// own tools' keys, read and written, with the replies under its own inbox.
 func executor(g Group) *Permissions {
-	var sub []string
+	var sub, pub []string
+	kvs := "KV_" + streams.BucketExecReplay
+	pub = append(pub, api("STREAM.INFO", kvs))
 	for _, t := range g.Tools {
 		sub = append(sub, streams.Exec(t))
+		pub = append(pub, streams.ExecReplayKeys(t), api("DIRECT.GET", kvs, streams.ExecReplayKeys(t)))
 	}
 	for _, verb := range []string{"PING", "INFO", "STATS"} {
 		sub = append(sub, "$SRV."+verb)
 	}
-	sub = append(sub, "$SRV.*."+g.Name, "$SRV.*."+g.Name+".*")
-	return &Permissions{Subscribe: sub, Responses: true}
+	sub = append(sub, "$SRV.*."+g.Name, "$SRV.*."+g.Name+".*", InboxPrefix(ExecutorUser(g.Name))+".>")
+	return &Permissions{Publish: pub, Subscribe: sub, Responses: true}
 }
 
 // Names lists every user: the admin, each stage, the tenant-less producer

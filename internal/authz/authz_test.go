@@ -104,8 +104,20 @@ func TestConfig_every_user_reads_only_its_own_inbox_and_no_one_reads_all_executo
 		}
 	}
 	p, _ := c.Role(ExecutorUser("payments"))
-	if !slices.Contains(p.Subscribe, "toolgate.exec.refund") || slices.Contains(p.Subscribe, "toolgate.exec.get_weather") || len(p.Publish) != 0 || !p.Responses {
+	if !slices.Contains(p.Subscribe, "toolgate.exec.refund") || slices.Contains(p.Subscribe, "toolgate.exec.get_weather") || !p.Responses {
 		t.Errorf("executor-payments: %+v", p)
+	}
+	// It publishes only to keep its own tools' records of the requests it
+	// took (the replay bucket), never to a toolgate subject nor to another
+	// group's records.
+	if !slices.Contains(p.Publish, "$KV.toolgate_exec_replay.refund.*") {
+		t.Errorf("executor-payments may not write its replay records: %v", p.Publish)
+	}
+	for _, s := range p.Publish {
+		if !strings.Contains(s, "KV_toolgate_exec_replay") && !strings.HasPrefix(s, "$KV.toolgate_exec_replay.") ||
+			strings.Contains(s, "get_weather") || strings.HasSuffix(s, ">") {
+			t.Errorf("executor-payments publishes to %s", s)
+		}
 	}
 	p, _ = c.Role(ProducerUser("acme"))
 	if !slices.Contains(p.Subscribe, "toolgate.results.acme.>") || !slices.Contains(p.Subscribe, "toolgate.progress.acme.>") {

@@ -40,10 +40,16 @@ var (
 	ErrUnknown = errors.New("execute: the outcome is unknown")
 	// ErrRefused: the tool refused the request's signature
 	// (wire.HeaderSignatureRefused) and did not run it. It comes wrapped in
-	// ErrNotRun: retrying is safe, and a call that keeps being refused ends
-	// in the dead letters once its deliveries run out, for a replay after
-	// the keys are fixed.
+	// ErrNotRun, and in ErrCannotRun unless the reason is
+	// wire.RefusedStale (a request that waited too long; a fresh signature
+	// may pass).
 	ErrRefused = errors.New("execute: the tool refused the request's signature")
+	// ErrCannotRun: the call was not run and no retry can change that
+	// (a destination the execute stage may not reach, a signature the tool
+	// refuses, an executor type it does not know): the call ends at once,
+	// with one dead letter, for a replay after the cause is fixed. It comes
+	// wrapped in ErrNotRun.
+	ErrCannotRun = errors.New("execute: the call cannot run as configured")
 )
 
 // DefaultMaxResult is the most bytes of an executor's answer kept whole in
@@ -53,12 +59,27 @@ var (
 // payload can carry (result.Limit).
 const DefaultMaxResult = 256 << 10
 
-// refused is the ErrNotRun of a tool that refused the signature.
+// refused is the ErrNotRun of a tool that refused the signature; only a
+// stale one may pass when signed anew.
 func refused(where, reason, answer string) error {
-	return fmt.Errorf("%w: %w (%s): %s: %s; it did not run. Give the tool the execute stage's public key "+
+	if reason != wire.RefusedStale {
+		return fmt.Errorf("%w: %w: %w", ErrNotRun, ErrCannotRun, refusal(where, reason, answer))
+	}
+	return fmt.Errorf("%w: %w", ErrNotRun, refusal(where, reason, answer))
+}
+
+func refusal(where, reason, answer string) error {
+	return fmt.Errorf("%w (%s): %s: %s; it did not run. Give the tool the execute stage's public key "+
 		"(exec-signing.pub in toolgate up's secrets directory, TOOLGATE_EXEC_PUBLIC_KEY for pkg/toolserver) "+
 		"or give the execute stage the key the tool trusts (--exec-signing-key), and check both clocks",
-		ErrNotRun, ErrRefused, reason, where, answer)
+		ErrRefused, reason, where, answer)
+}
+
+// CannotRun reports whether err says the call was not run and no retry can
+// change that: ErrCannotRun, or a destination the execute stage may not
+// reach (ErrDestination).
+func CannotRun(err error) bool {
+	return errors.Is(err, ErrNotRun) && (errors.Is(err, ErrCannotRun) || errors.Is(err, ErrDestination))
 }
 
 // Why is what an error of an executor says past ErrNotRun's own words:

@@ -16,8 +16,10 @@ import (
 // NATS executes by request/reply on toolgate.exec.<tool> (or a subject the
 // tool's definition names). The request body is the validated arguments; the
 // headers carry the call id, the idempotency key and, when Signer is set,
-// Toolgate-Signature (wire.SignExec). A reply with header
-// Toolgate-Signature-Refused is ErrNotRun wrapping ErrRefused.
+// Toolgate-Signature (wire.SignExecUntil). A reply with header
+// Toolgate-Signature-Refused is ErrNotRun wrapping ErrRefused; one with
+// Toolgate-Exec-Record running (the executor took this request before and
+// its run did not finish) is ErrUnknown, unavailable ErrNotRun.
 type NATS struct {
 	NC        *nats.Conn
 	Subject   func(tool string) string // nil: wire.Exec
@@ -67,6 +69,12 @@ func (n *NATS) Execute(ctx context.Context, req Request) (Reply, error) {
 	}
 	if reason := resp.Header.Get(wire.HeaderSignatureRefused); reason != "" {
 		return Reply{}, refused(subj, reason, result.CutText(string(resp.Data), excerptMax))
+	}
+	switch resp.Header.Get(wire.HeaderExecRecord) {
+	case wire.RecordRunning: // taken before, not finished or cut short
+		return Reply{}, fmt.Errorf("%w: %s: %s", ErrUnknown, subj, result.CutText(string(resp.Data), excerptMax))
+	case wire.RecordUnavailable:
+		return Reply{}, fmt.Errorf("%w: %s: %s", ErrNotRun, subj, result.CutText(string(resp.Data), excerptMax))
 	}
 	var r Reply
 	if err := json.Unmarshal(resp.Data, &r); err != nil {

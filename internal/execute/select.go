@@ -1,6 +1,8 @@
 package execute
 
 import (
+	"context"
+	"fmt"
 	"net/http"
 
 	"github.com/nats-io/nats.go"
@@ -15,7 +17,7 @@ import (
 // executor.subject, default toolgate.exec.<tool>; "mcp" calls
 // executor.tool (default the tool's name) on the MCP server at executor.url
 // (only where Allow permits) or started as executor.command. Every request is signed by
-// Signer.
+// Signer. Any other type gets an executor that runs nothing (ErrCannotRun).
 type Selector struct {
 	NC        *nats.Conn
 	Signer    *Signer
@@ -59,10 +61,23 @@ func (s Selector) For(t *tool.Compiled) Executor {
 		}
 		return h
 	}
+	if d.Type != "" && d.Type != "nats" {
+		return unknownType(d.Type)
+	}
 	n := &NATS{NC: s.NC, Signer: s.Signer, MaxResult: s.MaxResult}
 	if d.Subject != "" {
 		subj := d.Subject
 		n.Subject = func(string) string { return subj }
 	}
 	return n
+}
+
+// unknownType is the executor of a definition whose executor type this
+// execute stage does not know (a definition that did not pass tools apply,
+// or written by a newer toolgate): it runs nothing.
+type unknownType string
+
+// Execute implements Executor: ErrCannotRun, always.
+func (u unknownType) Execute(context.Context, Request) (Reply, error) {
+	return Reply{}, fmt.Errorf("%w: %w: executor type %q is not one this execute stage knows (nats, http, mcp)", ErrNotRun, ErrCannotRun, string(u))
 }

@@ -11,14 +11,33 @@ import (
 )
 
 // Signer signs every request the execute gate sends to an executor
-// (wire.SignExec: a Toolgate-Signature header over the call id, idempotency
-// key, tool, query and body). It holds the ed25519 private keys; executors
+// (wire.SignExecUntil: a Toolgate-Signature header over the call id,
+// idempotency key, tool, query, body, issue time and expiry). It holds the ed25519 private keys; executors
 // hold only the public keys, so a compromised tool cannot sign for toolgate.
 // Several keys sign at once during a rotation (a v1 each); the first is the
 // current one.
 type Signer struct {
-	keys []ed25519.PrivateKey
-	now  func() time.Time
+	keys     []ed25519.PrivateKey
+	now      func() time.Time
+	lifetime time.Duration
+}
+
+// WithLifetime returns s signing requests that expire d after they are
+// signed (--exec-signature-ttl); d <= 0: wire.DefaultExecLifetime. An
+// executor refuses a request past its expiry, and one signed to live longer
+// than it accepts (pkg/toolserver's Lifetime).
+func (s *Signer) WithLifetime(d time.Duration) *Signer {
+	c := *s
+	c.lifetime = d
+	return &c
+}
+
+// Lifetime is how long a request s signs stays good.
+func (s *Signer) Lifetime() time.Duration {
+	if s.lifetime <= 0 {
+		return wire.DefaultExecLifetime
+	}
+	return s.lifetime
 }
 
 // NewSigner signs with keys (at least one).
@@ -68,9 +87,10 @@ func (s *Signer) header(req Request, query string, body []byte) (string, error) 
 	if s == nil {
 		return "", nil
 	}
-	h, err := wire.SignExec(wire.ExecRequest{CallID: req.CallID, IdempotencyKey: req.IdempotencyKey, Tool: req.Tool, Query: query, Body: body}, s.now(), s.keys...)
+	now := s.now()
+	h, err := wire.SignExecUntil(wire.ExecRequest{CallID: req.CallID, IdempotencyKey: req.IdempotencyKey, Tool: req.Tool, Query: query, Body: body}, now, now.Add(s.Lifetime()), s.keys...)
 	if err != nil {
-		return "", fmt.Errorf("%w: %v", ErrNotRun, err)
+		return "", fmt.Errorf("%w: %w: %v", ErrNotRun, ErrCannotRun, err)
 	}
 	return h, nil
 }

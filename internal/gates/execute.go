@@ -142,6 +142,15 @@ func (x *Execute) handle(ctx context.Context, e call.Envelope) ([]call.Envelope,
 	reply, err := exec.Execute(rctx, execute.Request{Tool: e.ToolName, CallID: e.CallID, IdempotencyKey: key, Arguments: e.Arguments})
 	cancel()
 	switch {
+	case execute.CannotRun(err):
+		// Not run, and a retry cannot fare better: end the call now (one dead
+		// letter, a result), with the claim released for a replay once the
+		// cause is fixed.
+		x.mem.forget(key)
+		if rerr := x.Store.Release(ctx, key, x.Owner); rerr != nil {
+			return x.end(e, call.OutcomeUnknown, err.Error(), "and the claim could not be released: "+rerr.Error())
+		}
+		return nil, worker.Permanent(cannotRunCode(err), err)
 	case errors.Is(err, execute.ErrNotRun):
 		x.mem.forget(key)
 		if rerr := x.Store.Release(ctx, key, x.Owner); rerr != nil {
@@ -182,4 +191,16 @@ func (x *Execute) end(e call.Envelope, to call.Status, errs ...string) ([]call.E
 		return nil, err
 	}
 	return []call.Envelope{e}, nil
+}
+
+// cannotRunCode is the dead letter's failure name for a call that cannot run
+// as configured.
+func cannotRunCode(err error) string {
+	switch {
+	case errors.Is(err, execute.ErrDestination):
+		return "executor_destination_refused"
+	case errors.Is(err, execute.ErrRefused):
+		return "executor_signature_refused"
+	}
+	return "executor_cannot_run"
 }

@@ -6,11 +6,13 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/rs/zerolog"
 
 	"github.com/toolgate/toolgate/internal/execute"
+	"github.com/toolgate/toolgate/pkg/wire"
 	"github.com/toolgate/toolgate/streams"
 )
 
@@ -33,6 +35,10 @@ type ExecConfig struct {
 	// MCPCommands are the stdio MCP server commands execute may start
 	// (--exec-mcp-commands); empty: none.
 	MCPCommands []string
+	// SignatureTTL is how long a signed executor request stays good
+	// (--exec-signature-ttl); 0: wire.DefaultExecLifetime. Executors
+	// refuse one signed to live longer than they accept (60 s by default).
+	SignatureTTL time.Duration
 }
 
 // ExecFlags declares the execute stage's executor flags on fs.
@@ -42,9 +48,15 @@ func ExecFlags(fs *flag.FlagSet, getenv func(string) string) func() (ExecConfig,
 	allow := fs.String("exec-allow", def("TOOLGATE_EXEC_ALLOW", ""), "execute only: where HTTP executors may connect, a comma list of hostnames, host:port, IPs and CIDRs, * for any public address; loopback, private, link-local and metadata addresses need an IP or CIDR entry (TOOLGATE_EXEC_ALLOW); empty: no HTTP executor")
 	mcpCommands := fs.String("exec-mcp-commands", def("TOOLGATE_EXEC_MCP_COMMANDS", ""), "execute only: the stdio MCP server commands executors of type mcp may start, a comma list of exact command paths as tool definitions name them (TOOLGATE_EXEC_MCP_COMMANDS); empty: none — whoever may apply tools names the command")
 	maxResult := fs.String("exec-max-result", def("TOOLGATE_EXEC_MAX_RESULT", ""), "execute only: the most bytes of an executor's answer kept whole in the results, beyond which it is kept cut to its size, sha256 and an excerpt; default "+strconv.Itoa(execute.DefaultMaxResult)+" (TOOLGATE_EXEC_MAX_RESULT)")
+	ttl := fs.String("exec-signature-ttl", def("TOOLGATE_EXEC_SIGNATURE_TTL", ""), "execute only: how long a signed executor request stays good, after which executors refuse it; at most what they accept (pkg/toolserver's Lifetime); default "+wire.DefaultExecLifetime.String()+" (TOOLGATE_EXEC_SIGNATURE_TTL)")
 	return func() (ExecConfig, error) {
 		var c ExecConfig
 		var err error
+		if *ttl != "" {
+			if c.SignatureTTL, err = time.ParseDuration(*ttl); err != nil || c.SignatureTTL < time.Second {
+				return ExecConfig{}, fmt.Errorf("--exec-signature-ttl %q: want a duration of at least 1s such as %v", *ttl, wire.DefaultExecLifetime)
+			}
+		}
 		if *key != "" {
 			if c.Signer, err = execute.LoadSigner(*key); err != nil {
 				return ExecConfig{}, err
@@ -100,6 +112,7 @@ func (c ExecConfig) resolve(stages []string, log zerolog.Logger) (ExecConfig, er
 	} else {
 		log.Info().Str("key", c.KeyFile).Str("public_key", strings.TrimSpace(c.Signer.PublicText())).Msg("executor requests are signed")
 	}
+	c.Signer = c.Signer.WithLifetime(c.SignatureTTL)
 	if c.Allow.Empty() {
 		log.Info().Msg("no --exec-allow: HTTP executors are refused (TOOLGATE_EXEC_ALLOW lists where they may connect)")
 	} else {

@@ -39,6 +39,8 @@ func TestExecFlags_read_the_key_the_allowlist_and_the_answer_limit(t *testing.T)
 		{"-exec-allow", "10.0.0.0/99"},
 		{"-exec-max-result", "lots"},
 		{"-exec-max-result", "0"},
+		{"-exec-signature-ttl", "soon"},
+		{"-exec-signature-ttl", "10ms"},
 	} {
 		fs := flag.NewFlagSet("t", flag.ContinueOnError)
 		build := ExecFlags(fs, func(string) string { return "" })

@@ -16,7 +16,6 @@ import (
 	"github.com/toolgate/toolgate/internal/execute"
 	"github.com/toolgate/toolgate/internal/testenv"
 	"github.com/toolgate/toolgate/pkg/toolserver"
-	"github.com/toolgate/toolgate/streams"
 )
 
 // signedMCPServer serves invoices.create behind toolserver.MCPVerifier with
@@ -45,7 +44,8 @@ func signedMCPServer(t *testing.T, runs *atomic.Int32, keys toolserver.Option) *
 
 // The execute stage signs its MCP requests with its executor key: a server
 // verifying with that key runs the call; one trusting another key refuses
-// it, and the call is retried then dead-lettered, never recorded as run.
+// it, and the call ends at once with one dead letter (a retry signed with
+// the same key cannot pass), never recorded as run.
 func TestPipeline_mcp_executor_requests_are_signed(t *testing.T) {
 	t.Run("verified_and_run", func(t *testing.T) {
 		var runs atomic.Int32
@@ -65,13 +65,11 @@ func TestPipeline_mcp_executor_requests_are_signed(t *testing.T) {
 			t.Fatal(err)
 		}
 		hs := signedMCPServer(t, &runs, toolserver.PublicKey(other.Public()...))
-		settings := streams.DefaultSettings()
-		settings.MaxDeliver = 2
 		p := startRig(t, rig{files: map[string][]byte{"mcp.yaml": []byte(fmt.Sprintf(mcpInvoiceTool, fmt.Sprintf("url: %q", hs.URL)))}, serve: []string{},
-			configure: func(c *Config) { c.Exec.Allow = allowLoopback(t); c.Settings = settings }})
+			configure: func(c *Config) { c.Exec.Allow = allowLoopback(t) }})
 		p.publish("resp-forged", "openai-chat", chat("resp-forged", "create_invoice_mcp", `{"amount":5}`, "tool_calls"))
 		testenv.Eventually(t, 30*time.Second, 100*time.Millisecond, func() error {
-			if n := len(p.dlq("toolgate.dlq.execute.max_deliver")); n != 1 {
+			if n := len(p.dlq("toolgate.dlq.execute.executor_signature_refused")); n != 1 {
 				return fmt.Errorf("%d dead letters, want 1", n)
 			}
 			return nil

@@ -11,6 +11,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/rs/zerolog"
 
+	"github.com/toolgate/toolgate/internal/authz"
 	"github.com/toolgate/toolgate/internal/registry"
 	"github.com/toolgate/toolgate/internal/testenv"
 	"github.com/toolgate/toolgate/internal/tool"
@@ -104,7 +105,9 @@ func applyTools(t *testing.T, js jetstream.JetStream, files map[string][]byte) [
 // serveTools serves each named tool on nc with fn, until cleanup.
 func serveTools(t *testing.T, nc *nats.Conn, names []string, fn func(tool string, c toolserver.Call) (any, error)) {
 	t.Helper()
-	ts, err := toolserver.New(nc, "test-tools", "1.0.0", testExecKey())
+	// Named after the example group: the only service whose discovery
+	// subjects executor-example may serve, in the rigs that connect as it.
+	ts, err := toolserver.New(nc, authz.ExampleGroup, "1.0.0", testExecKey())
 	if err != nil {
 		t.Fatal(err)
 	}

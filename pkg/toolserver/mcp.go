@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
-	"time"
 
 	"github.com/toolgate/toolgate/pkg/wire"
 )
@@ -12,7 +11,10 @@ import (
 // MCPVerifier checks the execute gate's signature on the tools/call
 // requests an MCP server receives (wire.VerifyMCP), with the same keys and
 // options as New: PublicKey, else TOOLGATE_EXEC_PUBLIC_KEY, else
-// .toolgate/secrets/exec-signing.pub; Tolerance; OnRefused; Insecure. It
+// .toolgate/secrets/exec-signing.pub; Lifetime, Skew, RequireExpiry;
+// OnRefused; Insecure. It checks signatures only: the MCP server dedupes on
+// the call's IdempotencyKey itself, durably, so a request is never run
+// twice. It
 // uses no MCP SDK; with the Go SDK, in a low-level tool handler:
 //
 //	c, err := v.Call(req.Params.Meta, req.Params.Name, req.Params.Arguments)
@@ -26,7 +28,7 @@ type MCPVerifier struct {
 
 // NewMCPVerifier fails when it has no public key (see PublicKey, Insecure).
 func NewMCPVerifier(opts ...Option) (*MCPVerifier, error) {
-	o := options{tolerance: wire.DefaultExecTolerance, now: time.Now}
+	o := defaultOptions()
 	for _, opt := range opts {
 		if err := opt(&o); err != nil {
 			return nil, err
@@ -64,7 +66,7 @@ func (v *MCPVerifier) check(meta map[string]any, name, query string, arguments [
 		c.IdempotencyKey, _ = meta[wire.MCPMetaIdempotencyKey].(string)
 		return c, nil
 	}
-	r, err := wire.VerifyMCP(meta, name, query, arguments, v.opts.now(), v.opts.tolerance, v.opts.keys...)
+	r, err := wire.VerifyMCPWindow(meta, name, query, arguments, v.opts.window(), v.opts.keys...)
 	if err != nil {
 		return Call{}, err
 	}

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"testing"
+
+	"github.com/toolgate/toolgate/internal/testenv"
 )
 
 // The replies' JSON is the contract with the execute gate and with older
@@ -29,18 +31,29 @@ func TestReplies_keep_their_exact_JSON(t *testing.T) {
 		}
 	}
 
-	s := &Server{seen: map[string][]byte{}, max: 10}
-	s.remember("k-ok", run(ok(map[string]any{"charged": 5}), Call{}))
-	s.remember("k-err", run(func(context.Context, Call) (any, error) { return nil, errors.New("card declined") }, Call{}))
+	s := &Server{opts: options{replay: replayBucket(t, replayConn(t, testenv.RunJetStream(t)))}}
+	for key, f := range map[string]Func{"k-ok": ok(map[string]any{"charged": 5}), "k-err": func(context.Context, Call) (any, error) { return nil, errors.New("card declined") }} {
+		c := Call{ID: key, IdempotencyKey: key}
+		_, rev, taken, err := s.take("charge", c)
+		if err != nil || !taken {
+			t.Fatalf("take %s: %v %v", key, taken, err)
+		}
+		if err := s.complete("charge", c, rev, run(f, c)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, _, taken, err := s.take("charge", Call{ID: "k-run", IdempotencyKey: "k-run"}); err != nil || !taken {
+		t.Fatalf("take k-run: %v %v", taken, err)
+	}
 	status := []struct{ query, key, want string }{
 		{"status", "k-ok", `{"known":true,"ok":true,"result":{"charged":5}}`},
 		{"status", "k-err", `{"known":true,"error":"card declined"}`},
+		{"status", "k-run", `{"known":false}`},
 		{"status", "never-seen", `{"known":false}`},
-		{"status", "", `{"known":false}`},
 		{"history", "k-ok", `{"error":"unknown Toolgate-Query history (known: status)","ok":false}`},
 	}
 	for _, c := range status {
-		if got := string(s.status(c.query, c.key)); got != c.want {
+		if got := string(s.status("charge", c.query, c.key)); got != c.want {
 			t.Errorf("query %s for %q: reply %s, want %s", c.query, c.key, got, c.want)
 		}
 	}

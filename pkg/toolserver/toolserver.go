@@ -4,26 +4,29 @@
 //	srv, _ := toolserver.New(nc, "billing", "1.0.0")
 //	srv.Handle("create_invoice", func(ctx context.Context, c toolserver.Call) (any, error) { ... })
 //
-// Every request must carry the execute gate's signature (wire.SignExec,
-// header Toolgate-Signature) over its call id, idempotency key, tool, query
-// and exact body, made within the tolerance (5 minutes) of this server's
-// clock. The server verifies it with toolgate's public key (PublicKey, else
+// Every request must carry the execute gate's signature (wire.SignExecUntil,
+// header Toolgate-Signature) over its call id, idempotency key, tool, query,
+// exact body, issue time and expiry, and be within its lifetime by this
+// server's clock (Lifetime, default 60 s; Skew, default 5 s). The server
+// verifies it with toolgate's public key (PublicKey, else
 // TOOLGATE_EXEC_PUBLIC_KEY, else .toolgate/secrets/exec-signing.pub) before
-// anything else, and refuses what is unsigned, stale or altered without
+// anything else, and refuses what is unsigned, expired or altered without
 // calling the handler: a request that skipped toolgate's gates (sent
 // straight to toolgate.exec.<tool> by anyone who may publish there) never
-// runs, whatever the broker allows. New fails when it finds no key. A
-// signed request replayed within the tolerance carries its idempotency key,
-// so it gets the remembered answer, not a second run; there is no separate
-// replay cache.
+// runs, whatever the broker allows. New fails when it finds no key.
 //
-// Each request carries toolgate's idempotency key. The server remembers the
-// answers of the keys it has seen (bounded), so a request that reaches it
-// twice gets the first answer instead of a second side effect, and it
-// answers toolgate's status query ("did call X happen?", header
-// Toolgate-Query: status) from the same memory; a tool that
-// writes to a database should also store the key with its effect, since only
-// the tool can make the effect exactly-once end to end.
+// A request runs at most once. Before the tool runs, the server creates a
+// durable record of the request's tool and idempotency key in the JetStream
+// key-value bucket wire.ExecReplayBucket (shared by every replica, kept
+// across restarts; ReplayBucket names another); a second delivery of the
+// same key (a captured request sent again, before or after a restart, or a
+// redelivery) gets the stored answer, or, while the first is still running
+// or was cut short, an answer that says so (header Toolgate-Exec-Record), and
+// never a second run. Status queries ("did call X happen?", header
+// Toolgate-Query: status) answer from the same records. A tool that writes
+// to a database should also store the key with its effect, in the same
+// transaction, since only the tool can make the effect exactly-once end to
+// end.
 //
 // It imports nats.go, micro, pkg/wire and the standard library only, so an
 // executor links nothing of toolgate's gates.
@@ -32,10 +35,10 @@ package toolserver
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
-	"sync"
-	"time"
+	"strings"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/micro"
@@ -56,17 +59,17 @@ type Func func(ctx context.Context, c Call) (any, error)
 // Server serves tools on toolgate.exec.<tool>.
 type Server struct {
 	svc  micro.Service
+	nc   *nats.Conn
 	opts options
-	mu   sync.Mutex
-	seen map[string][]byte // idempotency key -> reply
-	keys []string          // insertion order, for the bound
-	max  int
 }
 
 // New registers a micro service called name. It fails when it has no
-// public key to verify toolgate's requests with (see PublicKey, Insecure).
+// public key to verify toolgate's requests with (see PublicKey, Insecure),
+// when it cannot bind the bucket of its durable records (ReplayBucket), and
+// when the server refuses the service's subscriptions (its NATS user may not
+// serve name).
 func New(nc *nats.Conn, name, version string, opts ...Option) (*Server, error) {
-	o := options{tolerance: wire.DefaultExecTolerance, now: time.Now}
+	o := defaultOptions()
 	for _, opt := range opts {
 		if err := opt(&o); err != nil {
 			return nil, err
@@ -79,14 +82,27 @@ func New(nc *nats.Conn, name, version string, opts ...Option) (*Server, error) {
 		}
 		o.keys = keys
 	}
+	if o.replay == nil {
+		kv, err := bindReplay(nc)
+		if err != nil {
+			return nil, err
+		}
+		o.replay = kv
+	}
 	svc, err := micro.AddService(nc, micro.Config{Name: name, Version: version, Description: "toolgate tool executor"})
 	if err != nil {
 		return nil, fmt.Errorf("toolserver: %w", err)
 	}
-	return &Server{svc: svc, opts: o, seen: map[string][]byte{}, max: 100_000}, nil
+	if err := subscribed(nc, "$SRV."); err != nil { // any of its discovery subjects
+		_ = svc.Stop()
+		return nil, fmt.Errorf("toolserver: service %s: %w", name, err)
+	}
+	return &Server{svc: svc, nc: nc, opts: o}, nil
 }
 
-// Handle serves tool with f.
+// Handle serves tool with f. It returns an error when the server refuses
+// the subscription (the connection's user may not serve tool), never
+// serving nothing in silence.
 func (s *Server) Handle(tool string, f Func) error {
 	h := micro.HandlerFunc(func(r micro.Request) {
 		c := Call{ID: r.Headers().Get(wire.HeaderCallID), IdempotencyKey: r.Headers().Get(wire.HeaderIdemKey), Arguments: json.RawMessage(r.Data())}
@@ -95,22 +111,65 @@ func (s *Server) Handle(tool string, f Func) error {
 			s.refuse(r, tool, err)
 			return
 		}
-		if q != "" {
-			_ = r.Respond(s.status(q, c.IdempotencyKey))
+		if c.IdempotencyKey == "" && q == "" && s.opts.insecure {
+			_ = r.Respond(run(f, c)) // nothing to record it by; Insecure is for tests
 			return
 		}
-		if reply, ok := s.lookup(c.IdempotencyKey); ok {
-			_ = r.Respond(reply)
+		if c.IdempotencyKey == "" {
+			s.refuse(r, tool, fmt.Errorf("%w: no %s", wire.ErrExecMalformed, wire.HeaderIdemKey))
+			return
+		}
+		if q != "" {
+			_ = r.Respond(s.status(tool, q, c.IdempotencyKey))
+			return
+		}
+		rec, rev, taken, err := s.take(tool, c)
+		switch {
+		case err != nil:
+			respondReplay(r, wire.RecordUnavailable, "toolserver: not run: the record of requests taken ("+wire.ExecReplayBucket+") is unavailable: "+err.Error())
+			return
+		case !taken && rec.State == recordDone:
+			_ = r.Respond(rec.Reply, micro.WithHeaders(micro.Headers{wire.HeaderExecRecord: []string{wire.RecordStored}}))
+			return
+		case !taken:
+			respondReplay(r, wire.RecordRunning, "toolserver: not run again: this request was taken before (at its idempotency key) and its run has not finished, or was cut short; ask its status")
 			return
 		}
 		reply := run(f, c)
-		s.remember(c.IdempotencyKey, reply)
+		// The answer goes out even when it cannot be kept: the record says
+		// running, so a second delivery is still never run.
+		_ = s.complete(tool, c, rev, reply)
 		_ = r.Respond(reply)
 	})
 	if err := s.svc.AddEndpoint(tool, h, micro.WithEndpointSubject(wire.Exec(tool))); err != nil {
 		return fmt.Errorf("toolserver: %s: %w", tool, err)
 	}
+	if err := subscribed(s.nc, wire.Exec(tool)+`"`); err != nil { // exactly the tool's subject
+		return fmt.Errorf("toolserver: %s: %w", tool, err)
+	}
 	return nil
+}
+
+// subscribed waits for the server to have seen the connection's
+// subscriptions (a flush) and returns the permissions violation it reported
+// for a subject starting with prefix (ending in `"`: that subject exactly): the server refuses a subscription
+// asynchronously, so without this a refused tool would look served.
+func subscribed(nc *nats.Conn, prefix string) error {
+	if err := nc.FlushTimeout(storeTimeout); err != nil {
+		return fmt.Errorf("flushing the subscription: %w", err)
+	}
+	last := nc.LastError()
+	if errors.Is(last, nats.ErrPermissionViolation) && strings.Contains(last.Error(), `Subscription to "`+prefix) {
+		return fmt.Errorf("%w: the connection's NATS user may not subscribe there (for toolgate's executor-<group> users: the tool is not in the group's tools, or the service is not named after the group)", last)
+	}
+	return nil
+}
+
+// respondReplay answers a request not run for its record: header
+// Toolgate-Exec-Record with why, and {"ok": false, "error": msg}.
+func respondReplay(r micro.Request, why, msg string) {
+	body, _ := json.Marshal(map[string]any{"ok": false, "error": msg})
+	_ = r.Respond(body, micro.WithHeaders(micro.Headers{wire.HeaderExecRecord: []string{why}}))
 }
 
 // Stop stops serving.
@@ -134,47 +193,27 @@ func run(f Func, c Call) (reply []byte) {
 	return reply
 }
 
-func (s *Server) lookup(key string) ([]byte, bool) {
-	if key == "" {
-		return nil, false
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	r, ok := s.seen[key]
-	return r, ok
-}
-
-func (s *Server) remember(key string, reply []byte) {
-	if key == "" {
-		return
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if _, ok := s.seen[key]; ok {
-		return
-	}
-	s.seen[key] = reply
-	s.keys = append(s.keys, key)
-	if len(s.keys) > s.max {
-		delete(s.seen, s.keys[0])
-		s.keys = s.keys[1:]
-	}
-}
-
-// status answers a query: {"known": true, "ok": ..., "result": ...} for a
-// remembered key, {"known": false} otherwise. A query it does not know is
-// refused, never run as a call.
-func (s *Server) status(query, key string) []byte {
+// status answers a query from the durable records: {"known": true, "ok":
+// ..., "result": ...} for a key whose run finished, {"known": false} for one
+// never taken or still running (or cut short); an unreadable record is no
+// answer. A query it does not know is refused, never run as a call.
+func (s *Server) status(tool, query, key string) []byte {
 	if query != wire.QueryStatus {
 		out, _ := json.Marshal(map[string]any{"ok": false, "error": "unknown " + wire.HeaderQuery + " " + query + " (known: status)"})
 		return out
 	}
-	reply, ok := s.lookup(key)
-	if !ok {
+	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+	defer cancel()
+	rec, found, err := s.read(ctx, tool, key)
+	if err != nil {
+		out, _ := json.Marshal(map[string]any{"ok": false, "error": "toolserver: the record of requests taken (" + wire.ExecReplayBucket + ") is unavailable: " + err.Error()})
+		return out
+	}
+	if !found || rec.State != recordDone {
 		return []byte(`{"known":false}`)
 	}
 	var r wire.ExecReply
-	if err := json.Unmarshal(reply, &r); err != nil {
+	if err := json.Unmarshal(rec.Reply, &r); err != nil {
 		return []byte(`{"known":false}`)
 	}
 	out, _ := json.Marshal(wire.ExecStatusReply{Known: true, OK: r.OK, Result: r.Result, Error: r.Error})

@@ -15,7 +15,7 @@ import (
 )
 
 func TestServer_answers_status_queries_from_the_keys_it_ran(t *testing.T) {
-	nc, _ := testenv.Connect(t, testenv.RunJetStream(t))
+	nc := replayConn(t, testenv.RunJetStream(t))
 	signer := testSigner(t)
 	srv, err := New(nc, "billing", "1.0.0", PublicKey(signer.Public()...))
 	if err != nil {
@@ -49,7 +49,7 @@ func TestServer_answers_status_queries_from_the_keys_it_ran(t *testing.T) {
 }
 
 func TestNATS_status_from_an_executor_that_does_not_know_queries_is_no_answer(t *testing.T) {
-	nc, _ := testenv.Connect(t, testenv.RunJetStream(t))
+	nc := replayConn(t, testenv.RunJetStream(t))
 	// An executor that ignores the header and treats the query as a call.
 	sub, err := nc.Subscribe("toolgate.exec.legacy", func(m *nats.Msg) { m.Respond([]byte(`{"ok":false,"error":"unexpected end of JSON input"}`)) })
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/nats-io/nats.go/micro"
 
 	"github.com/toolgate/toolgate/pkg/wire"
@@ -18,11 +19,18 @@ import (
 type Option func(*options) error
 
 type options struct {
-	keys      []ed25519.PublicKey
-	insecure  bool
-	tolerance time.Duration
-	now       func() time.Time
-	onRefused func(tool string, err error)
+	keys          []ed25519.PublicKey
+	insecure      bool
+	lifetime      time.Duration
+	skew          time.Duration
+	requireExpiry bool
+	now           func() time.Time
+	onRefused     func(tool string, err error)
+	replay        jetstream.KeyValue
+}
+
+func defaultOptions() options {
+	return options{lifetime: wire.DefaultExecLifetime, skew: wire.DefaultExecSkew, now: time.Now}
 }
 
 // PublicKey verifies toolgate's requests with keys: the execute stage's
@@ -55,14 +63,45 @@ func Insecure() Option {
 	}
 }
 
-// Tolerance is how far a request's signature time may be from this
-// server's clock (default wire.DefaultExecTolerance, 5 minutes).
-func Tolerance(d time.Duration) Option {
+// Lifetime is the longest a signed request stays good: past its expiry
+// (or past its issue time plus d, for a signature without one) it is
+// refused, and so is one signed to live longer than d (default
+// wire.DefaultExecLifetime, 60 s; the execute stage's
+// --exec-signature-ttl must not exceed it).
+func Lifetime(d time.Duration) Option {
 	return func(o *options) error {
 		if d <= 0 {
-			return errors.New("toolserver: Tolerance: want a positive duration")
+			return errors.New("toolserver: Lifetime: want a positive duration")
 		}
-		o.tolerance = d
+		o.lifetime = d
+		return nil
+	}
+}
+
+// Skew is the clock difference between the execute stage and this server
+// allowed around a request's issue time and expiry (default
+// wire.DefaultExecSkew, 5 s).
+func Skew(d time.Duration) Option {
+	return func(o *options) error {
+		if d <= 0 {
+			return errors.New("toolserver: Skew: want a positive duration")
+		}
+		o.skew = d
+		return nil
+	}
+}
+
+// Tolerance is Skew, its name before requests carried an expiry.
+//
+// Deprecated: use Skew and Lifetime.
+func Tolerance(d time.Duration) Option { return Skew(d) }
+
+// RequireExpiry refuses a request whose signature has no expiry (e= and
+// v2=), as execute stages before it sent. Without it such a request is
+// accepted until its issue time plus Lifetime.
+func RequireExpiry() Option {
+	return func(o *options) error {
+		o.requireExpiry = true
 		return nil
 	}
 }
@@ -115,9 +154,14 @@ func (s *Server) verify(tool string, h micro.Headers, query string, body []byte)
 	if s.opts.insecure {
 		return nil
 	}
-	return wire.VerifyExec(h.Get(wire.HeaderSignature), wire.ExecRequest{
+	return wire.VerifyExecWindow(h.Get(wire.HeaderSignature), wire.ExecRequest{
 		CallID: h.Get(wire.HeaderCallID), IdempotencyKey: h.Get(wire.HeaderIdemKey), Tool: tool, Query: query, Body: body,
-	}, s.opts.now(), s.opts.tolerance, s.opts.keys...)
+	}, s.opts.window(), s.opts.keys...)
+}
+
+// window is when a request is good, by this server's clock.
+func (o options) window() wire.ExecWindow {
+	return wire.ExecWindow{Now: o.now(), Lifetime: o.lifetime, Skew: o.skew, RequireExpiry: o.requireExpiry}
 }
 
 // refuse answers a request refused for its signature: header

@@ -101,7 +101,7 @@ func signed(t *testing.T, k ed25519.PrivateKey, at time.Time, tool, callID, key,
 }
 
 func TestServer_refuses_a_direct_unsigned_request_and_never_runs_the_tool(t *testing.T) {
-	nc, _ := testenv.Connect(t, testenv.RunJetStream(t))
+	nc := replayConn(t, testenv.RunJetStream(t))
 	runs := servedTool(t, nc, testSigner(t))
 	h := nats.Header{}
 	h.Set(wire.HeaderCallID, "forged-0")
@@ -116,7 +116,7 @@ func TestServer_refuses_a_direct_unsigned_request_and_never_runs_the_tool(t *tes
 }
 
 func TestServer_refuses_altered_stale_and_misdirected_signed_requests(t *testing.T) {
-	nc, _ := testenv.Connect(t, testenv.RunJetStream(t))
+	nc := replayConn(t, testenv.RunJetStream(t))
 	k, s := testKeys(t)
 	otherKey, _ := testKeys(t)
 	runs := servedTool(t, nc, s)
@@ -153,7 +153,7 @@ func TestServer_refuses_altered_stale_and_misdirected_signed_requests(t *testing
 }
 
 func TestServer_refusal_is_not_run_for_the_execute_gate(t *testing.T) {
-	nc, _ := testenv.Connect(t, testenv.RunJetStream(t))
+	nc := replayConn(t, testenv.RunJetStream(t))
 	runs := servedTool(t, nc, testSigner(t)) // trusts another key than the gate's
 	ex := &execute.NATS{NC: nc, Signer: testSigner(t)}
 	req := execute.Request{Tool: "delete_customer_account", CallID: "r-0", IdempotencyKey: "k", Arguments: []byte(`{}`)}
@@ -170,7 +170,7 @@ func TestServer_refusal_is_not_run_for_the_execute_gate(t *testing.T) {
 }
 
 func TestServer_insecure_accepts_unsigned_requests(t *testing.T) {
-	nc, _ := testenv.Connect(t, testenv.RunJetStream(t))
+	nc := replayConn(t, testenv.RunJetStream(t))
 	srv, err := New(nc, "open", "1.0.0", Insecure())
 	if err != nil {
 		t.Fatal(err)
@@ -186,7 +186,7 @@ func TestServer_insecure_accepts_unsigned_requests(t *testing.T) {
 }
 
 func TestServer_finds_the_public_key_or_refuses_to_start(t *testing.T) {
-	nc, _ := testenv.Connect(t, testenv.RunJetStream(t))
+	nc := replayConn(t, testenv.RunJetStream(t))
 	dir := t.TempDir()
 	t.Chdir(dir)
 	t.Setenv("TOOLGATE_EXEC_PUBLIC_KEY", "")

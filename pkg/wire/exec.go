@@ -35,3 +35,18 @@ type ExecStatusReply struct {
 func (s ExecStatusReply) Reply() ExecReply {
 	return ExecReply{OK: s.OK, Result: s.Result, Error: s.Error}
 }
+
+// HeaderExecRecord is set on an executor's answer to a request it did not run
+// because of its durable record of the requests it took (pkg/toolserver):
+// RecordStored (the answer is the stored one of the first run),
+// RecordRunning (taken before and not finished, or cut short: the outcome is
+// unknown) or RecordUnavailable (the record could not be read or written:
+// not run, safe to retry).
+const HeaderExecRecord = "Toolgate-Exec-Record"
+
+// Values of HeaderExecRecord.
+const (
+	RecordStored      = "stored"
+	RecordRunning     = "running"
+	RecordUnavailable = "unavailable"
+)

@@ -8,27 +8,40 @@
 //
 // Header (NATS request header or HTTP request header):
 //
-//	Toolgate-Signature: t=<unix seconds>,v1=<base64 signature>[,v1=<base64 signature>...]
+//	Toolgate-Signature: t=<unix seconds>,e=<unix seconds>,v1=<base64>,v2=<base64>[,v1=...,v2=...]
 //
-// Items are separated by ","; t appears once; several v1 values appear while
-// the signing key rotates (one per key; any one that verifies is enough);
-// items with other names are ignored. Signatures are standard base64 with
-// padding (RFC 4648 §4) of the 64-byte ed25519 signature (RFC 8032) over the
-// signed content, the UTF-8 bytes of these seven lines joined by "\n" (no
-// trailing newline):
+// Items are separated by ","; t (the issue time) and e (the expiry) appear
+// once each; one v1 and one v2 per signing key (several while the key
+// rotates; any one that verifies is enough); items with other names are
+// ignored. Signatures are standard base64 with padding (RFC 4648 §4) of
+// the 64-byte ed25519 signature (RFC 8032) over the signed content: for v2,
+// the UTF-8 bytes of these eight lines joined by "\n" (no trailing newline):
 //
-//	toolgate-exec.v1
+//	toolgate-exec.v2
 //	<t, as in the header>
+//	<e, as in the header>
 //	<call id: header Toolgate-Call-Id>
 //	<idempotency key: header Toolgate-Idempotency-Key>
 //	<tool name: the tool the executor serves>
 //	<query: "" for a call, "status" for Toolgate-Query: status>
 //	<lowercase hex sha256 of the exact body bytes received (arguments JSON; empty for a query)>
 //
+// v1 is the same without the e line and with the first line
+// "toolgate-exec.v1": what execute stages before the expiry sent, still sent
+// beside v2 so that executors written for it keep working.
+//
 // No field may contain "\r" or "\n" (such a request is refused). A verifier
-// refuses a request without the header, a malformed header, a t more than
-// the tolerance (default 5 minutes) before or after its clock, and one where
-// no v1 verifies with any of its public keys. The public key is distributed
+// refuses a request without the header, a malformed header, one where no
+// signature verifies with any of its public keys, and one outside its
+// window: issued (t) in the future or expired (past e) beyond the clock skew
+// allowed (default 5 s), or living longer (e - t) than the verifier's
+// lifetime (default 60 s). With e present only v2 counts (a v1 cannot stand
+// in for it, so the expiry cannot be edited); a header with t and v1 alone
+// (an older execute stage) expires at t plus the verifier's lifetime, and a
+// verifier that requires the expiry refuses it. A request is good once: an
+// executor also keeps a durable record of each idempotency key it took
+// (pkg/toolserver: the JetStream key-value bucket ExecReplayBucket) and
+// never runs a second delivery of it. The public key is distributed
 // as standard base64 of its 32 raw bytes (toolgate up writes it to
 // <secrets dir>/exec-signing.pub); a PEM "PUBLIC KEY" (PKIX) block is
 // accepted too.
@@ -37,8 +50,9 @@
 // knows it did not run: over NATS a reply with header
 // Toolgate-Signature-Refused: <reason> (pkg/toolserver also sends
 // {"ok":false,"error":...}); over HTTP status 401 with that header. The
-// execute gate then treats the call as not run (retried, then dead-lettered,
-// never recorded as executed or failed).
+// execute gate then treats the call as not run: it ends the call at once
+// with a dead letter (a request it signed anew cannot fare better), except
+// for "stale", which it retries with a fresh signature.
 package wire
 
 import (
@@ -61,11 +75,24 @@ const (
 	// HeaderSignatureRefused is set on an executor's answer to a request it
 	// refused for its signature; its value is the reason (Refused*).
 	HeaderSignatureRefused = "Toolgate-Signature-Refused"
-	// ExecSignatureContext is the first line of the signed content.
+	// ExecSignatureContext is the first line of the content a v1 signs.
 	ExecSignatureContext = "toolgate-exec.v1"
-	// DefaultExecTolerance is how far a signature's t may be from the
-	// verifier's clock.
+	// ExecSignatureContextV2 is the first line of the content a v2 signs.
+	ExecSignatureContextV2 = "toolgate-exec.v2"
+	// DefaultExecTolerance is how far a v1-only signature's t may be from
+	// the verifier's clock for VerifyExec.
 	DefaultExecTolerance = 5 * time.Minute
+	// DefaultExecLifetime is how long a signed request is good for: the
+	// execute stage's expiry (e - t) and the most a verifier accepts.
+	DefaultExecLifetime = 60 * time.Second
+	// DefaultExecSkew is the clock difference a verifier allows around t
+	// and e.
+	DefaultExecSkew = 5 * time.Second
+	// ExecReplayBucket is the JetStream key-value bucket in which
+	// pkg/toolserver keeps a durable record of every request it took, keyed
+	// by tool and idempotency key, so that a request never runs twice, even
+	// across an executor's restarts; status queries answer from it.
+	ExecReplayBucket = "toolgate_exec_replay"
 	// ExecPublicKeyFile is the public key's file in toolgate's secrets
 	// directory (TOOLGATE_SECRETS, default .toolgate/secrets).
 	ExecPublicKeyFile = "exec-signing.pub"
@@ -89,7 +116,7 @@ const (
 var (
 	ErrExecUnsigned  = errors.New("wire: request has no " + HeaderSignature + " header")
 	ErrExecMalformed = errors.New("wire: malformed " + HeaderSignature + " header")
-	ErrExecStale     = errors.New("wire: " + HeaderSignature + " timestamp is outside the tolerance")
+	ErrExecStale     = errors.New("wire: " + HeaderSignature + " has expired or is not yet valid")
 	ErrExecInvalid   = errors.New("wire: " + HeaderSignature + " does not verify")
 )
 
@@ -113,8 +140,52 @@ func ExecSignedContent(t int64, r ExecRequest) ([]byte, error) {
 	return []byte(strings.Join([]string{ExecSignatureContext, strconv.FormatInt(t, 10), r.CallID, r.IdempotencyKey, r.Tool, r.Query, hex.EncodeToString(sum[:])}, "\n")), nil
 }
 
+// ExecSignedContentV2 returns the bytes a v2 signs for r issued at unix
+// time t and expiring at unix time e.
+func ExecSignedContentV2(t, e int64, r ExecRequest) ([]byte, error) {
+	v1, err := ExecSignedContent(t, r)
+	if err != nil {
+		return nil, err
+	}
+	_, rest, _ := strings.Cut(string(v1), "\n")
+	ts, rest, _ := strings.Cut(rest, "\n")
+	return []byte(ExecSignatureContextV2 + "\n" + ts + "\n" + strconv.FormatInt(e, 10) + "\n" + rest), nil
+}
+
+// SignExecUntil returns the Toolgate-Signature header value for r issued
+// at time at and good until expires: t, e, and a v1 and a v2 per key
+// (several during a rotation). The v1 is for executors that predate e.
+func SignExecUntil(r ExecRequest, at, expires time.Time, keys ...ed25519.PrivateKey) (string, error) {
+	if len(keys) == 0 {
+		return "", errors.New("wire: exec signature: no signing key")
+	}
+	t, e := at.Unix(), expires.Unix()
+	if e <= t {
+		return "", errors.New("wire: exec signature: the expiry is not after the issue time")
+	}
+	m1, err := ExecSignedContent(t, r)
+	if err != nil {
+		return "", err
+	}
+	m2, err := ExecSignedContentV2(t, e, r)
+	if err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	b.WriteString("t=" + strconv.FormatInt(t, 10) + ",e=" + strconv.FormatInt(e, 10))
+	for _, k := range keys {
+		if len(k) != ed25519.PrivateKeySize {
+			return "", errors.New("wire: exec signature: a signing key is not an ed25519 private key")
+		}
+		b.WriteString(",v1=" + base64.StdEncoding.EncodeToString(ed25519.Sign(k, m1)))
+		b.WriteString(",v2=" + base64.StdEncoding.EncodeToString(ed25519.Sign(k, m2)))
+	}
+	return b.String(), nil
+}
+
 // SignExec returns the Toolgate-Signature header value for r at time at,
-// one v1 per key (several during a rotation).
+// one v1 per key (several during a rotation), without an expiry: what
+// execute stages before SignExecUntil sent.
 func SignExec(r ExecRequest, at time.Time, keys ...ed25519.PrivateKey) (string, error) {
 	if len(keys) == 0 {
 		return "", errors.New("wire: exec signature: no signing key")
@@ -135,80 +206,155 @@ func SignExec(r ExecRequest, at time.Time, keys ...ed25519.PrivateKey) (string, 
 	return b.String(), nil
 }
 
-// VerifyExec checks header (the Toolgate-Signature value) against r with
-// keys at time now; tolerance <= 0 means DefaultExecTolerance. It returns nil
-// when some v1 verifies with some key, else an error wrapping one of
-// ErrExecUnsigned, ErrExecMalformed, ErrExecStale, ErrExecInvalid.
-func VerifyExec(header string, r ExecRequest, now time.Time, tolerance time.Duration, keys ...ed25519.PublicKey) error {
-	if tolerance <= 0 {
-		tolerance = DefaultExecTolerance
+// ExecWindow is when a verifier accepts a signed request.
+type ExecWindow struct {
+	Now time.Time
+	// Lifetime is the longest e - t accepted, and the lifetime of a
+	// signature without e; 0: DefaultExecLifetime.
+	Lifetime time.Duration
+	// Skew is the clock difference allowed around t and e; 0:
+	// DefaultExecSkew.
+	Skew time.Duration
+	// RequireExpiry refuses a signature without e and v2 (an execute stage
+	// that predates them).
+	RequireExpiry bool
+}
+
+// VerifyExecWindow checks header (the Toolgate-Signature value) against r
+// with keys in window w. It returns nil when the request is in its window
+// and some signature verifies with some key (a v2 when the header has e,
+// else a v1), else an error wrapping one of ErrExecUnsigned,
+// ErrExecMalformed, ErrExecStale, ErrExecInvalid.
+func VerifyExecWindow(header string, r ExecRequest, w ExecWindow, keys ...ed25519.PublicKey) error {
+	if w.Lifetime <= 0 {
+		w.Lifetime = DefaultExecLifetime
+	}
+	if w.Skew <= 0 {
+		w.Skew = DefaultExecSkew
 	}
 	if header == "" {
 		return ErrExecUnsigned
 	}
-	t, sigs, err := parseSignature(header)
+	s, err := parseSignature(header)
 	if err != nil {
 		return err
 	}
-	if d := now.Sub(time.Unix(t, 0)); d > tolerance || d < -tolerance {
-		return fmt.Errorf("%w: signed at %s, %v from this clock (tolerance %v)", ErrExecStale, time.Unix(t, 0).UTC().Format(time.RFC3339), d.Round(time.Second), tolerance)
+	if !s.hasE && w.RequireExpiry {
+		return fmt.Errorf("%w: no e= (expiry) and v2: this executor requires them (the execute stage predates them?)", ErrExecMalformed)
 	}
-	msg, err := ExecSignedContent(t, r)
+	issued := time.Unix(s.t, 0)
+	expires := issued.Add(w.Lifetime)
+	if s.hasE {
+		if s.e <= s.t {
+			return fmt.Errorf("%w: e=%d is not after t=%d", ErrExecMalformed, s.e, s.t)
+		}
+		if life := time.Duration(s.e-s.t) * time.Second; life > w.Lifetime {
+			// A configuration no retry fixes (the execute stage's
+			// --exec-signature-ttl over the executor's Lifetime): malformed,
+			// so the call ends at once rather than being retried.
+			return fmt.Errorf("%w: signed to live %v, longer than this executor accepts (%v): lower the execute stage's --exec-signature-ttl or raise the executor's lifetime", ErrExecMalformed, life, w.Lifetime)
+		}
+		expires = time.Unix(s.e, 0)
+	}
+	switch {
+	case w.Now.Before(issued.Add(-w.Skew)):
+		return fmt.Errorf("%w: issued at %s, %v ahead of this clock (skew allowed %v)", ErrExecStale, issued.UTC().Format(time.RFC3339), issued.Sub(w.Now).Round(time.Second), w.Skew)
+	case w.Now.After(expires.Add(w.Skew)):
+		return fmt.Errorf("%w: expired at %s, %v ago by this clock (issued %s; skew allowed %v)", ErrExecStale, expires.UTC().Format(time.RFC3339), w.Now.Sub(expires).Round(time.Second), issued.UTC().Format(time.RFC3339), w.Skew)
+	}
+	var msg []byte
+	sigs := s.v1
+	if s.hasE {
+		msg, err = ExecSignedContentV2(s.t, s.e, r)
+		sigs = s.v2
+	} else {
+		msg, err = ExecSignedContent(s.t, r)
+	}
 	if err != nil {
 		return fmt.Errorf("%w: %v", ErrExecMalformed, err)
 	}
-	for _, s := range sigs {
+	for _, sig := range sigs {
 		for _, k := range keys {
-			if len(k) == ed25519.PublicKeySize && ed25519.Verify(k, msg, s) {
+			if len(k) == ed25519.PublicKeySize && ed25519.Verify(k, msg, sig) {
 				return nil
 			}
 		}
 	}
-	return fmt.Errorf("%w with the executor's public key (for this call id, idempotency key, tool and body)", ErrExecInvalid)
+	return fmt.Errorf("%w with the executor's public key (for this call id, idempotency key, tool, body, issue time and expiry)", ErrExecInvalid)
 }
 
-// parseSignature reads "t=...,v1=...[,v1=...]".
-func parseSignature(h string) (t int64, sigs [][]byte, err error) {
+// VerifyExec is VerifyExecWindow with tolerance (<= 0:
+// DefaultExecTolerance) as the lifetime and the skew allowed, and t at
+// most tolerance from now: what verifiers before ExecWindow checked.
+func VerifyExec(header string, r ExecRequest, now time.Time, tolerance time.Duration, keys ...ed25519.PublicKey) error {
+	if tolerance <= 0 {
+		tolerance = DefaultExecTolerance
+	}
+	if s, err := parseSignature(header); err == nil && now.Sub(time.Unix(s.t, 0)) > tolerance {
+		return fmt.Errorf("%w: signed at %s, %v before this clock (tolerance %v)", ErrExecStale, time.Unix(s.t, 0).UTC().Format(time.RFC3339), now.Sub(time.Unix(s.t, 0)).Round(time.Second), tolerance)
+	}
+	return VerifyExecWindow(header, r, ExecWindow{Now: now, Lifetime: tolerance, Skew: tolerance}, keys...)
+}
+
+// signature is a parsed Toolgate-Signature header.
+type signature struct {
+	t, e   int64
+	hasE   bool
+	v1, v2 [][]byte
+}
+
+// parseSignature reads "t=...[,e=...],v1=...[,v2=...]".
+func parseSignature(h string) (signature, error) {
+	var s signature
 	if len(h) > maxSignatureHeader {
-		return 0, nil, fmt.Errorf("%w: %d bytes (at most %d)", ErrExecMalformed, len(h), maxSignatureHeader)
+		return s, fmt.Errorf("%w: %d bytes (at most %d)", ErrExecMalformed, len(h), maxSignatureHeader)
 	}
 	items := strings.Split(h, ",")
 	if len(items) > maxSignatureItems {
-		return 0, nil, fmt.Errorf("%w: %d items (at most %d)", ErrExecMalformed, len(items), maxSignatureItems)
+		return s, fmt.Errorf("%w: %d items (at most %d)", ErrExecMalformed, len(items), maxSignatureItems)
 	}
 	seenT := false
 	for _, it := range items {
 		k, v, ok := strings.Cut(strings.TrimSpace(it), "=")
 		if !ok {
-			return 0, nil, fmt.Errorf("%w: item %q is not name=value", ErrExecMalformed, it)
+			return s, fmt.Errorf("%w: item %q is not name=value", ErrExecMalformed, it)
 		}
 		switch k {
-		case "t":
-			if seenT {
-				return 0, nil, fmt.Errorf("%w: t appears twice", ErrExecMalformed)
+		case "t", "e":
+			to, seen := &s.t, &seenT
+			if k == "e" {
+				to, seen = &s.e, &s.hasE
 			}
-			seenT = true
-			if v == "" || strings.Trim(v, "0123456789") != "" {
-				return 0, nil, fmt.Errorf("%w: t=%q is not unix seconds", ErrExecMalformed, v)
+			if *seen {
+				return s, fmt.Errorf("%w: %s appears twice", ErrExecMalformed, k)
 			}
-			if t, err = strconv.ParseInt(v, 10, 64); err != nil {
-				return 0, nil, fmt.Errorf("%w: t=%q is not unix seconds", ErrExecMalformed, v)
+			*seen = true
+			n, err := strconv.ParseInt(v, 10, 64)
+			if v == "" || strings.Trim(v, "0123456789") != "" || err != nil {
+				return s, fmt.Errorf("%w: %s=%q is not unix seconds", ErrExecMalformed, k, v)
 			}
-		case "v1":
-			s, derr := base64.StdEncoding.Strict().DecodeString(v)
-			if derr != nil || len(s) != ed25519.SignatureSize {
-				return 0, nil, fmt.Errorf("%w: v1 is not the base64 of a %d-byte ed25519 signature", ErrExecMalformed, ed25519.SignatureSize)
+			*to = n
+		case "v1", "v2":
+			sig, derr := base64.StdEncoding.Strict().DecodeString(v)
+			if derr != nil || len(sig) != ed25519.SignatureSize {
+				return s, fmt.Errorf("%w: %s is not the base64 of a %d-byte ed25519 signature", ErrExecMalformed, k, ed25519.SignatureSize)
 			}
-			sigs = append(sigs, s)
+			if k == "v1" {
+				s.v1 = append(s.v1, sig)
+			} else {
+				s.v2 = append(s.v2, sig)
+			}
 		}
 	}
-	if !seenT {
-		return 0, nil, fmt.Errorf("%w: no t=", ErrExecMalformed)
+	switch {
+	case !seenT:
+		return s, fmt.Errorf("%w: no t=", ErrExecMalformed)
+	case s.hasE && len(s.v2) == 0:
+		return s, fmt.Errorf("%w: e= without v2=", ErrExecMalformed)
+	case !s.hasE && len(s.v1) == 0:
+		return s, fmt.Errorf("%w: no v1=", ErrExecMalformed)
 	}
-	if len(sigs) == 0 {
-		return 0, nil, fmt.Errorf("%w: no v1=", ErrExecMalformed)
-	}
-	return t, sigs, nil
+	return s, nil
 }
 
 // RefusedReason is the HeaderSignatureRefused value for a VerifyExec error.

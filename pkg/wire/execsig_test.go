@@ -62,7 +62,7 @@ func TestExecSignature_rotation_signs_and_verifies_with_any_key(t *testing.T) {
 			t.Errorf("an executor holding one of the keys: %v", err)
 		}
 	}
-	if err := VerifyExec(h+",v2=future", r, sigAt, 0, testKey(9).Public().(ed25519.PublicKey), pub(old)); err != nil {
+	if err := VerifyExec(h+",v3=future", r, sigAt, 0, testKey(9).Public().(ed25519.PublicKey), pub(old)); err != nil {
 		t.Errorf("unknown items are ignored and any key may verify: %v", err)
 	}
 }
@@ -125,6 +125,72 @@ func TestExecSignature_refuses_what_was_not_signed_for_this_request(t *testing.T
 				t.Fatal("no refusal reason")
 			}
 		})
+	}
+}
+
+// TestExecSignature_expiry_is_signed_and_bounds_the_request: a request
+// signed with an expiry is good from t to e by the verifier's clock (with
+// the skew allowed), never past e nor past the verifier's lifetime, and
+// neither t nor e can be edited; without e (an older execute stage) it
+// expires at t plus the lifetime, or is refused where the expiry is
+// required.
+func TestExecSignature_expiry_is_signed_and_bounds_the_request(t *testing.T) {
+	k := testKey(1)
+	r := sigReq()
+	h, err := SignExecUntil(r, sigAt, sigAt.Add(DefaultExecLifetime), k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts, es := strconv.FormatInt(sigAt.Unix(), 10), strconv.FormatInt(sigAt.Add(DefaultExecLifetime).Unix(), 10)
+	if !strings.HasPrefix(h, "t="+ts+",e="+es+",v1=") || strings.Count(h, ",v2=") != 1 {
+		t.Fatalf("header %q: want t, e, a v1 and a v2", h)
+	}
+	// The package comment's v2 algorithm, written out independently.
+	sum := sha256.Sum256(r.Body)
+	msg := "toolgate-exec.v2\n" + ts + "\n" + es + "\nresp-1-0\n9f86d081884c7d65\ndelete_customer_account\n\n" + hex.EncodeToString(sum[:])
+	if !strings.HasSuffix(h, ",v2="+base64.StdEncoding.EncodeToString(ed25519.Sign(k, []byte(msg)))) {
+		t.Fatalf("header %q: its v2 is not the documented algorithm's", h)
+	}
+	// An executor that predates e verifies the v1 as before.
+	if err := VerifyExec(h, r, sigAt.Add(time.Second), 0, pub(k)); err != nil {
+		t.Fatalf("VerifyExec: %v", err)
+	}
+	v1 := "t=" + ts + ",v1=" + h[strings.Index(h, "v1=")+3:strings.Index(h, ",v2=")]
+	later, _ := SignExecUntil(r, sigAt, sigAt.Add(time.Hour), k)
+	win := func(now time.Time) ExecWindow { return ExecWindow{Now: now} }
+	for _, c := range []struct {
+		name   string
+		header string
+		w      ExecWindow
+		want   error
+	}{
+		{"at issue", h, win(sigAt), nil},
+		{"just before expiry", h, win(sigAt.Add(DefaultExecLifetime)), nil},
+		{"within the skew after expiry", h, win(sigAt.Add(DefaultExecLifetime + DefaultExecSkew)), nil},
+		{"expired", h, win(sigAt.Add(DefaultExecLifetime + DefaultExecSkew + time.Second)), ErrExecStale},
+		{"two minutes old", h, win(sigAt.Add(2 * time.Minute)), ErrExecStale},
+		{"issued in the future", h, win(sigAt.Add(-DefaultExecSkew - time.Second)), ErrExecStale},
+		{"a shorter lifetime here", h, ExecWindow{Now: sigAt, Lifetime: 30 * time.Second}, ErrExecMalformed},
+		{"signed to live an hour", later, win(sigAt), ErrExecMalformed},
+		{"expiry edited later", strings.Replace(h, "e="+es, "e="+strconv.FormatInt(sigAt.Unix()+30, 10), 1), win(sigAt), ErrExecInvalid},
+		{"issue time edited", strings.Replace(h, "t="+ts, "t="+strconv.FormatInt(sigAt.Unix()+30, 10), 1), win(sigAt.Add(30 * time.Second)), ErrExecInvalid},
+		{"both edited forward", strings.Replace(strings.Replace(h, "e="+es, "e="+strconv.FormatInt(sigAt.Unix()+160, 10), 1), "t="+ts, "t="+strconv.FormatInt(sigAt.Unix()+100, 10), 1), win(sigAt.Add(2 * time.Minute)), ErrExecInvalid},
+		{"v2 dropped, e kept", strings.Replace(h, h[strings.Index(h, ",v2="):], "", 1), win(sigAt), ErrExecMalformed},
+		{"e twice", strings.Replace(h, "e="+es, "e="+es+",e="+es, 1), win(sigAt), ErrExecMalformed},
+		{"e not after t", strings.Replace(h, "e="+es, "e="+ts, 1), win(sigAt), ErrExecMalformed},
+		{"v1 alone, older stage", v1, win(sigAt.Add(DefaultExecLifetime)), nil},
+		{"v1 alone, past t plus the lifetime", v1, win(sigAt.Add(DefaultExecLifetime + DefaultExecSkew + time.Second)), ErrExecStale},
+		{"v1 alone where the expiry is required", v1, ExecWindow{Now: sigAt, RequireExpiry: true}, ErrExecMalformed},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			err := VerifyExecWindow(c.header, r, c.w, pub(k))
+			if c.want == nil && err != nil || c.want != nil && !errors.Is(err, c.want) {
+				t.Fatalf("VerifyExecWindow = %v, want %v", err, c.want)
+			}
+		})
+	}
+	if _, err := SignExecUntil(r, sigAt, sigAt, k); err == nil {
+		t.Fatal("signed an expiry that is not after the issue time")
 	}
 }
 
@@ -195,13 +261,13 @@ func FuzzExecSignature_altered_never_verifies(f *testing.F) {
 // headerSignsAt reports whether header carries the original t and v1 (an
 // ordering or an extra unknown item may differ).
 func headerSignsAt(header, orig string) bool {
-	t, sigs, err := parseSignature(header)
-	ot, osigs, _ := parseSignature(orig)
-	if err != nil || t != ot {
+	s, err := parseSignature(header)
+	o, _ := parseSignature(orig)
+	if err != nil || s.t != o.t || s.hasE {
 		return false
 	}
-	for _, s := range sigs {
-		if bytes.Equal(s, osigs[0]) {
+	for _, sig := range s.v1 {
+		if bytes.Equal(sig, o.v1[0]) {
 			return true
 		}
 	}

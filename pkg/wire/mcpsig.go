@@ -37,6 +37,15 @@ const (
 // was signed, or an error as VerifyExec's (RefusedReason names it). A
 // missing or non-string _meta field is unsigned or malformed, never a crash.
 func VerifyMCP(meta map[string]any, name, query string, arguments []byte, now time.Time, tolerance time.Duration, keys ...ed25519.PublicKey) (ExecRequest, error) {
+	return verifyMCP(meta, name, query, arguments, func(header string, r ExecRequest) error { return VerifyExec(header, r, now, tolerance, keys...) })
+}
+
+// VerifyMCPWindow is VerifyMCP in window w (VerifyExecWindow).
+func VerifyMCPWindow(meta map[string]any, name, query string, arguments []byte, w ExecWindow, keys ...ed25519.PublicKey) (ExecRequest, error) {
+	return verifyMCP(meta, name, query, arguments, func(header string, r ExecRequest) error { return VerifyExecWindow(header, r, w, keys...) })
+}
+
+func verifyMCP(meta map[string]any, name, query string, arguments []byte, verify func(string, ExecRequest) error) (ExecRequest, error) {
 	sig, present := meta[MCPMetaSignature]
 	if !present || sig == nil || sig == "" {
 		return ExecRequest{}, fmt.Errorf("%w (no _meta %q)", ErrExecUnsigned, MCPMetaSignature)
@@ -56,7 +65,7 @@ func VerifyMCP(meta map[string]any, name, query string, arguments []byte, now ti
 		}
 		*f.to = v
 	}
-	if err := VerifyExec(header, r, now, tolerance, keys...); err != nil {
+	if err := verify(header, r); err != nil {
 		return ExecRequest{}, err
 	}
 	return r, nil
