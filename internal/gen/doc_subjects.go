@@ -21,12 +21,12 @@ func subjectFuncs() map[string]string {
 	return map[string]string{
 		"InStream":         streams.InStream("<response-id>"),
 		"Gate":             streams.Gate("<stage>"),
-		"Results":          streams.Results("<tenant>", "<response-id>"),
+		"Results":          tenantPlaceholder(streams.Results(tenantToken, "<response-id>")),
 		"ResultsOf":        streams.ResultsOf("<response-id>"),
 		"ResultsAll":       streams.ResultsAll(),
 		"DLQ":              streams.DLQ("<stage>", "<failure>"),
 		"Exec":             streams.Exec("<tool>"),
-		"Progress":         streams.Progress("<tenant>", "<response-id>"),
+		"Progress":         tenantPlaceholder(streams.Progress(tenantToken, "<response-id>")),
 		"ProgressAll":      streams.ProgressAll(),
 		"Audit":            streams.Audit("<status>"),
 		"CallStatus":       streams.CallStatus("<call-id>"),
@@ -36,6 +36,14 @@ func subjectFuncs() map[string]string {
 		"BatchMark":        streams.BatchMark("<batch-id>", "<kind>", 0),
 		"TimerSubject":     streams.TimerSubject(),
 	}
+}
+
+// tenantToken stands for a tenant in a subject: a plain token, which
+// wire.TenantToken keeps as it is, made <tenant> on the page.
+const tenantToken = "TENANT"
+
+func tenantPlaceholder(subject string) string {
+	return strings.Replace(subject, "."+tenantToken+".", ".<tenant>.", 1)
 }
 
 // subjectDocs are the exported functions of streams/subjects.go that
@@ -78,7 +86,7 @@ func subjectsPage(root string) (string, error) {
 	var b strings.Builder
 	b.WriteString("What toolgate declares in NATS, from the `streams` package (`toolgate streams apply` and every stage's start apply it idempotently). Figures are `streams.DefaultSettings()`; `--replicas` and the stage flags change some.\n\n")
 
-	b.WriteString("## Subjects\n\n| Function | Subject | Meaning |\n|---|---|---|\n")
+	b.WriteString("## Subjects\n\n`<tenant>` is `wire.TenantToken`: the tenant when it is a plain token, `_` for none, else `~` and a hash.\n\n| Function | Subject | Meaning |\n|---|---|---|\n")
 	fmt.Fprintf(&b, "| `SubjectInResponse` | %s | a whole provider response, published by a producer |\n", code(streams.SubjectInResponse))
 	for _, d := range docs {
 		subj, ok := fns[d[0]]

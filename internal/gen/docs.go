@@ -73,9 +73,11 @@ func lowerFirst(s string) string {
 	return strings.ToLower(s[:1]) + s[1:]
 }
 
-// cell is s fit for a Markdown table cell: pipes escaped, one line.
+// cell is s fit for a Markdown table cell: one line, pipes escaped, and
+// angle brackets too (GitHub would take <stage> for an HTML tag and hide
+// it).
 func cell(s string) string {
-	s = strings.ReplaceAll(s, "|", `\|`)
+	s = strings.NewReplacer("|", `\|`, "<", "&lt;", ">", "&gt;").Replace(s)
 	s = strings.ReplaceAll(s, "\r", "")
 	return strings.Join(strings.Fields(strings.ReplaceAll(s, "\n", " ")), " ")
 }

@@ -57,3 +57,47 @@ func TestMetricsPage_lists_every_metric_the_source_declares(t *testing.T) {
 		t.Fatalf("found %d metric declarations in internal/metrics: the pattern no longer matches the source", n)
 	}
 }
+
+// TestEnvReads_finds_each_reader_and_the_flag_it_defaults: a literal or a
+// constant passed to env, os.Getenv or stage.EnvOr is found, with the flag
+// it is the default of; test-only variables and other strings are not.
+func TestEnvReads_finds_each_reader_and_the_flag_it_defaults(t *testing.T) {
+	root := t.TempDir()
+	src := `package x
+
+const fileVar = "TOOLGATE_FROM_CONST"
+
+func f(fs *flag.FlagSet, getenv func(string) string) {
+	fs.String("listen", env("TOOLGATE_LISTEN_X", "127.0.0.1:1"), "where")
+	fs.Bool("ensure", def("TOOLGATE_ENSURE_X", "true") == "true", "ensure")
+	_ = stage.EnvOr(getenv, "TOOLGATE_ENVOR_X", "d")
+	_ = os.Getenv(fileVar)
+	_ = os.Getenv("TOOLGATE_TEST_HOOK")
+	_ = fmt.Sprint("TOOLGATE_NOT_READ")
+}
+`
+	if err := os.MkdirAll(filepath.Join(root, "internal", "x"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, "internal", "x", "x.go"), []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	reads, err := envReads(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []envRead{
+		{"TOOLGATE_LISTEN_X", "internal/x", "--listen", `"127.0.0.1:1"`},
+		{"TOOLGATE_ENSURE_X", "internal/x", "--ensure", `"true"`},
+		{"TOOLGATE_ENVOR_X", "internal/x", "", `"d"`},
+		{"TOOLGATE_FROM_CONST", "internal/x", "", ""},
+	}
+	if len(reads) != len(want) {
+		t.Fatalf("reads %+v, want %+v", reads, want)
+	}
+	for i := range want {
+		if reads[i] != want[i] {
+			t.Errorf("read %d: %+v, want %+v", i, reads[i], want[i])
+		}
+	}
+}

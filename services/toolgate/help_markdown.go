@@ -62,11 +62,11 @@ func helpMarkdown(w io.Writer) error {
 			}
 			b.WriteString("\n| Flag | Default | Meaning |\n|---|---|---|\n")
 			for _, f := range flags {
-				name := "`--" + f.name
+				name := "--" + f.name
 				if f.arg != "" {
 					name += " " + f.arg
 				}
-				fmt.Fprintf(&b, "| %s` | %s | %s |\n", mdCell(name), mdCode(f.def), mdCell(f.usage))
+				fmt.Fprintf(&b, "| %s | %s | %s |\n", mdCode(name), mdCode(f.def), mdCell(f.usage))
 			}
 		}
 	}
@@ -144,9 +144,10 @@ func parseDefaults(out string) []helpFlag {
 	return flags
 }
 
-// mdCell is s fit for a Markdown table cell.
+// mdCell is s fit for a Markdown table cell: one line, pipes and angle
+// brackets escaped (GitHub would hide "<group>" as an HTML tag).
 func mdCell(s string) string {
-	return strings.Join(strings.Fields(strings.ReplaceAll(s, "|", `\|`)), " ")
+	return strings.Join(strings.Fields(strings.NewReplacer("|", `\|`, "<", "&lt;", ">", "&gt;").Replace(s)), " ")
 }
 
 // mdCode is s as inline code in a table cell ("" for none).
