@@ -57,6 +57,7 @@ fmt:
 # internal/gen's test.
 generate:
 	$(GO) run ./internal/gen -w .
+	$(GO) run ./services/toolgate help --markdown > docs/reference/cli.md.tmp && mv docs/reference/cli.md.tmp docs/reference/cli.md
 
 clean:
 	rm -rf $(BIN) .toolgate

@@ -93,7 +93,6 @@ func DLQ(stage, failure string) string { return subjectDLQ + stage + "." + failu
 func Exec(tool string) string { return subjectExec + tool }
 
 // Progress carries stream progress events for a UI; nothing executes from it.
-// Progress carries stream progress events for a UI; nothing executes from it.
 func Progress(tenant, responseID string) string { return wire.Progress(tenant, responseID) }
 
 // ProgressAll matches every progress event.

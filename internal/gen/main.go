@@ -3,7 +3,8 @@
 // services/<stage>/main.go, the base kustomization's list, the HPA overlay,
 // docker-compose.yml, the Dockerfile's binaries, and the NATS users of
 // deploy/ (their passwords are never generated here: `toolgate secrets
-// init`). `make generate` runs it with -w;
+// init`), and the reference pages of docs/reference/ (docs.go; cli.md is
+// `toolgate help --markdown`'s). `make generate` runs it with -w;
 // without -w it lists the stale files and fails.
 // TestGenerated_files_are_fresh keeps them current.
 package main
@@ -13,6 +14,7 @@ import (
 	"embed"
 	"flag"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -137,6 +139,12 @@ func main() {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
+	docs, err := Docs(root)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	maps.Copy(files, docs)
 	stale := Stale(root, files)
 	if !*write {
 		for _, p := range stale {

@@ -3,6 +3,7 @@ package main
 import (
 	"flag"
 	"fmt"
+	"os"
 	"regexp"
 	"strings"
 )
@@ -11,8 +12,12 @@ import (
 func isHelpFlag(arg string) bool { return arg == "-h" || arg == "--help" || arg == "-help" }
 
 // helpCmd is `toolgate help [COMMAND [SUBCOMMAND]]`: the usage, or
-// `toolgate COMMAND [SUBCOMMAND] --help`.
+// `toolgate COMMAND [SUBCOMMAND] --help`; `toolgate help --markdown` is
+// docs/reference/cli.md.
 func helpCmd(args []string) error {
+	if len(args) == 1 && args[0] == "--markdown" { // make generate's (help_markdown.go)
+		return helpMarkdown(os.Stdout)
+	}
 	if len(args) == 0 {
 		fmt.Print(usage())
 		return nil
