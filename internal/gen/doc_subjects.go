@@ -26,6 +26,7 @@ func subjectFuncs() map[string]string {
 		"ResultsAll":       streams.ResultsAll(),
 		"DLQ":              streams.DLQ("<stage>", "<failure>"),
 		"Exec":             streams.Exec("<tool>"),
+		"ExecReplayKeys":   streams.ExecReplayKeys("<tool>"),
 		"Progress":         tenantPlaceholder(streams.Progress(tenantToken, "<response-id>")),
 		"ProgressAll":      streams.ProgressAll(),
 		"Audit":            streams.Audit("<status>"),
