@@ -64,16 +64,8 @@ func interWhole(body []byte, s *state) error {
 		}
 		return errInterShape
 	}
-	blocks := append(append([]interBlock(nil), in.Outputs...), in.Steps...)
-	for i := range blocks { // reject before changing anything
-		if err := blocks[i].check(); err != nil {
-			return err
-		}
-	}
-	for i := range blocks {
-		if _, err := s.interBlock(i, &blocks[i]); err != nil {
-			return err
-		}
+	if err := s.interCompleteBlocks(&in); err != nil {
+		return err
 	}
 	return s.interComplete(&in)
 }

@@ -90,6 +90,9 @@ func interEventFn(ev []byte, s *state) error {
 		if e.Interaction == nil || e.Interaction.Status == nil {
 			return fmt.Errorf("provider: gemini-interactions: %s without interaction.status", t)
 		}
+		if err := s.interCompleteBlocks(e.Interaction); err != nil {
+			return err
+		}
 		if err := s.interComplete(e.Interaction); err != nil {
 			return err
 		}
@@ -102,6 +105,28 @@ func interEventFn(ev []byte, s *state) error {
 		s.setError(er)
 	}
 	return nil // the status_update events: the status that counts comes last
+}
+
+// interCompleteBlocks reads the blocks a terminal interaction carries when
+// the stream started none itself (a producer relaying only the final
+// event): never dropped in silence. When the events carried blocks, they
+// are the response, and the terminal event's copies are not read twice.
+func (s *state) interCompleteBlocks(in *interaction) error {
+	if len(s.interKinds) > 0 {
+		return nil
+	}
+	blocks := append(append([]interBlock(nil), in.Outputs...), in.Steps...)
+	for i := range blocks {
+		if err := blocks[i].check(); err != nil {
+			return err
+		}
+	}
+	for i := range blocks {
+		if _, err := s.interBlock(i, &blocks[i]); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func orKeep(v, old string) string {

@@ -182,3 +182,26 @@ func TestGeminiInteractions_is_detected(t *testing.T) {
 		}
 	}
 }
+
+// A stream whose only content is its terminal event's interaction (a
+// producer relaying the final event) keeps that interaction's calls; when
+// the events carried the blocks, the terminal copies are not read twice.
+func TestGeminiInteractions_terminal_event_blocks_are_read_once(t *testing.T) {
+	final := `{"event_type":"interaction.completed","interaction":{"id":"v1_t","status":"requires_action","outputs":[{"type":"function_call","id":"fc_1","name":"get_weather","arguments":{"location":"Paris"}}]}}`
+	a, _ := NewAccumulator(GeminiInteractions)
+	if err := a.Add([]byte(final)); err != nil {
+		t.Fatal(err)
+	}
+	if r := a.Response(); !r.Complete || len(r.Calls) != 1 || r.Calls[0].Arguments != `{"location":"Paris"}` {
+		t.Fatalf("final event only: %+v", r)
+	}
+	a, _ = NewAccumulator(GeminiInteractions)
+	for _, ev := range append(append([]string(nil), interStream[:4]...), final) {
+		if err := a.Add([]byte(ev)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if r := a.Response(); len(r.Calls) != 1 {
+		t.Fatalf("streamed and final: %d calls, want 1", len(r.Calls))
+	}
+}
