@@ -24,7 +24,8 @@ const detectEvents = 16
 // "response.*" events, anthropic "message" and "message_start", gemini
 // "candidates", ollama "done" with "message", bedrock-converse "output" and
 // "contentBlockDelta", cohere "finish_reason" with "message" and hyphenated
-// event types). An OpenAI-compatible body of any vendor is openai-chat. It
+// event types, gemini-interactions "object": "interaction" and its
+// event_type events). An OpenAI-compatible body of any vendor is openai-chat. It
 // decides on the first event that names one provider; an error (wrapping
 // ErrUndetected) names what it saw and lists the providers.
 func Detect(data []byte) (string, error) {
@@ -87,6 +88,8 @@ func detectOne(ev []byte) (string, []string) {
 	}
 	typ, object := str("type"), str("object")
 	switch {
+	case object == "interaction" || (has("event_type") && interKnown(str("event_type"))):
+		return GeminiInteractions, nil
 	case strings.HasPrefix(object, "chat.completion") || has("choices"):
 		return OpenAIChat, nil
 	case object == "response" || strings.HasPrefix(typ, "response."):

@@ -56,6 +56,9 @@ var openPrefix = map[string][]string{
 		`{"contentBlockStart":{"contentBlockIndex":0,"start":{"toolUse":{"toolUseId":"a","name":"f"}}}}`},
 	Cohere: {`{"type":"message-start","id":"m","delta":{"message":{"role":"assistant"}}}`,
 		`{"type":"tool-call-start","index":0,"delta":{"message":{"tool_calls":{"id":"a","type":"function","function":{"name":"f","arguments":"{\"x\":"}}}}}`},
+	GeminiInteractions: {`{"event_type":"interaction.created","interaction":{"id":"i","status":"in_progress"}}`,
+		`{"event_type":"step.start","index":0,"step":{"type":"function_call","id":"a","name":"f","arguments":{}}}`,
+		`{"event_type":"step.delta","index":0,"delta":{"type":"arguments_delta","arguments":"{\"x\":"}}`},
 }
 
 // FuzzAccumulator_Add: any event after a stream start with one open call

@@ -32,6 +32,7 @@ func providers() []codec {
 		{name: Ollama, whole: ollamaWhole, event: ollamaEvent, stopMeansCalls: true, toolResult: ollamaToolResult},
 		{name: BedrockConverse, whole: bedrockWhole, event: bedrockStreamEvent, toolResult: bedrockToolResult},
 		{name: Cohere, whole: cohereWhole, event: cohereStreamEvent, toolResult: cohereToolResult},
+		{name: GeminiInteractions, whole: interWhole, event: interEventFn, stopMeansCalls: true, toolResult: interToolResult},
 	}
 }
 

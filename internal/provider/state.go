@@ -61,6 +61,8 @@ type state struct {
 	// bedrock-converse: messageStop and metadata seen; the stream ends
 	// when both have, in either order (bedrock_stream.go)
 	bedrockStop, bedrockMeta bool
+	// gemini-interactions: the type of the block started at each index
+	interKinds map[int]string
 }
 
 func (s *state) newCall(key int) *callBuf {

@@ -62,7 +62,8 @@ func callIndex(callID string) (int, bool) {
 
 // Messages returns each result's tool-result item, in the provider's own
 // format (OpenAI role: tool, Responses function_call_output, Anthropic
-// tool_result, Gemini functionResponse, Ollama role: tool), ready to append
+// tool_result, Gemini functionResponse, Gemini Interactions function_result,
+// Ollama role: tool, Bedrock toolResult, Cohere role: tool), ready to append
 // to the conversation in the order given. A result without one is left out.
 func Messages(rs []wire.Result) []json.RawMessage {
 	var out []json.RawMessage

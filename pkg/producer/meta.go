@@ -12,7 +12,7 @@ import (
 // Meta is what a producer says about one response, sent as its Toolgate-*
 // headers on every message of it. Provider and ResponseID are required.
 type Meta struct {
-	Provider     string // Toolgate-Provider: openai-chat, openai-responses, anthropic, gemini, ollama, bedrock-converse, cohere
+	Provider     string // Toolgate-Provider: openai-chat, openai-responses, anthropic, gemini, ollama, bedrock-converse, cohere, gemini-interactions
 	ResponseID   string // Toolgate-Response-Id; see ValidResponseID
 	Tenant       string // Toolgate-Tenant
 	Principal    string // Toolgate-Principal

@@ -75,7 +75,7 @@ func TestPublish_detects_the_provider_takes_flags_after_the_file_and_reads_stdin
 		args  []string
 		want  string
 	}{
-		{"an unknown shape", `{"result":"ok"}`, []string{"-"}, "give --provider, one of openai-chat, openai-responses, anthropic, gemini, ollama, bedrock-converse, cohere"},
+		{"an unknown shape", `{"result":"ok"}`, []string{"-"}, "give --provider, one of openai-chat, openai-responses, anthropic, gemini, ollama, bedrock-converse, cohere, gemini-interactions"},
 		{"an unknown provider", weatherCall, []string{"--provider", "openai", "-"}, "use one of openai-chat"},
 		{"two files", weatherCall, []string{"a.json", "b.json"}, "want one FILE"},
 		{"--end on a whole body", weatherCall, []string{"--end", "gone", "-"}, "--end marks the end of a stream"},
