@@ -1,8 +1,10 @@
 package worker
 
 import (
+	"errors"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -18,10 +20,15 @@ import (
 // server: Next skips issuing a pull request while the previous one is
 // still being published (fetchInProgress), and when the stage drains its
 // last buffered message in that moment nothing wakes Next again until the
-// heartbeats are missed (README, Benchmarks, "Limits").
+// heartbeats are missed (README, Benchmarks, "Limits";
+// internal/natsrepro reproduces it). next works around it.
 const (
 	pullExpiry    = 10 * time.Second
 	pullHeartbeat = 2 * time.Second
+	// pullNudge bounds a stand-still from that race: Next waits at most
+	// this long before it is called again, and each call issues the pull
+	// request the racing one skipped.
+	pullNudge = 20 * time.Millisecond
 )
 
 func pullOptions(batch int) []jetstream.PullMessagesOpt {
@@ -30,4 +37,19 @@ func pullOptions(batch int) []jetstream.PullMessagesOpt {
 		jetstream.PullExpiry(pullExpiry),
 		jetstream.PullHeartbeat(pullHeartbeat),
 	}
+}
+
+// next returns the iterator's next message. It first waits at most
+// pullNudge: if the iterator parked behind a pull request whose publish
+// had not yet returned, the second call issues it. The second call waits
+// without a bound, so the iterator's heartbeat monitor (reset by every
+// call) still notices a pull request the server no longer holds within
+// 2 x pullHeartbeat: a stage stands still at most pullNudge from the race,
+// and an idle stage costs one timer per input, not a wake-up per nudge.
+func next(iter jetstream.MessagesContext) (jetstream.Msg, error) {
+	m, err := iter.Next(jetstream.NextMaxWait(pullNudge))
+	if errors.Is(err, nats.ErrTimeout) {
+		return iter.Next()
+	}
+	return m, err
 }

@@ -186,7 +186,7 @@ func (w *Worker) Run(ctx context.Context) error {
 		iter.Drain()
 	}()
 	for {
-		m, err := iter.Next()
+		m, err := next(iter)
 		if err != nil {
 			if errors.Is(err, jetstream.ErrMsgIteratorClosed) {
 				break
@@ -275,6 +275,9 @@ func (w *Worker) nakDelay(n uint64) time.Duration {
 // fits checks every output against the connection's max payload (read from
 // the server's INFO at run time) and the header limit.
 func (w *Worker) fits(outs []Output) error {
+	if len(outs) == 0 {
+		return nil // no need to take the connection's lock
+	}
 	var maxPayload int64
 	if nc := w.js.Conn(); nc != nil {
 		maxPayload = nc.MaxPayload()
