@@ -18,7 +18,9 @@ type Report struct {
 	Traffic   TrafficFigures `json:"traffic"`
 	Tail      Tail           `json:"tail"`
 	Scenarios []Cost         `json:"scenarios"`
-	Cores     []CoreCost     `json:"cores"`
+	// StandStills: each step's longest stand-still of any stage.
+	StandStills []StandStill `json:"stand_stills"`
+	Cores       []CoreCost   `json:"cores"`
 	// GatesPerCall is the parse, validate, business and policy cores together.
 	GatesPerCall time.Duration `json:"gates_per_call_ns"`
 	Goals        []Goal        `json:"goals"`

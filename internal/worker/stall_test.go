@@ -59,8 +59,14 @@ func TestWorker_does_not_stand_still_when_the_batch_is_consumed_before_its_pull_
 		t.Fatal(err)
 	}
 	var handled atomic.Int32
+	var longest atomic.Int64 // the stand-still the worker reports
+	gap := func(_ string, d time.Duration) {
+		if int64(d) > longest.Load() {
+			longest.Store(int64(d))
+		}
+	}
 	// No outputs: nothing of the handler waits on the held connection.
-	w, err := New(js, Config{Stage: "stage", Stream: "IN", Batch: batch, DeadLetter: dlq}, func(context.Context, Msg) ([]Output, error) {
+	w, err := New(js, Config{Stage: "stage", Stream: "IN", Batch: batch, DeadLetter: dlq, Gap: gap}, func(context.Context, Msg) ([]Output, error) {
 		handled.Add(1)
 		return nil, nil
 	})
@@ -97,6 +103,11 @@ func TestWorker_does_not_stand_still_when_the_batch_is_consumed_before_its_pull_
 	})
 	if stood := time.Since(released); stood > pullHeartbeat {
 		t.Fatalf("the stage stood still %v with input pending (the heartbeats' 2 x %v), want at most about %v", stood, pullHeartbeat, pullNudge)
+	}
+	// It stood still at least the nudge (the wait began before the release),
+	// and said so.
+	if d := time.Duration(longest.Load()); d < pullNudge || d > pullHeartbeat {
+		t.Fatalf("reported stand-still %v, want between %v and %v", d, pullNudge, pullHeartbeat)
 	}
 }
 
@@ -190,4 +201,44 @@ func parked(fn string) error {
 		}
 	}
 	return errors.New("no goroutine parked in " + fn)
+}
+
+// The worker reports a stand-still: the time it was ready for input while
+// input waited on the server and none came (here the 4 s of the race,
+// without the nudge: 20 ms; with it, some milliseconds), and never the
+// time input was simply not there.
+func TestWorker_reports_how_long_the_stage_stood_still_with_input_waiting(t *testing.T) {
+	r := newRig(t, 30*time.Second, 5)
+	var mu sync.Mutex
+	var gaps []time.Duration
+	start(t, r, Config{Gap: func(stage string, d time.Duration) {
+		mu.Lock()
+		defer mu.Unlock()
+		if stage != "stage" {
+			t.Errorf("gap of stage %q", stage)
+		}
+		gaps = append(gaps, d)
+	}}, echo)
+	idle := time.Now()
+	testenv.Eventually(t, 5*time.Second, 10*time.Millisecond, func() error {
+		if time.Since(idle) < 50*time.Millisecond {
+			return errors.New("not idle long enough")
+		}
+		return nil
+	})
+	r.publish(t, "in.x", "a")
+	r.publish(t, "in.x", "b")
+	testenv.Eventually(t, 5*time.Second, 10*time.Millisecond, func() error {
+		if r.count(t, "OUT", "out.>") != 2 {
+			return errors.New("not handled yet")
+		}
+		return nil
+	})
+	mu.Lock()
+	defer mu.Unlock()
+	for _, g := range gaps {
+		if g >= 50*time.Millisecond {
+			t.Fatalf("reported a stand-still of %v though the stage was idle with nothing to do (gaps %v)", g, gaps)
+		}
+	}
 }

@@ -55,6 +55,8 @@ func printReport(w io.Writer, r bench.Report) {
 			fmt.Fprintf(w, "| %s | %d | %.0f | %s | %s | %s | %.0f | %.0f | %s |\n", c.Name, c.Calls, c.CallsPerSec, ms(c.P50), ms(c.P99), us(c.CPUPerCall), c.BodyPerCall, c.NATSPerCall, perKiB)
 		}
 	}
+	fmt.Fprintln(w, "\nlongest time a stage stood still, ready for input while input waited on its consumer, per step:")
+	fmt.Fprint(w, bench.FormatStandStills(r.StandStills))
 	fmt.Fprintln(w, "\npure cores on one valid OpenAI chat create_invoice call (testing.Benchmark):")
 	fmt.Fprintln(w, "| core | function | per call | allocs | bytes |\n|---|---|---|---|---|")
 	for _, c := range r.Cores {
