@@ -23,7 +23,12 @@ type Report struct {
 	Cores       []CoreCost   `json:"cores"`
 	// GatesPerCall is the parse, validate, business and policy cores together.
 	GatesPerCall time.Duration `json:"gates_per_call_ns"`
-	Goals        []Goal        `json:"goals"`
+	// TrustPerCall is toolgate's own trust work per valid call (seals,
+	// their check, the request signature, a known token);
+	// ExecutorTrust the executor's check of the signature (trust.go).
+	TrustPerCall  time.Duration `json:"trust_per_call_ns"`
+	ExecutorTrust time.Duration `json:"executor_trust_per_call_ns"`
+	Goals         []Goal        `json:"goals"`
 }
 
 // RunFigures summarizes one measured run (ceiling, pipeline, offered load).

@@ -153,10 +153,11 @@ func benchCmd(args []string) error {
 	if rep.Cores, rep.GatesPerCall, err = bench.Cores(rig.Tools); err != nil {
 		return err
 	}
+	rep.TrustPerCall, rep.ExecutorTrust = bench.TrustTotals(rep.Cores)
 	rep.Goals = bench.Goals(bench.Figures{
 		PipelinePerCeiling: rep.Pipeline.PerCeiling, HalfP99Ms: float64(paced.Percentile(99)) / 1e6, CPUPer1000s: rep.Pipeline.CPUPer1000,
 		PeakRSSMiB: float64(rep.Pipeline.PeakRSS) / (1 << 20), GatesPerCallUs: float64(rep.GatesPerCall) / 1e3,
-		StandStillMs: float64(bench.MaxStandStill(rep.StandStills)) / 1e6,
+		StandStillMs: float64(bench.MaxStandStill(rep.StandStills)) / 1e6, TrustPerCallUs: float64(rep.TrustPerCall) / 1e3,
 	})
 	printReport(os.Stdout, rep)
 	if *jsonFile != "" {
