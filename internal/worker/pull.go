@@ -26,9 +26,11 @@ const (
 	pullExpiry    = 10 * time.Second
 	pullHeartbeat = 2 * time.Second
 	// pullNudge bounds a stand-still from that race: Next waits at most
-	// this long before it is called again, and each call issues the pull
-	// request the racing one skipped.
-	pullNudge = 20 * time.Millisecond
+	// this long before it is called again, then twice as long each time up
+	// to pullNudgeMax, and each call issues the pull request a racing one
+	// skipped once the publish it raced has returned.
+	pullNudge    = 20 * time.Millisecond
+	pullNudgeMax = 640 * time.Millisecond
 )
 
 func pullOptions(batch int) []jetstream.PullMessagesOpt {
@@ -40,16 +42,20 @@ func pullOptions(batch int) []jetstream.PullMessagesOpt {
 }
 
 // next returns the iterator's next message. It first waits at most
-// pullNudge: if the iterator parked behind a pull request whose publish
-// had not yet returned, the second call issues it. The second call waits
-// without a bound, so the iterator's heartbeat monitor (reset by every
-// call) still notices a pull request the server no longer holds within
-// 2 x pullHeartbeat: a stage stands still at most pullNudge from the race,
-// and an idle stage costs one timer per input, not a wake-up per nudge.
+// pullNudge, then twice as long each time up to pullNudgeMax (1.26 s in
+// all): if the iterator parked behind a pull request whose publish had not
+// yet returned, the next call issues it, so a stage stands still about as
+// long as that publish took, doubled. Then it waits without a bound, so
+// the iterator's heartbeat monitor (restarted by every call) still notices
+// a pull request the server no longer holds, 2 x pullHeartbeat later. A
+// busy stage's Next returns at once (a timer per input); an idle one wakes
+// six times per idle spell.
 func next(iter jetstream.MessagesContext) (jetstream.Msg, error) {
-	m, err := iter.Next(jetstream.NextMaxWait(pullNudge))
-	if errors.Is(err, nats.ErrTimeout) {
-		return iter.Next()
+	for d := pullNudge; d <= pullNudgeMax; d *= 2 {
+		m, err := iter.Next(jetstream.NextMaxWait(d))
+		if !errors.Is(err, nats.ErrTimeout) {
+			return m, err
+		}
 	}
-	return m, err
+	return iter.Next()
 }

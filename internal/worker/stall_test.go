@@ -102,7 +102,7 @@ func TestWorker_does_not_stand_still_when_the_batch_is_consumed_before_its_pull_
 		return nil
 	})
 	if stood := time.Since(released); stood > pullHeartbeat {
-		t.Fatalf("the stage stood still %v with input pending (the heartbeats' 2 x %v), want at most about %v", stood, pullHeartbeat, pullNudge)
+		t.Fatalf("the stage stood still %v with input pending (the heartbeats' 2 x %v), want the nudge's tens of milliseconds", stood, pullHeartbeat)
 	}
 	// It stood still at least the nudge (the wait began before the release),
 	// and said so.
@@ -114,7 +114,8 @@ func TestWorker_does_not_stand_still_when_the_batch_is_consumed_before_its_pull_
 // The nudge must not hide a pull request the server never got: the
 // iterator's heartbeat monitor notices it within 2 x pullHeartbeat only
 // while Next waits without a bound (a Next called again every 20 ms would
-// restart the monitor each time and stand still forever). The worker's
+// restart the monitor each time and stand still forever); after the
+// nudges' 1.26 s it does. The worker's
 // first pull request never reaches the server here.
 func TestWorker_still_notices_a_lost_pull_request_by_its_missing_heartbeats(t *testing.T) {
 	r := newRig(t, 30*time.Second, 5)
@@ -142,13 +143,13 @@ func TestWorker_still_notices_a_lost_pull_request_by_its_missing_heartbeats(t *t
 		t.Fatal("the worker sent no pull request")
 	}
 	lost := time.Now()
-	testenv.Eventually(t, 4*pullHeartbeat, 10*time.Millisecond, func() error {
+	testenv.Eventually(t, 5*pullHeartbeat, 10*time.Millisecond, func() error {
 		if n := handled.Load(); n != 3 {
 			return fmt.Errorf("handled %d of 3 after the pull request was lost", n)
 		}
 		return nil
 	})
-	if d := time.Since(lost); d < 2*pullHeartbeat-pullNudge {
+	if d := time.Since(lost); d < 2*pullHeartbeat {
 		t.Fatalf("resumed after %v: the request was not lost?", d)
 	}
 }
