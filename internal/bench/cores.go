@@ -23,6 +23,10 @@ type CoreCost struct {
 	AllocsPer   int64         `json:"allocs_per_call"`
 	BytesPer    int64         `json:"bytes_per_call"`
 	InGateTotal bool          `json:"in_gate_total"`
+	// Trust: whose trust work this is (trust.go): TrustToolgate, counted
+	// in toolgate's trust per call; TrustExecutor, printed apart; "" for
+	// the gates' work and a trust figure not counted per call.
+	Trust string `json:"trust,omitempty"`
 }
 
 // Cores measures, on one valid OpenAI chat create_invoice call (the mix's
@@ -97,7 +101,11 @@ func Cores(defs []tool.Definition) (cores []CoreCost, gateTotal time.Duration, e
 			gateTotal += c.PerCall
 		}
 	}
-	return cores, gateTotal, nil
+	trust, err := trustCores(e)
+	if err != nil {
+		return nil, 0, fmt.Errorf("bench: cores: trust: %w", err)
+	}
+	return append(cores, trust...), gateTotal, nil
 }
 
 func measure(name, what string, inTotal bool, f func() error) (CoreCost, error) {

@@ -23,6 +23,8 @@ type Figures struct {
 	CPUPer1000s        float64 // process + redis-server
 	PeakRSSMiB         float64
 	GatesPerCallUs     float64 // parse+validate+business+policy pure cores
+	StandStillMs       float64 // the longest of any stage in any step
+	TrustPerCallUs     float64 // toolgate's own, the executor's apart
 }
 
 // Goals judges f against issue 20's goals.
@@ -33,6 +35,8 @@ func Goals(f Figures) []Goal {
 		{Figure: "CPU per 1,000 calls (process + redis-server)", Value: f.CPUPer1000s, Unit: "s", AtMost: true, Limit: 0.40},
 		{Figure: "peak RSS (steps 1-3)", Value: f.PeakRSSMiB, Unit: "MiB", AtMost: true, Limit: 150},
 		{Figure: "gates' CPU per valid call (parse+validate+business+policy cores)", Value: f.GatesPerCallUs, Unit: "µs", AtMost: true, Limit: 50},
+		{Figure: "toolgate's trust CPU per valid call (seals, seal checks, request signature, known token)", Value: f.TrustPerCallUs, Unit: "µs", AtMost: true, Limit: 15},
+		{Figure: "longest stand-still of a stage with input waiting (any step)", Value: f.StandStillMs, Unit: "ms", AtMost: true, Limit: float64(StandStillGoal) / 1e6},
 	}
 	for i := range g {
 		if g[i].AtMost {

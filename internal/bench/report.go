@@ -18,10 +18,17 @@ type Report struct {
 	Traffic   TrafficFigures `json:"traffic"`
 	Tail      Tail           `json:"tail"`
 	Scenarios []Cost         `json:"scenarios"`
-	Cores     []CoreCost     `json:"cores"`
+	// StandStills: each step's longest stand-still of any stage.
+	StandStills []StandStill `json:"stand_stills"`
+	Cores       []CoreCost   `json:"cores"`
 	// GatesPerCall is the parse, validate, business and policy cores together.
 	GatesPerCall time.Duration `json:"gates_per_call_ns"`
-	Goals        []Goal        `json:"goals"`
+	// TrustPerCall is toolgate's own trust work per valid call (seals,
+	// their check, the request signature, a known token);
+	// ExecutorTrust the executor's check of the signature (trust.go).
+	TrustPerCall  time.Duration `json:"trust_per_call_ns"`
+	ExecutorTrust time.Duration `json:"executor_trust_per_call_ns"`
+	Goals         []Goal        `json:"goals"`
 }
 
 // RunFigures summarizes one measured run (ceiling, pipeline, offered load).

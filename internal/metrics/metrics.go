@@ -32,6 +32,7 @@ type Metrics struct {
 	sealInvalidTotal *prometheus.CounterVec
 	deadLetters      *prometheus.CounterVec // deadletters.go
 	known            known                  // known.go
+	standStills      *standStills           // standstill.go
 }
 
 // labels of every tool-call counter. outcome is the status the transition
@@ -65,6 +66,7 @@ func New() *Metrics {
 	m.malformed = newMalformedRecords(m.reg)
 	m.sealInvalidTotal = newSealInvalid(m.reg)
 	m.deadLetters = newDeadLettersTotal(m.reg)
+	m.standStills = newStandStills(m.reg)
 	m.zero() // zero.go
 	return m
 }

@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/toolgate/toolgate/internal/secrets"
 )
@@ -22,6 +23,7 @@ const KeySize = 32
 type Key struct {
 	ID     string
 	Secret []byte
+	macs   *sync.Pool // HMAC states keyed with Secret (mac.go); set by New
 }
 
 // Keyring holds the seal keys of some stages: a stage holds only its own,
@@ -56,7 +58,8 @@ func New(keys map[string][]Key) (*Keyring, error) {
 				return nil, fmt.Errorf("seal: stage %s: key %s is %d bytes, want %d", st, k.ID, len(k.Secret), KeySize)
 			}
 			seen[k.ID] = true
-			kr.keys[st] = append(kr.keys[st], Key{ID: k.ID, Secret: slices.Clone(k.Secret)})
+			secret := slices.Clone(k.Secret)
+			kr.keys[st] = append(kr.keys[st], Key{ID: k.ID, Secret: secret, macs: macPool(secret)})
 		}
 	}
 	return kr, nil

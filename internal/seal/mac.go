@@ -4,6 +4,8 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/binary"
+	"hash"
+	"sync"
 
 	"github.com/toolgate/toolgate/internal/call"
 )
@@ -55,9 +57,29 @@ func mac(k Key, s call.Seal, e *call.Envelope, prev string, carrier bool) []byte
 	}
 	b = flag(b, e.Batch.Atomic)
 	b = field(b, prev)
-	h := hmac.New(sha256.New, k.Secret)
+	return k.sum(b)
+}
+
+// macPool hands out HMAC-SHA256 states keyed with secret. A state is Reset
+// to its keyed start before each use, so a seal costs no new state and no
+// hashing of the key's pads: ten MACs a call (five seals, five checks).
+func macPool(secret []byte) *sync.Pool {
+	return &sync.Pool{New: func() any { return hmac.New(sha256.New, secret) }}
+}
+
+// sum is the HMAC-SHA256 of b under k.
+func (k Key) sum(b []byte) []byte {
+	if k.macs == nil { // a Key not made by New
+		h := hmac.New(sha256.New, k.Secret)
+		h.Write(b)
+		return h.Sum(nil)
+	}
+	h := k.macs.Get().(hash.Hash)
+	h.Reset()
 	h.Write(b)
-	return h.Sum(nil)
+	out := h.Sum(nil)
+	k.macs.Put(h)
+	return out
 }
 
 // field appends s with its length, so no two sequences of fields encode

@@ -41,6 +41,9 @@ type Deps struct {
 	Concurrency map[string]int
 	// Observe is told of every handler run (metrics); nil: nothing.
 	Observe func(stage string, d time.Duration, err error)
+	// Gap is told of every stand-still of a stage's worker (metrics); nil:
+	// nothing.
+	Gap func(stage string, d time.Duration)
 	// Approvals holds calls waiting for a human (policy only); nil: the
 	// approvals bucket of JS.
 	Approvals *approval.Store

@@ -55,7 +55,7 @@ func New(stages []string, d Deps) (*Set, error) {
 		}
 		wc := worker.Config{
 			Stage: st, Stream: row.Stream, Concurrency: conc, Key: b.key,
-			DeadLetter: tracing.DeadLetter(d.Trace, st, d.Emit.DeadLetter(st, d.Now)), Log: d.Log, Observe: d.Observe,
+			DeadLetter: tracing.DeadLetter(d.Trace, st, d.Emit.DeadLetter(st, d.Now)), Log: d.Log, Observe: d.Observe, Gap: d.Gap,
 		}
 		if st == streams.Execute { // it waits on executors: its status records say so
 			wt := newWaits(st, d)

@@ -63,6 +63,11 @@ type Config struct {
 	// Observe, when set, is told how long the handler took for each input
 	// and what it returned (metrics). It must not block.
 	Observe func(stage string, d time.Duration, err error)
+	// Gap, when set, is told of each stand-still of the stage (gap.go): a
+	// time of at least a millisecond during which the worker was ready for
+	// input, input waited on the server, and none was delivered. It must
+	// not block.
+	Gap func(stage string, d time.Duration)
 	// Retrying, when set, builds what is published when an input is nak'ed
 	// for a transient failure, once per failed delivery (a call's status
 	// record saying what it waits for; retrying.go). The nak waits for
@@ -186,7 +191,8 @@ func (w *Worker) Run(ctx context.Context) error {
 		iter.Drain()
 	}()
 	for {
-		m, err := iter.Next()
+		ready := time.Now()
+		m, err := next(iter)
 		if err != nil {
 			if errors.Is(err, jetstream.ErrMsgIteratorClosed) {
 				break
@@ -196,6 +202,9 @@ func (w *Worker) Run(ctx context.Context) error {
 			w.cfg.Log.Warn().Err(err).Str("stage", w.cfg.Stage).Msg("fetch")
 			time.Sleep(100 * time.Millisecond)
 			continue
+		}
+		if w.cfg.Gap != nil {
+			w.gap(m, ready)
 		}
 		in.send(m)
 	}
@@ -275,6 +284,9 @@ func (w *Worker) nakDelay(n uint64) time.Duration {
 // fits checks every output against the connection's max payload (read from
 // the server's INFO at run time) and the header limit.
 func (w *Worker) fits(outs []Output) error {
+	if len(outs) == 0 {
+		return nil // no need to take the connection's lock
+	}
 	var maxPayload int64
 	if nc := w.js.Conn(); nc != nil {
 		maxPayload = nc.MaxPayload()

@@ -84,11 +84,13 @@ func benchCmd(args []string) error {
 		return err
 	}
 	u0, r0 := bench.Self(), bench.ProcCPU(rig.RedisPID)
+	rig.Metrics.TakeLongestGaps() // only what each step saw
 	full, err := bench.Load(ctx, rig.NC, rig.JS, "bench-max-", *n, 0)
 	stopProfile()
 	if err != nil {
 		return err
 	}
+	rep.StandStills = append(rep.StandStills, bench.Longest("pipeline, as fast as it goes", rig.Metrics.TakeLongestGaps()))
 	tp1, err := bench.ReadTraffic(ctx, rig.Server, rig.JS)
 	if err != nil {
 		return err
@@ -107,10 +109,12 @@ func benchCmd(args []string) error {
 	}
 	gc0 := bench.ReadGC()
 	u2, r2 := bench.Self(), bench.ProcCPU(rig.RedisPID)
+	rig.Metrics.TakeLongestGaps()
 	paced, breakdown, err := bench.LoadWithBreakdown(ctx, rig.NC, rig.JS, "bench-half-", halfN, rep.Tail.OfferedRate)
 	if err != nil {
 		return err
 	}
+	rep.StandStills = append(rep.StandStills, bench.Longest(fmt.Sprintf("offered load, %.0f calls/s", rep.Tail.OfferedRate), rig.Metrics.TakeLongestGaps()))
 	u3, r3 := bench.Self(), bench.ProcCPU(rig.RedisPID)
 	rep.Tail.CPUPer1000 = ratio(((u3.CPU-u2.CPU)+(r3-r2)).Seconds()*1000, float64(paced.Count))
 	rep.Tail.GC = bench.ReadGC().Since(gc0)
@@ -133,11 +137,13 @@ func benchCmd(args []string) error {
 		fmt.Printf("4/4 cost curve: %d scenarios, each as fast as it goes\n", len(scenarios))
 	}
 	for _, s := range scenarios {
+		rig.Metrics.TakeLongestGaps()
 		c, err := s.Run(ctx, rig.Target, "bench-", 0)
 		if err != nil {
 			return err
 		}
 		rep.Scenarios = append(rep.Scenarios, c)
+		rep.StandStills = append(rep.StandStills, bench.Longest(c.Name, rig.Metrics.TakeLongestGaps()))
 	}
 	rep.Pipeline.PeakRSSLast = bench.Self().PeakRSS
 	if err := rig.Close(); err != nil {
@@ -147,9 +153,11 @@ func benchCmd(args []string) error {
 	if rep.Cores, rep.GatesPerCall, err = bench.Cores(rig.Tools); err != nil {
 		return err
 	}
+	rep.TrustPerCall, rep.ExecutorTrust = bench.TrustTotals(rep.Cores)
 	rep.Goals = bench.Goals(bench.Figures{
 		PipelinePerCeiling: rep.Pipeline.PerCeiling, HalfP99Ms: float64(paced.Percentile(99)) / 1e6, CPUPer1000s: rep.Pipeline.CPUPer1000,
 		PeakRSSMiB: float64(rep.Pipeline.PeakRSS) / (1 << 20), GatesPerCallUs: float64(rep.GatesPerCall) / 1e3,
+		StandStillMs: float64(bench.MaxStandStill(rep.StandStills)) / 1e6, TrustPerCallUs: float64(rep.TrustPerCall) / 1e3,
 	})
 	printReport(os.Stdout, rep)
 	if *jsonFile != "" {

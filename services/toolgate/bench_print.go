@@ -55,16 +55,24 @@ func printReport(w io.Writer, r bench.Report) {
 			fmt.Fprintf(w, "| %s | %d | %.0f | %s | %s | %s | %.0f | %.0f | %s |\n", c.Name, c.Calls, c.CallsPerSec, ms(c.P50), ms(c.P99), us(c.CPUPerCall), c.BodyPerCall, c.NATSPerCall, perKiB)
 		}
 	}
+	fmt.Fprintln(w, "\nlongest time a stage stood still, ready for input while input waited on its consumer, per step:")
+	fmt.Fprint(w, bench.FormatStandStills(r.StandStills))
 	fmt.Fprintln(w, "\npure cores on one valid OpenAI chat create_invoice call (testing.Benchmark):")
 	fmt.Fprintln(w, "| core | function | per call | allocs | bytes |\n|---|---|---|---|---|")
 	for _, c := range r.Cores {
 		name := c.Name
-		if c.InGateTotal {
+		switch {
+		case c.InGateTotal:
 			name += " *"
+		case c.Trust == bench.TrustToolgate:
+			name += " †"
+		case c.Trust == bench.TrustExecutor:
+			name += " (the executor's)"
 		}
 		fmt.Fprintf(w, "| %s | %s | %s | %d | %d |\n", name, c.What, us(c.PerCall), c.AllocsPer, c.BytesPer)
 	}
 	fmt.Fprintf(w, "* in the gates' total: %s\n", us(r.GatesPerCall))
+	fmt.Fprintf(w, "† in toolgate's trust per valid call: %s; the executor's check, apart: %s\n", us(r.TrustPerCall), us(r.ExecutorTrust))
 	fmt.Fprintln(w)
 	fmt.Fprint(w, bench.FormatGoals(r.Goals))
 }
