@@ -43,6 +43,7 @@ func metricFamilies() ([]metricFamily, error) {
 	m.KnownTools(func() []string { return []string{"t"} })
 	for _, s := range st {
 		m.Observe(s, time.Millisecond, nil)
+		m.Gap(s, 2*time.Millisecond)
 	}
 	m.Handler().ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", "/metrics", nil))
 	mfs, err := m.Registry().Gather()
