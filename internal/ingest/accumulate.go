@@ -143,7 +143,7 @@ func (a *Accumulate) emit(ctx context.Context, m worker.Msg, rid string, resp pr
 		}
 		return a.responseOutcome(rid, req.Tenant, resp.Provider, call.NoToolCalls, "the response proposed no tool call (finish reason "+string(resp.Finish)+")")
 	}
-	old, err := a.claimID(ctx, rid, c)
+	key, old, err := a.claimID(ctx, req.Tenant, rid, c)
 	if err != nil {
 		return nil, err // retried: the claim decides before anything runs
 	}
@@ -152,6 +152,7 @@ func (a *Accumulate) emit(ctx context.Context, m worker.Msg, rid string, resp pr
 	}
 	var outs []worker.Output
 	for _, e := range envs {
+		keyed(&e, key)
 		o, err := a.Emit.Outputs(streams.Accumulate, e)
 		if err != nil {
 			return nil, worker.Permanent("encode", err)
@@ -159,6 +160,18 @@ func (a *Accumulate) emit(ctx context.Context, m worker.Msg, rid string, resp pr
 		outs = append(outs, o...)
 	}
 	return outs, nil
+}
+
+// keyed gives e, a call of the response keyed key (claimID), its call id
+// and batch: made of the key, not of the bare response id, so two tenants'
+// calls under one response id never share an id.
+func keyed(e *call.Envelope, key string) {
+	if e.Carrier {
+		e.CallID = key + "-text"
+	} else {
+		e.CallID = call.ID(key, e.Batch.Index)
+	}
+	e.Batch.ID = key
 }
 
 // envelope is call c of resp, made under req, as a Received envelope.
@@ -207,7 +220,7 @@ func (a *Accumulate) conflict(m worker.Msg, rid, prov, tenant string, st call.St
 	if err != nil {
 		return nil, err
 	}
-	outs[0].MsgID = rid + ":" + code + ":" + key
+	outs[0].MsgID = call.Key(tenant, rid) + ":" + code + ":" + key
 	return append(outs, a.raw(code, m, errors.New(why))), nil
 }
 
@@ -226,7 +239,10 @@ func (a *Accumulate) responseOutcome(rid, tenant, prov string, st call.Status, w
 	h := nats.Header{}
 	h.Set(streams.HeaderResponseID, rid)
 	h.Set(streams.HeaderStatus, string(st))
-	return []worker.Output{{Subject: streams.Results(tenant, rid), MsgID: rid + ":response", Header: h, Data: data}}, nil
+	// The message id is the response's key, not its id: the results stream
+	// deduplicates ids across every subject, and another tenant's outcome
+	// under the same response id must never stand in for this one.
+	return []worker.Output{{Subject: streams.Results(tenant, rid), MsgID: call.Key(tenant, rid) + ":response", Header: h, Data: data}}, nil
 }
 
 // CodeHeaderTooLarge rejects a whole response whose Toolgate-* header is over

@@ -307,14 +307,14 @@ func TestTrust_identity_comes_only_from_the_token(t *testing.T) {
 	if rs[0]["status"] != string(call.PolicyRejected) {
 		t.Fatalf("non-admin token with an admin header: %v, want policy_rejected", rs[0])
 	}
-	if rec := r.waitStatus("non-admin-0", call.PolicyRejected); rec.Identity != call.IdentityVerified {
+	if rec := r.waitStatus(wire.CallID("acme", "non-admin", 0), call.PolicyRejected); rec.Identity != call.IdentityVerified {
 		t.Fatalf("status record identity %q, want verified", rec.Identity)
 	}
-	if ev := auditOf(t, r.pipe, "non-admin-0"); ev.Principal != "alice" || ev.Tenant != "acme" || ev.Identity != call.IdentityVerified {
+	if ev := auditOf(t, r.pipe, wire.CallID("acme", "non-admin", 0)); ev.Principal != "alice" || ev.Tenant != "acme" || ev.Identity != call.IdentityVerified {
 		t.Fatalf("audit event tenant %q principal %q identity %q, want the token's (acme, alice), verified", ev.Tenant, ev.Principal, ev.Identity)
 	}
-	r.waitStatus("admin-0", call.ApprovalRequired)
-	pending, _, err := approval.NewStore(mustKV(t, r.pipe, streams.BucketApprovals)).Get(r.ctx, "admin-0")
+	r.waitStatus(wire.CallID("acme", "admin", 0), call.ApprovalRequired)
+	pending, _, err := approval.NewStore(mustKV(t, r.pipe, streams.BucketApprovals)).Get(r.ctx, wire.CallID("acme", "admin", 0))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -327,7 +327,7 @@ func TestTrust_identity_comes_only_from_the_token(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, id := range []string{"no-token-0", "forged-token-0", "non-admin-0"} {
+	for _, id := range []string{"no-token-0", "forged-token-0", wire.CallID("acme", "non-admin", 0)} {
 		if _, err := kv.Get(r.ctx, id); !errors.Is(err, jetstream.ErrKeyNotFound) {
 			t.Fatalf("%s waits for approval (%v), want no approval record", id, err)
 		}
