@@ -60,6 +60,10 @@ func ingest(subject string) bool {
 	if subject == streams.SubjectInResponse {
 		return true
 	}
+	if user, ok := strings.CutPrefix(subject, wire.InAsPrefix); ok {
+		user, ok = strings.CutSuffix(user, ".response")
+		return ok && user != "" && !strings.Contains(user, ".")
+	}
 	rid, ok := strings.CutPrefix(subject, streams.InStreamPrefix)
 	return ok && call.ValidResponseID(rid)
 }

@@ -62,9 +62,13 @@ type Accumulate struct {
 	// Identity verifies the producer's Toolgate-Token; with it tenant,
 	// principal and roles come only from the token and a message without a
 	// valid one is refused (identity_invalid). Nil: dev mode, the
-	// Toolgate-Tenant, -Principal and -Roles headers are taken on trust and
-	// every call says identity unverified.
+	// Toolgate-Tenant and -Principal headers are taken on trust, roles are
+	// granted none, and every call says identity unverified.
 	Identity *identity.Verifier
+	// AssertUsers are the NATS users whose identity headers count without
+	// an issuer, on their own subject (wire.InAsResponse): a gateway that
+	// authenticated its callers itself. Their calls say identity asserted.
+	AssertUsers []string
 
 	js   jsHandles
 	prog progressCache
@@ -79,7 +83,7 @@ func (a *Accumulate) Handle(ctx context.Context, m worker.Msg) ([]worker.Output,
 	}
 	rid := responseID(m)
 	prov := m.Header.Get(streams.HeaderProvider)
-	s := a.sender(m.Header, a.Now())
+	s := a.senderOn(m.Subject, m.Header, a.Now())
 	if s.err != nil {
 		return a.refuseIdentity(m, rid, prov, s.err)
 	}
@@ -150,6 +154,7 @@ func (a *Accumulate) emit(ctx context.Context, m worker.Msg, rid string, resp pr
 	if old != nil {
 		return a.conflict(m, rid, resp.Provider, req.Tenant, call.ResponseIDConflict, CodeResponseIDConflict, c.Hash, conflictWhy(rid, old, c))
 	}
+	withheldNote(envs, s.withheld)
 	var outs []worker.Output
 	for _, e := range envs {
 		keyed(&e, key)
@@ -160,6 +165,18 @@ func (a *Accumulate) emit(ctx context.Context, m worker.Msg, rid string, resp pr
 		outs = append(outs, o...)
 	}
 	return outs, nil
+}
+
+// withheldNote records, in each call's history, the roles its sender's
+// headers claimed and it was not granted (unverified identity).
+func withheldNote(envs []call.Envelope, withheld []string) {
+	if len(withheld) == 0 {
+		return
+	}
+	note := "roles not granted (identity unverified): " + pipeline.CutText(strings.Join(withheld, ","))
+	for i := range envs {
+		envs[i].Note(note)
+	}
 }
 
 // keyed gives e, a call of the response keyed key (claimID), its call id

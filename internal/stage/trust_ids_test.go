@@ -97,3 +97,67 @@ func fmtJSON(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
 }
+
+// TestTrust_dev_mode_grants_no_roles_from_headers: issue 28's "roles are
+// taken from headers on the default deployment". Before, without an issuer,
+// any producer sending Toolgate-Roles: admin passed a policy of
+// 'admin' in roles (recorded unverified, but it counted). Now an
+// unverified identity is granted no roles: the admin-only tool is
+// policy_rejected, on the plain subject and on the producer's own subject
+// alike while the deployment does not list it, the claimed roles are
+// recorded in the call's history, and nothing waits for approval or runs.
+func TestTrust_dev_mode_grants_no_roles_from_headers(t *testing.T) {
+	r := startTrustRig(t, false)
+	_, js := r.connectAs(t, authz.Producer)
+	p := producer.New(js)
+	body := func(rid string) []byte { return chat(rid, "delete_customer_account", deleteArgs, "tool_calls") }
+	meta := producer.Meta{Provider: "openai-chat", ResponseID: "claims-admin", Principal: "mallory", Roles: "admin"}
+	if err := p.PublishResponse(r.ctx, meta, body(meta.ResponseID)); err != nil {
+		t.Fatal(err)
+	}
+	meta.ResponseID = "claims-admin-as"
+	if err := p.AssertingAs(authz.Producer).PublishResponse(r.ctx, meta, body(meta.ResponseID)); err != nil {
+		t.Fatal(err)
+	}
+	for _, rid := range []string{"claims-admin", "claims-admin-as"} {
+		rec := r.waitStatus(call.ID(rid, 0), call.PolicyRejected)
+		if rec.Identity != call.IdentityUnverified || !strings.Contains(fmtJSON(rec.History), "roles not granted (identity unverified): admin") {
+			t.Fatalf("%s: identity %q, history %s: want unverified, and the claimed roles recorded", rid, rec.Identity, fmtJSON(rec.History))
+		}
+	}
+	r.settled(streams.Policy)
+	if n := r.executed.Load(); n != 0 {
+		t.Fatalf("%d calls executed, want none", n)
+	}
+}
+
+// TestTrust_listed_user_asserts_roles: a NATS user the deployment lists in
+// --identity-assert-users (a gateway that authenticates its own callers)
+// has its roles granted when it publishes on its own subject, which only
+// it may publish on: the admin-only tool passes policy (it waits for
+// approval, being irreversible), recorded identity asserted. The same
+// headers on the plain ingest subject, where anyone publishes, are still
+// granted nothing, and no other user may publish on its subject.
+func TestTrust_listed_user_asserts_roles(t *testing.T) {
+	r := startTrustRig(t, false, func(c *Config) { c.AssertUsers = []string{authz.Producer} })
+	_, js := r.connectAs(t, authz.Producer)
+	p := producer.New(js)
+	body := func(rid string) []byte { return chat(rid, "delete_customer_account", deleteArgs, "tool_calls") }
+	meta := producer.Meta{Provider: "openai-chat", ResponseID: "gateway-admin", Principal: "ada", Roles: "admin"}
+	if err := p.AssertingAs(authz.Producer).PublishResponse(r.ctx, meta, body(meta.ResponseID)); err != nil {
+		t.Fatal(err)
+	}
+	if rec := r.waitStatus(call.ID("gateway-admin", 0), call.ApprovalRequired); rec.Identity != call.IdentityAsserted {
+		t.Fatalf("identity %q, want asserted", rec.Identity)
+	}
+	meta.ResponseID = "plain-admin"
+	if err := p.PublishResponse(r.ctx, meta, body(meta.ResponseID)); err != nil {
+		t.Fatal(err)
+	}
+	r.waitStatus(call.ID("plain-admin", 0), call.PolicyRejected)
+	_, ejs := r.connectAs(t, authz.Executor)
+	meta.ResponseID = "forged-admin"
+	if err := producer.New(ejs).AssertingAs(authz.Producer).PublishResponse(r.ctx, meta, body(meta.ResponseID)); err == nil {
+		t.Fatal("another user published on the producer's own subject")
+	}
+}

@@ -47,7 +47,11 @@ func (p *Producer) PublishResponse(ctx context.Context, m Meta, body []byte) err
 		return err
 	}
 	h.Set(nats.MsgIdHdr, m.ResponseID+":"+digest(h, body))
-	ack, err := p.js.PublishMsg(ctx, &nats.Msg{Subject: wire.SubjectInResponse, Data: body, Header: h})
+	subj := wire.SubjectInResponse
+	if p.as != "" {
+		subj = wire.InAsResponse(p.as)
+	}
+	ack, err := p.js.PublishMsg(ctx, &nats.Msg{Subject: subj, Data: body, Header: h})
 	if err != nil {
 		return fmt.Errorf("producer: publish response %s: %w", m.ResponseID, err)
 	}
