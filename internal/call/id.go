@@ -35,13 +35,7 @@ func ID(responseID string, index int) string {
 	return fmt.Sprintf("%s-%d", responseID, index)
 }
 
-// IDIn is the call id of call index of response responseID of tenant
-// (wire.CallID): ID of the response's key, so two tenants using one
-// response id never share a call id.
-func IDIn(tenant, responseID string, index int) string {
-	return wire.CallID(tenant, responseID, index)
-}
-
 // Key is responseID as toolgate keys it for tenant (wire.ResponseKey): its
-// calls' ids, its batch and its response-id claim are made of it.
+// calls' ids (ID of the key, wire.CallID), its batch and its response-id
+// claim are made of it, so two tenants using one response id share none.
 func Key(tenant, responseID string) string { return wire.ResponseKey(tenant, responseID) }
