@@ -26,7 +26,9 @@ pids=()
 cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; }
 trap cleanup EXIT INT TERM
 
-"$BIN/toolgate" up --listen "$LISTEN" --http "$HTTP" --data "$DATA" --secrets "$TOOLGATE_SECRETS" --tools examples/tools.yaml --ingest-http "$INGEST" --log-level info 2>"$LOGS/up.log" &
+# --identity-assert-users producer: the demo's publishes below name their
+# roles (--roles), which count only from a user allowed to assert them.
+"$BIN/toolgate" up --listen "$LISTEN" --http "$HTTP" --data "$DATA" --secrets "$TOOLGATE_SECRETS" --tools examples/tools.yaml --ingest-http "$INGEST" --log-level info --identity-assert-users producer 2>"$LOGS/up.log" &
 pids+=($!)
 for _ in $(seq 100); do "$BIN/toolgate" probe "http://$HTTP/readyz" 2>/dev/null && break; sleep 0.1; done
 if ! "$BIN/toolgate" probe "http://$HTTP/readyz"; then

@@ -213,7 +213,10 @@ func (c Config) Role(user string) (*Permissions, error) {
 	for _, t := range append([]string{""}, c.Tenants...) {
 		if u := ProducerUser(t); u == user {
 			return &Permissions{
-				Publish: ingest(),
+				// Its own asserting subject too (wire.InAsResponse):
+				// accumulate grants what it asserts only where the
+				// deployment lists it (--identity-assert-users).
+				Publish: append(ingest(), wire.InAsResponse(u)),
 				// Results and progress are published per tenant
 				// (wire.Results), so a producer sees only its own.
 				Subscribe: []string{wire.TenantResults(t), wire.TenantProgress(t), InboxPrefix(u) + ".>"},

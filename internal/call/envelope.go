@@ -50,6 +50,10 @@ type Request struct {
 const (
 	IdentityVerified   = "verified"
 	IdentityUnverified = "unverified"
+	// IdentityAsserted: tenant, principal and roles from the headers of a
+	// NATS user the deployment allows to assert them
+	// (--identity-assert-users), on its own subject (wire.InAsResponse).
+	IdentityAsserted = "asserted"
 )
 
 // Step is one entry of a call's history (wire.Step, as results carry it).

@@ -5,6 +5,8 @@ import (
 	"encoding/hex"
 	"fmt"
 	"regexp"
+
+	"github.com/toolgate/toolgate/pkg/wire"
 )
 
 var tokenRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,128}$`)
@@ -26,8 +28,14 @@ func SafeResponseID(id string) string {
 	return "r" + hex.EncodeToString(sum[:16])
 }
 
-// ID is toolgate's own call id: stable across redelivery and replay because
-// it depends only on the response id and the call's index.
+// ID is toolgate's own call id of call index of a response keyed
+// responseKey (Key: the response id, qualified by its tenant): stable across
+// redelivery and replay because it depends only on them.
 func ID(responseID string, index int) string {
 	return fmt.Sprintf("%s-%d", responseID, index)
 }
+
+// Key is responseID as toolgate keys it for tenant (wire.ResponseKey): its
+// calls' ids (ID of the key, wire.CallID), its batch and its response-id
+// claim are made of it, so two tenants using one response id share none.
+func Key(tenant, responseID string) string { return wire.ResponseKey(tenant, responseID) }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/toolgate/toolgate/internal/call"
 	"github.com/toolgate/toolgate/internal/redact"
+	"github.com/toolgate/toolgate/pkg/wire"
 	"github.com/toolgate/toolgate/streams"
 )
 
@@ -24,7 +25,11 @@ func (l Letter) check() string {
 		return fmt.Sprintf("subject %q is not toolgate.dlq.<stage>.<failure> of a toolgate stage", redact.Clip(l.Subject))
 	}
 	if e := l.Envelope; e != nil {
-		suffix, ok := strings.CutPrefix(e.CallID, e.ResponseID+"-")
+		// <response-id>-<suffix>, or <tenant-key>=<response-id>-<suffix>
+		// (wire.CallID) for the call's own tenant.
+		tk, rest := wire.SplitCallID(e.CallID)
+		suffix, ok := strings.CutPrefix(rest, e.ResponseID+"-")
+		ok = ok && (tk == "" || tk == wire.TenantKey(e.Request.Tenant))
 		switch {
 		case !call.ValidResponseID(e.ResponseID):
 			return fmt.Sprintf("response id %q is not a token", redact.Clip(e.ResponseID))
@@ -54,6 +59,10 @@ func (l Letter) check() string {
 func ingest(subject string) bool {
 	if subject == streams.SubjectInResponse {
 		return true
+	}
+	if user, ok := strings.CutPrefix(subject, wire.InAsPrefix); ok {
+		user, ok = strings.CutSuffix(user, ".response")
+		return ok && user != "" && !strings.Contains(user, ".")
 	}
 	rid, ok := strings.CutPrefix(subject, streams.InStreamPrefix)
 	return ok && call.ValidResponseID(rid)

@@ -9,9 +9,18 @@ import (
 	"github.com/toolgate/toolgate/streams"
 )
 
-// entries are the stages a replay may enter, in pipeline order.
+// entries are the stages a replay may enter, in pipeline order: those of
+// the stage table with an entry status. They are seal.Gates and execute
+// (TestReplay_entries_are_the_sealed_gates_and_execute), so the n seals a
+// call carries let it enter entries()[n] at most.
 func entries() []string {
-	return []string{streams.Parse, streams.Validate, streams.Business, streams.Policy, streams.Execute}
+	var out []string
+	for _, st := range streams.Table() {
+		if st.Entry != "" {
+			out = append(out, st.Name)
+		}
+	}
+	return out
 }
 
 // replayStage is where a call's replay enters, or why it is not replayed. A

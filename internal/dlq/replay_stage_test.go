@@ -2,6 +2,7 @@ package dlq
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -82,5 +83,15 @@ func TestReplay_enters_where_the_envelope_failed_never_later(t *testing.T) {
 	p := planReplay([]Letter{letter(streams.Execute, half)}, "", nil, false)[0]
 	if !strings.Contains(p.skip, "no seal of the business gate") {
 		t.Fatalf("a call whose history claims execute but whose seals end at validate: skip %q", p.skip)
+	}
+}
+
+// TestReplay_entries_are_the_sealed_gates_and_execute: where a replay may
+// enter is read off the stage table, and lines up with the gates execute
+// demands seals of: the call carrying n gate seals reaches entries()[n].
+func TestReplay_entries_are_the_sealed_gates_and_execute(t *testing.T) {
+	want := append(seal.Gates(), streams.Execute)
+	if got := entries(); !slices.Equal(got, want) {
+		t.Fatalf("entries() = %v, want seal.Gates() and execute %v", got, want)
 	}
 }

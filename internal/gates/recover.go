@@ -146,12 +146,20 @@ func overlay(base, typed json.RawMessage) (json.RawMessage, error) {
 
 func (p *Parse) child(carrier call.Envelope, i, size int, name, raw string) call.Envelope {
 	e := call.New(carrier.ResponseID, i, p.Now())
+	// The calls are named like the carrier's response (call.Key, its batch
+	// id: the response id qualified by its tenant), so two tenants' text
+	// under one response id never share a call id.
+	key := carrier.Batch.ID
+	if key == "" {
+		key = carrier.ResponseID
+	}
+	e.CallID = call.ID(key, i)
 	e.Provider, e.Model, e.Request = carrier.Provider, carrier.Model, carrier.Request
 	e.FinishReason, e.ProviderFinish = carrier.FinishReason, carrier.ProviderFinish
 	e.TruncatedHint = carrier.TruncatedHint
 	e.Source = call.SourceTextJSON
 	e.ToolName, e.RawArguments = name, raw
-	e.Batch = call.Batch{ID: carrier.ResponseID, Index: i, Size: size, Atomic: carrier.Batch.Atomic}
+	e.Batch = call.Batch{ID: key, Index: i, Size: size, Atomic: carrier.Batch.Atomic}
 	e.Replays = carrier.Replays
 	// The carrier's accumulate seal: the child's parse seal chains to it,
 	// so execute can tell the call came from this response's own text.

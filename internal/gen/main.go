@@ -1,10 +1,12 @@
 // Command gen writes the files derived from the stage table
 // (streams.Table): each stage's Kubernetes manifest and
 // services/<stage>/main.go, the base kustomization's list, the HPA overlay,
-// docker-compose.yml, the Dockerfile's binaries, and the NATS users of
+// docker-compose.yml, the Dockerfile's binaries, the NATS users of
 // deploy/ (their passwords are never generated here: `toolgate secrets
-// init`), and the reference pages of docs/reference/ (docs.go; cli.md is
-// `toolgate help --markdown`'s). `make generate` runs it with -w;
+// init`), internal/seal's list of the gates execute demands a seal of
+// (seal imports no NATS code, so it cannot read the table itself), and the
+// reference pages of docs/reference/ (docs.go; cli.md is `toolgate help
+// --markdown`'s). `make generate` runs it with -w;
 // without -w it lists the stale files and fails.
 // TestGenerated_files_are_fresh keeps them current.
 package main
@@ -22,6 +24,7 @@ import (
 	"text/template"
 
 	"github.com/toolgate/toolgate/internal/authz"
+	"github.com/toolgate/toolgate/internal/call"
 	"github.com/toolgate/toolgate/internal/seal"
 	"github.com/toolgate/toolgate/streams"
 )
@@ -103,7 +106,63 @@ func Files() (map[string][]byte, error) {
 		return nil, fmt.Errorf("gen: %w", err)
 	}
 	files["deploy/base/nats-accounts.conf"] = []byte(accounts)
+	sd, err := sealStages()
+	if err != nil {
+		return nil, err
+	}
+	var b bytes.Buffer
+	if err := t.ExecuteTemplate(&b, "seal_stages.go.tmpl", sd); err != nil {
+		return nil, fmt.Errorf("gen: %s: %w", sealFile, err)
+	}
+	files[sealFile] = b.Bytes()
 	return files, nil
+}
+
+// sealFile is internal/seal's view of the stage table.
+const sealFile = "internal/seal/stages_gen.go"
+
+// sealData is what internal/seal's generated file says: the stages whose
+// seal starts a chain, and the gates after them, each with its verdict.
+type sealData struct {
+	Sources       []string
+	SourceVerdict call.Status
+	Gates         []sealGate
+}
+
+type sealGate struct {
+	Name    string
+	Verdict call.Status
+}
+
+// sealStages reads the seal chain off the stage table: the sources are the
+// stages that hand calls to the first gate (the stage of a received call:
+// accumulate creates calls, repair re-creates them), the gates are every
+// other stage before execute in table order, and each gate's verdict is the
+// one input of the stage after it (the last one's: execute's).
+func sealStages() (sealData, error) {
+	d := sealData{SourceVerdict: call.Received}
+	first := streams.Next(call.Received)
+	for _, st := range streams.Table() {
+		switch {
+		case st.Name == streams.Execute:
+		case st.Name != first && slices.Contains(authz.Routes(st.Name), first):
+			d.Sources = append(d.Sources, st.Name)
+		default:
+			d.Gates = append(d.Gates, sealGate{Name: st.Name})
+		}
+	}
+	next := append(slices.Clone(d.Gates), sealGate{Name: streams.Execute})
+	for i := range d.Gates {
+		st, _ := streams.Lookup(next[i+1].Name)
+		if len(st.Inputs) != 1 {
+			return sealData{}, fmt.Errorf("gen: %s: stage %s after gate %s has %d inputs: its verdict is ambiguous", sealFile, st.Name, d.Gates[i].Name, len(st.Inputs))
+		}
+		d.Gates[i].Verdict = st.Inputs[0]
+	}
+	if len(d.Gates) == 0 || d.Gates[0].Name != first {
+		return sealData{}, fmt.Errorf("gen: %s: the first gate after the sources is not %s, where received calls go", sealFile, first)
+	}
+	return d, nil
 }
 
 func sealFiles(stages []string) []string {

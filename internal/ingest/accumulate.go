@@ -67,9 +67,13 @@ type Accumulate struct {
 	// Identity verifies the producer's Toolgate-Token; with it tenant,
 	// principal and roles come only from the token and a message without a
 	// valid one is refused (identity_invalid). Nil: dev mode, the
-	// Toolgate-Tenant, -Principal and -Roles headers are taken on trust and
-	// every call says identity unverified.
+	// Toolgate-Tenant and -Principal headers are taken on trust, roles are
+	// granted none, and every call says identity unverified.
 	Identity *identity.Verifier
+	// AssertUsers are the NATS users whose identity headers count without
+	// an issuer, on their own subject (wire.InAsResponse): a gateway that
+	// authenticated its callers itself. Their calls say identity asserted.
+	AssertUsers []string
 
 	js   jsHandles
 	prog progressCache
@@ -84,7 +88,7 @@ func (a *Accumulate) Handle(ctx context.Context, m worker.Msg) ([]worker.Output,
 	}
 	rid := responseID(m)
 	prov := m.Header.Get(streams.HeaderProvider)
-	s := a.sender(m.Header, a.Now())
+	s := a.senderOn(m.Subject, m.Header, a.Now())
 	if s.err != nil {
 		return a.refuseIdentity(m, rid, prov, s.err)
 	}
@@ -148,15 +152,17 @@ func (a *Accumulate) emit(ctx context.Context, m worker.Msg, rid string, resp pr
 		}
 		return a.responseOutcome(rid, req.Tenant, resp.Provider, call.NoToolCalls, "the response proposed no tool call (finish reason "+string(resp.Finish)+")")
 	}
-	old, err := a.claimID(ctx, rid, c)
+	key, old, err := a.claimID(ctx, req.Tenant, rid, c)
 	if err != nil {
 		return nil, err // retried: the claim decides before anything runs
 	}
 	if old != nil {
 		return a.conflict(m, rid, resp.Provider, req.Tenant, call.ResponseIDConflict, CodeResponseIDConflict, c.Hash, conflictWhy(rid, old, c))
 	}
+	withheldNote(envs, s.withheld)
 	var outs []worker.Output
 	for _, e := range envs {
+		keyed(&e, key)
 		o, err := a.Emit.Outputs(streams.Accumulate, e)
 		if err != nil {
 			return nil, worker.Permanent("encode", err)
@@ -164,6 +170,30 @@ func (a *Accumulate) emit(ctx context.Context, m worker.Msg, rid string, resp pr
 		outs = append(outs, o...)
 	}
 	return outs, nil
+}
+
+// withheldNote records, in each call's history, the roles its sender's
+// headers claimed and it was not granted (unverified identity).
+func withheldNote(envs []call.Envelope, withheld []string) {
+	if len(withheld) == 0 {
+		return
+	}
+	note := "roles not granted (identity unverified): " + pipeline.CutText(strings.Join(withheld, ","))
+	for i := range envs {
+		envs[i].Note(note)
+	}
+}
+
+// keyed gives e, a call of the response keyed key (claimID), its call id
+// and batch: made of the key, not of the bare response id, so two tenants'
+// calls under one response id never share an id.
+func keyed(e *call.Envelope, key string) {
+	if e.Carrier {
+		e.CallID = key + "-text"
+	} else {
+		e.CallID = call.ID(key, e.Batch.Index)
+	}
+	e.Batch.ID = key
 }
 
 // envelope is call c of resp, made under req, as a Received envelope.
@@ -212,7 +242,7 @@ func (a *Accumulate) conflict(m worker.Msg, rid, prov, tenant string, st call.St
 	if err != nil {
 		return nil, err
 	}
-	outs[0].MsgID = rid + ":" + code + ":" + key
+	outs[0].MsgID = call.Key(tenant, rid) + ":" + code + ":" + key
 	return append(outs, a.raw(code, m, errors.New(why))), nil
 }
 
@@ -231,7 +261,10 @@ func (a *Accumulate) responseOutcome(rid, tenant, prov string, st call.Status, w
 	h := nats.Header{}
 	h.Set(streams.HeaderResponseID, rid)
 	h.Set(streams.HeaderStatus, string(st))
-	return []worker.Output{{Subject: streams.Results(tenant, rid), MsgID: rid + ":response", Header: h, Data: data}}, nil
+	// The message id is the response's key, not its id: the results stream
+	// deduplicates ids across every subject, and another tenant's outcome
+	// under the same response id must never stand in for this one.
+	return []worker.Output{{Subject: streams.Results(tenant, rid), MsgID: call.Key(tenant, rid) + ":response", Header: h, Data: data}}, nil
 }
 
 // CodeHeaderTooLarge rejects a whole response whose Toolgate-* header is over

@@ -11,6 +11,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/toolgate/toolgate/internal/call"
 	"github.com/toolgate/toolgate/streams"
 )
 
@@ -48,41 +49,74 @@ func claimStream(s sender) claim {
 	return claim{Kind: "stream", Hash: contentHash([]byte("stream"), []byte(s.binding))}
 }
 
-// claimID records rid as used with c, atomically (a key-value create): the
-// first arrival wins. It returns nil when rid is new or was claimed with the
-// same content (a redelivery or a producer's retry: processed as before),
-// and the earlier claim when the content differs. Without JetStream
-// (handler tests) nothing is recorded.
-func (a *Accumulate) claimID(ctx context.Context, rid string, c claim) (*claim, error) {
+// claimID records rid as used by tenant with c, atomically (a key-value
+// create under the response's key, call.Key: ids are claimed per tenant,
+// so one tenant can neither squat another's id nor learn that it exists):
+// the first arrival wins. It returns the key the response's calls are
+// named by, and nil when rid is new for tenant or was claimed with the same
+// content (a redelivery or a producer's retry: processed as before), or the
+// earlier claim when the content differs. Without JetStream (handler tests)
+// nothing is recorded.
+//
+// A tenant's response claimed before claims were per tenant is under the
+// bare id: when that claim holds the same content (its hash covers the
+// sender's tenant, so it is this tenant's), the response keeps the key it
+// was first processed under, so a redelivery across the upgrade makes the
+// same call ids (and idempotency keys) as before. A bare claim with other
+// content is another tenant's, or this tenant's from before: it is not
+// read as a conflict, which would tell one tenant of another's id.
+func (a *Accumulate) claimID(ctx context.Context, tenant, rid string, c claim) (string, *claim, error) {
+	key := call.Key(tenant, rid)
 	if a.JS == nil {
-		return nil, nil
+		return key, nil, nil
 	}
 	kv, err := a.idsBucket(ctx)
 	if err != nil {
-		return nil, err
+		return "", nil, err
+	}
+	if key != rid {
+		legacy, err := readClaim(ctx, kv, rid)
+		if err != nil {
+			return "", nil, err
+		}
+		if legacy != nil && legacy.Kind == c.Kind && legacy.Hash == c.Hash {
+			return rid, nil, nil
+		}
 	}
 	c.At = a.Now().UTC()
 	data, err := json.Marshal(c)
 	if err != nil {
-		return nil, err
+		return "", nil, err
 	}
-	if _, err := kv.Create(ctx, rid, data); err == nil {
-		return nil, nil
+	if _, err := kv.Create(ctx, key, data); err == nil {
+		return key, nil, nil
 	} else if !errors.Is(err, jetstream.ErrKeyExists) {
-		return nil, fmt.Errorf("accumulate: claim response id %s: %w", rid, err)
+		return "", nil, fmt.Errorf("accumulate: claim response id %s: %w", rid, err)
 	}
-	e, err := kv.Get(ctx, rid)
-	if err != nil {
-		return nil, fmt.Errorf("accumulate: read the claim of response id %s: %w", rid, err) // expired between: the retry creates it
-	}
-	var old claim
-	if err := json.Unmarshal(e.Value(), &old); err != nil {
-		return &claim{Kind: "unreadable"}, nil // only accumulate writes here: refuse rather than guess
+	old, err := readClaim(ctx, kv, key)
+	if err != nil || old == nil {
+		return "", nil, fmt.Errorf("accumulate: read the claim of response id %s: %w", rid, err) // expired between: the retry creates it
 	}
 	if old.Kind == c.Kind && old.Hash == c.Hash {
+		return key, nil, nil
+	}
+	return key, old, nil
+}
+
+// readClaim is the claim stored under key, nil when there is none.
+func readClaim(ctx context.Context, kv jetstream.KeyValue, key string) (*claim, error) {
+	e, err := kv.Get(ctx, key)
+	if errors.Is(err, jetstream.ErrKeyNotFound) {
 		return nil, nil
 	}
-	return &old, nil
+	if err != nil {
+		return nil, fmt.Errorf("accumulate: read the claim %s: %w", key, err)
+	}
+	var c claim
+	if err := json.Unmarshal(e.Value(), &c); err != nil {
+		return &claim{Kind: "unreadable"}, nil // only accumulate writes here: refuse rather than guess
+	}
+	return &c, nil
 }
 
 func (a *Accumulate) idsBucket(ctx context.Context) (jetstream.KeyValue, error) {

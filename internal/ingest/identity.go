@@ -26,17 +26,50 @@ type sender struct {
 	req     call.Request
 	binding string
 	err     error // the identity was refused; req is then the headers' (for the record only)
+	// withheld are the roles the headers claimed and the sender was not
+	// granted (unverified identity): recorded in the call's history.
+	withheld []string
+}
+
+// senderOn is who sent a whole response on subject with headers h: on the
+// subject of a producer user (wire.InAsResponse) the deployment allows to
+// assert identity (AssertUsers), without an issuer, tenant, principal and
+// roles are its headers', marked asserted; otherwise as sender says.
+func (a *Accumulate) senderOn(subject string, h nats.Header, at time.Time) sender {
+	user, ok := assertingUser(subject)
+	if a.Identity != nil || !ok || !slices.Contains(a.AssertUsers, user) {
+		return a.sender(h, at)
+	}
+	req := request(h)
+	req.Identity = call.IdentityAsserted
+	return sender{req: req, binding: strings.Join([]string{"asserted", user, req.Tenant, req.Principal, strings.Join(req.Roles, ",")}, "\x00")}
+}
+
+// assertingUser is the user whose own whole-response subject subject is
+// (wire.InAsResponse); only that user may publish there.
+func assertingUser(subject string) (string, bool) {
+	rest, ok := strings.CutPrefix(subject, wire.InAsPrefix)
+	if !ok {
+		return "", false
+	}
+	user, ok := strings.CutSuffix(rest, ".response")
+	return user, ok && user != "" && !strings.Contains(user, ".")
 }
 
 // sender is who sent a message with headers h, handled (or stored) at at.
 // With a Verifier tenant, principal and roles come from the verified token
 // only, and the Toolgate-Tenant, -Principal and -Roles headers are ignored;
-// without one (dev mode) they come from those headers, marked unverified.
+// without one (dev mode) tenant and principal come from those headers,
+// marked unverified, and roles are granted none: anyone who can publish
+// could claim any role, so a policy on roles would be decoration. The
+// claimed roles are recorded in the call's history (withheld).
 func (a *Accumulate) sender(h nats.Header, at time.Time) sender {
 	req := request(h)
 	if a.Identity == nil {
 		req.Identity = call.IdentityUnverified
-		return sender{req: req, binding: strings.Join([]string{"unverified", req.Tenant, req.Principal, strings.Join(req.Roles, ",")}, "\x00")}
+		s := sender{req: req, binding: strings.Join([]string{"unverified", req.Tenant, req.Principal, strings.Join(req.Roles, ",")}, "\x00")}
+		s.req.Roles, s.withheld = nil, req.Roles
+		return s
 	}
 	id, err := a.Identity.VerifyAt(context.Background(), h.Get(wire.HeaderToken), at)
 	if err != nil {

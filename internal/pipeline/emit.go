@@ -218,8 +218,8 @@ func StatusOf(e call.Envelope) StatusRecord {
 // IdentityOf is how the call's identity was established; a call that does
 // not say is unverified.
 func IdentityOf(e call.Envelope) string {
-	if e.Request.Identity == call.IdentityVerified {
-		return call.IdentityVerified
+	if e.Request.Identity == call.IdentityVerified || e.Request.Identity == call.IdentityAsserted {
+		return e.Request.Identity
 	}
 	return call.IdentityUnverified
 }

@@ -1,12 +1,15 @@
 package seal
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/toolgate/toolgate/internal/call"
 )
 
-// The stages that seal (streams' names; seal does not import NATS code).
+// The stages that seal (streams' names; seal does not import NATS code, so
+// which stages seal, and with which verdict, is generated from the stage
+// table: stages_gen.go).
 const (
 	Accumulate = "accumulate"
 	Repair     = "repair"
@@ -18,30 +21,18 @@ const (
 )
 
 // Sealing lists the stages that seal, sources first, then the gates in
-// the order a call must pass them.
-func Sealing() []string { return []string{Accumulate, Repair, Parse, Validate, Business, Policy} }
+// the order a call must pass them. Both come from the stage table
+// (stages_gen.go, written by make generate).
+func Sealing() []string { return append(sources(), gates()...) }
 
 // Gates lists the gates whose seals must follow a call's last source seal,
-// in order.
-func Gates() []string { return []string{Parse, Validate, Business, Policy} }
+// in order: every gate of the stage table between the sources and execute
+// (stages_gen.go), so a gate added to the table is demanded by execute.
+func Gates() []string { return gates() }
 
 // Verdict is the status a stage's seal says it passed a call with; "" for a
 // stage that seals nothing.
-func Verdict(stage string) call.Status {
-	switch stage {
-	case Accumulate, Repair:
-		return call.Received
-	case Parse:
-		return call.Parsed
-	case Validate:
-		return call.Validated
-	case Business:
-		return call.BusinessValid
-	case Policy:
-		return call.Approved
-	}
-	return ""
-}
+func Verdict(stage string) call.Status { return verdict(stage) }
 
 // Passes reports whether stage moving a call to status is a pass that
 // stage seals. Failures and waits (approval_required) are never sealed.
@@ -50,7 +41,7 @@ func Passes(stage string, status call.Status) bool {
 	return v != "" && v == status
 }
 
-func source(stage string) bool { return stage == Accumulate || stage == Repair }
+func source(stage string) bool { return slices.Contains(sources(), stage) }
 
 // notePrefix starts the history note of a seal_invalid step.
 const notePrefix = "seal of "

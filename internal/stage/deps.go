@@ -62,6 +62,9 @@ type Deps struct {
 	// Identity verifies producers' tokens (accumulate; flags_identity.go);
 	// nil: dev mode, identity headers on trust.
 	Identity *identity.Verifier
+	// AssertUsers: the NATS users whose identity headers count without an
+	// issuer (accumulate; flags_identity.go).
+	AssertUsers []string
 	// Trace is the tracer provider of the gates' spans (internal/tracing); nil: none.
 	Trace trace.TracerProvider
 	// Exec signs executor requests and bounds HTTP destinations (execute

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -17,6 +18,7 @@ import (
 	"github.com/toolgate/toolgate/internal/pipeline"
 	"github.com/toolgate/toolgate/internal/testenv"
 	"github.com/toolgate/toolgate/internal/tool"
+	"github.com/toolgate/toolgate/pkg/wire"
 	"github.com/toolgate/toolgate/streams"
 )
 
@@ -36,6 +38,11 @@ func startPipeline(t *testing.T) *pipe { return startRig(t, rig{}) }
 func (p *pipe) publish(rid, provider string, body []byte, extra ...string) {
 	p.t.Helper()
 	m := nats.NewMsg(streams.SubjectInResponse)
+	if slices.Contains(extra, streams.HeaderRoles) {
+		// Roles count only from a user the deployment lets assert them
+		// (startRig lists rigUser), on its own subject.
+		m.Subject = wire.InAsResponse(rigUser)
+	}
 	m.Data = body
 	if provider != "" {
 		m.Header.Set(streams.HeaderProvider, provider)

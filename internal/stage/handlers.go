@@ -18,7 +18,8 @@ import (
 // their timers share its caches.
 func accumulate(d Deps) *ingest.Accumulate {
 	return &ingest.Accumulate{Limits: d.Limits, Now: d.Now, JS: d.JS, IdleTimeout: d.StreamIdle,
-		MaxStreamEvents: d.StreamMaxEvents, TolerantProviders: d.TolerantProviders, Emit: d.Emit, Identity: d.Identity}
+		MaxStreamEvents: d.StreamMaxEvents, TolerantProviders: d.TolerantProviders, Emit: d.Emit, Identity: d.Identity,
+		AssertUsers: d.AssertUsers}
 }
 
 func handler(st string, d Deps, acc *ingest.Accumulate) (worker.Handler, error) {

@@ -11,6 +11,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/toolgate/toolgate/internal/provider"
+	"github.com/toolgate/toolgate/pkg/wire"
 	"github.com/toolgate/toolgate/streams"
 )
 
@@ -132,7 +133,7 @@ func TestPipeline_bedrock_and_cohere_execute_through_every_gate_whole_and_stream
 			msg, _ := json.Marshal(r["message"])
 			switch test.prov {
 			case provider.BedrockConverse:
-				want := `{"toolResult":{"content":[{"json":{"call":"` + test.rid + `-0","done":"get_weather"}}],"status":"success","toolUseId":"` + test.id + `"}}`
+				want := `{"toolResult":{"content":[{"json":{"call":"` + wire.CallID("acme", test.rid, 0) + `","done":"get_weather"}}],"status":"success","toolUseId":"` + test.id + `"}}`
 				if string(msg) != want {
 					t.Fatalf("message %s\nwant %s", msg, want)
 				}
@@ -152,7 +153,7 @@ func TestPipeline_bedrock_and_cohere_execute_through_every_gate_whole_and_stream
 					t.Fatalf("message %s, want a v2 tool message with a document for %s", msg, test.id)
 				}
 			}
-			rec := p.status(test.rid + "-0")
+			rec := p.status(wire.CallID("acme", test.rid, 0))
 			var stages []string
 			for _, s := range rec.History {
 				stages = append(stages, s.Stage+":"+string(s.Status))

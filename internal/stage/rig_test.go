@@ -33,6 +33,10 @@ type rig struct {
 	server []func(*server.Options)
 }
 
+// rigUser is the producer user startRig lets assert identity: pipe.publish
+// sends a message with roles on its subject (wire.InAsResponse).
+const rigUser = "rig-producer"
+
 // startRig runs every stage in one process over an embedded NATS server and
 // a real redis-server, with the tools applied and a counting executor.
 func startRig(t *testing.T, r rig) *pipe {
@@ -62,7 +66,8 @@ func startRig(t *testing.T, r rig) *pipe {
 	})
 	cfg := Config{
 		NATSURL: srv.ClientURL(), RedisURL: rds.URL(), Stages: streams.Names(),
-		Log: zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.WarnLevel),
+		Log:         zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.WarnLevel),
+		AssertUsers: []string{rigUser},
 	}
 	if r.configure != nil {
 		r.configure(&cfg)

@@ -80,8 +80,12 @@ type Config struct {
 	SealKeys string
 
 	// Identity is the identity issuer (flags_identity.go); no Issuer: dev
-	// mode, identity headers taken on trust.
+	// mode, tenant and principal headers taken on trust, no roles granted.
 	Identity identity.Config
+	// AssertUsers are the NATS users whose identity headers count without
+	// an issuer, on their own subject (wire.InAsResponse;
+	// --identity-assert-users).
+	AssertUsers []string
 
 	// JSONHops: envelopes go to the next gate as JSON, not in the hop
 	// encoding (TOOLGATE_HOP_ENCODING=json), while stages of a version that
@@ -209,7 +213,7 @@ func Run(ctx context.Context, cfg Config, ready chan<- struct{}) error {
 	set, err := New(cfg.Stages, Deps{
 		NC: nc, JS: js, Tools: reg, Store: store, Settings: cfg.Settings, Limits: cfg.Limits, Owner: owner, Log: log, Observe: m.Observe, Gap: m.Gap, Malformed: malformed,
 		ApprovalTTL: cfg.ApprovalTTL, ApprovalSweep: cfg.ApprovalSweep, Repair: repairModel, StreamIdle: cfg.StreamIdle, StreamMaxEvents: cfg.StreamMaxEvents,
-		TolerantProviders: cfg.TolerantProviders, Emit: emit, Identity: verifier,
+		TolerantProviders: cfg.TolerantProviders, Emit: emit, Identity: verifier, AssertUsers: cfg.AssertUsers,
 		Exec: execCfg, may: may, Trace: tp,
 	})
 	if err != nil {

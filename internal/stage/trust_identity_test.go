@@ -51,7 +51,7 @@ type trustRig struct {
 	ran    map[string][]string // tool → arguments received
 }
 
-func startTrustRig(t *testing.T, withIssuer bool) *trustRig {
+func startTrustRig(t *testing.T, withIssuer bool, configure ...func(*Config)) *trustRig {
 	t.Helper()
 	pw := map[string]string{}
 	for _, u := range authz.Names() {
@@ -85,12 +85,16 @@ func startTrustRig(t *testing.T, withIssuer bool) *trustRig {
 	rds := testenv.RunRedis(t)
 	seals := sealtest.Keys(t)
 	for _, st := range streams.Names() {
-		runStages(t, Config{
+		cfg := Config{
 			Seals: seals, Identity: idc,
 			NATSURL: srv.ClientURL(), NATSOpts: authz.ClientOptions(st, pw[st]),
 			RedisURL: rds.URL(), Stages: []string{st}, SkipEnsure: true,
 			Log: zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.ErrorLevel).With().Str("stage", st).Logger(),
-		}, "stage "+st+" as its own user")
+		}
+		for _, c := range configure {
+			c(&cfg)
+		}
+		runStages(t, cfg, "stage "+st+" as its own user")
 	}
 	return r
 }
@@ -307,14 +311,14 @@ func TestTrust_identity_comes_only_from_the_token(t *testing.T) {
 	if rs[0]["status"] != string(call.PolicyRejected) {
 		t.Fatalf("non-admin token with an admin header: %v, want policy_rejected", rs[0])
 	}
-	if rec := r.waitStatus("non-admin-0", call.PolicyRejected); rec.Identity != call.IdentityVerified {
+	if rec := r.waitStatus(wire.CallID("acme", "non-admin", 0), call.PolicyRejected); rec.Identity != call.IdentityVerified {
 		t.Fatalf("status record identity %q, want verified", rec.Identity)
 	}
-	if ev := auditOf(t, r.pipe, "non-admin-0"); ev.Principal != "alice" || ev.Tenant != "acme" || ev.Identity != call.IdentityVerified {
+	if ev := auditOf(t, r.pipe, wire.CallID("acme", "non-admin", 0)); ev.Principal != "alice" || ev.Tenant != "acme" || ev.Identity != call.IdentityVerified {
 		t.Fatalf("audit event tenant %q principal %q identity %q, want the token's (acme, alice), verified", ev.Tenant, ev.Principal, ev.Identity)
 	}
-	r.waitStatus("admin-0", call.ApprovalRequired)
-	pending, _, err := approval.NewStore(mustKV(t, r.pipe, streams.BucketApprovals)).Get(r.ctx, "admin-0")
+	r.waitStatus(wire.CallID("acme", "admin", 0), call.ApprovalRequired)
+	pending, _, err := approval.NewStore(mustKV(t, r.pipe, streams.BucketApprovals)).Get(r.ctx, wire.CallID("acme", "admin", 0))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -327,7 +331,7 @@ func TestTrust_identity_comes_only_from_the_token(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, id := range []string{"no-token-0", "forged-token-0", "non-admin-0"} {
+	for _, id := range []string{"no-token-0", "forged-token-0", wire.CallID("acme", "non-admin", 0)} {
 		if _, err := kv.Get(r.ctx, id); !errors.Is(err, jetstream.ErrKeyNotFound) {
 			t.Fatalf("%s waits for approval (%v), want no approval record", id, err)
 		}
@@ -353,15 +357,11 @@ func TestTrust_dev_mode_identity_is_recorded_unverified(t *testing.T) {
 	if ev := auditOf(t, r.pipe, "dev-0"); ev.Identity != call.IdentityUnverified || ev.Principal != "alice" {
 		t.Fatalf("audit event identity %q principal %q, want unverified, alice", ev.Identity, ev.Principal)
 	}
-	// The call itself says so, not only what is derived from it.
+	// The call itself says so, not only what is derived from it; and the
+	// roles it claims are recorded, not granted (issue 28).
 	r.publish("dev-admin", "openai-chat", chat("dev-admin", "delete_customer_account", deleteArgs, "tool_calls"), streams.HeaderPrincipal, "alice", streams.HeaderRoles, "admin")
-	r.waitStatus("dev-admin-0", call.ApprovalRequired)
-	pending, _, err := approval.NewStore(mustKV(t, r.pipe, streams.BucketApprovals)).Get(r.ctx, "dev-admin-0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if e, err := call.Unmarshal(pending.Envelope); err != nil || e.Request.Identity != call.IdentityUnverified {
-		t.Fatalf("waiting call's request %+v (%v), want identity unverified", e.Request, err)
+	if rec := r.waitStatus("dev-admin-0", call.PolicyRejected); rec.Identity != call.IdentityUnverified {
+		t.Fatalf("status record identity %q, want unverified", rec.Identity)
 	}
 }
 
@@ -399,9 +399,11 @@ func auditOf(t *testing.T, p *pipe, callID string) pipeline.AuditEvent {
 // ends response_id_conflict on the sender's results, the pending record is
 // unchanged, and the tool never receives the second's arguments.
 func TestTrust_response_id_reuse_with_other_content_is_refused(t *testing.T) {
-	r := startTrustRig(t, false)
+	// The producer may assert roles (issue 28), so the admin-only tool
+	// waits for approval.
+	r := startTrustRig(t, false, func(c *Config) { c.AssertUsers = []string{authz.Producer} })
 	_, js := r.connectAs(t, authz.Producer)
-	p := producer.New(js)
+	p := producer.New(js).AssertingAs(authz.Producer)
 	meta := producer.Meta{Provider: "openai-chat", ResponseID: "swap-id", Principal: "alice", Roles: "admin"}
 	if err := p.PublishResponse(r.ctx, meta, chat("swap-id", "delete_customer_account", deleteArgs, "tool_calls")); err != nil {
 		t.Fatal(err)

@@ -29,6 +29,7 @@ type Producer struct {
 	js     jetstream.JetStream
 	nc     *nats.Conn
 	tenant string
+	as     string // the user whose own whole-response subject it publishes on
 }
 
 // New returns a Producer on js. The NATS user needs to publish on
@@ -46,5 +47,18 @@ func New(js jetstream.JetStream) *Producer {
 func (p *Producer) ForTenant(tenant string) *Producer {
 	q := *p
 	q.tenant = tenant
+	return &q
+}
+
+// AssertingAs returns a Producer that publishes whole responses on user's
+// own subject, toolgate.in.as.<user>.response (wire.InAsResponse), which
+// only NATS user user may publish on. Where toolgate has no identity issuer
+// and lists user in --identity-assert-users, its Meta.Tenant, Principal
+// and Roles then count (identity asserted); elsewhere roles from headers
+// are granted none. For a gateway that authenticates its own callers.
+// Streams are published as before.
+func (p *Producer) AssertingAs(user string) *Producer {
+	q := *p
+	q.as = user
 	return &q
 }

@@ -65,7 +65,7 @@ func TestPublishResponse_sends_the_headers_once_per_response_id(t *testing.T) {
 	}
 	got := msgs[0]
 	want := map[string]string{
-		wire.HeaderProvider: "openai-chat", wire.HeaderResponseID: "resp-1", nats.MsgIdHdr: "resp-1:" + digest([]byte(`{"id":"x"}`)),
+		wire.HeaderProvider: "openai-chat", wire.HeaderResponseID: "resp-1", nats.MsgIdHdr: "resp-1:" + digest(got.Header, []byte(`{"id":"x"}`)),
 		wire.HeaderPrincipal: "alice", wire.HeaderTolerant: "true", wire.HeaderMaxTokens: "256", wire.HeaderToken: "jwt",
 	}
 	if got.Subject != wire.SubjectInResponse || string(got.Data) != `{"id":"x"}` {
@@ -95,7 +95,7 @@ func TestPublishStream_numbers_events_and_ends_with_the_marker(t *testing.T) {
 	for i, ev := range msgs[:3] {
 		h := ev.Header
 		if ev.Subject != "toolgate.in.stream.s1" || string(ev.Data) != string(rune('a'+i)) || h.Get(wire.HeaderSeq) != string(rune('1'+i)) ||
-			h.Get(nats.MsgIdHdr) != "s1:"+string(rune('1'+i))+":"+digest(ev.Data) || h.Get(wire.HeaderDryRun) != "true" || h.Get(wire.HeaderProvider) != "anthropic" || h.Get(wire.HeaderEnd) != "" {
+			h.Get(nats.MsgIdHdr) != "s1:"+string(rune('1'+i))+":"+digest(h, ev.Data) || h.Get(wire.HeaderDryRun) != "true" || h.Get(wire.HeaderProvider) != "anthropic" || h.Get(wire.HeaderEnd) != "" {
 			t.Errorf("event %d: %s %q %v", i+1, ev.Subject, ev.Data, h)
 		}
 	}
@@ -199,5 +199,31 @@ func TestPublishResponse_other_content_under_a_used_id_is_not_a_duplicate(t *tes
 	}
 	if err := Refused(&wire.ResponseResult{Status: wire.NoToolCalls}); err != nil {
 		t.Fatalf("Refused(no_tool_calls) = %v", err)
+	}
+}
+
+// TestPublishResponse_another_tenant_is_never_a_duplicate: JetStream's
+// duplicate window spans the whole ingest stream, so the message id carries
+// the sender: another tenant publishing the same body under the same
+// response id first does not get this tenant's publish dropped as its
+// duplicate (nor learns, from the acknowledgement, that the id was used).
+func TestPublishResponse_another_tenant_is_never_a_duplicate(t *testing.T) {
+	_, js, st := rig(t)
+	p := New(js)
+	body := []byte(`{"id":"x"}`)
+	if err := p.PublishResponse(context.Background(), Meta{Provider: "openai-chat", ResponseID: "victim-0", Tenant: "evil"}, body); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.PublishResponse(context.Background(), Meta{Provider: "openai-chat", ResponseID: "victim-0", Tenant: "victim"}, body); err != nil {
+		t.Fatalf("the victim's publish after evil's with the same id and body: %v, want stored", err)
+	}
+	if err := p.PublishStream(context.Background(), Meta{Provider: "anthropic", ResponseID: "s-0", Tenant: "evil"}, [][]byte{body}, "gone"); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.PublishStream(context.Background(), Meta{Provider: "anthropic", ResponseID: "s-0", Tenant: "victim"}, [][]byte{body}, "gone"); err != nil {
+		t.Fatalf("the victim's stream after evil's: %v, want stored", err)
+	}
+	if n := len(stored(t, st)); n != 6 {
+		t.Fatalf("%d messages stored, want 6", n)
 	}
 }

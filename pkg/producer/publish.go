@@ -36,7 +36,8 @@ func Refused(r *wire.ResponseResult) error {
 }
 
 // PublishResponse publishes one complete provider response body on
-// toolgate.in.response with Nats-Msg-Id <response-id>:<sha256 of the body>,
+// toolgate.in.response with Nats-Msg-Id <response-id>:<sha256 of the sender
+// and the body>,
 // so a retried publish is stored once and reported as ErrDuplicate, while
 // other content under the same id is stored and refused by toolgate
 // (response_id_conflict, which a Watch receives; see Refused).
@@ -45,8 +46,12 @@ func (p *Producer) PublishResponse(ctx context.Context, m Meta, body []byte) err
 	if err != nil {
 		return err
 	}
-	h.Set(nats.MsgIdHdr, m.ResponseID+":"+digest(body))
-	ack, err := p.js.PublishMsg(ctx, &nats.Msg{Subject: wire.SubjectInResponse, Data: body, Header: h})
+	h.Set(nats.MsgIdHdr, m.ResponseID+":"+digest(h, body))
+	subj := wire.SubjectInResponse
+	if p.as != "" {
+		subj = wire.InAsResponse(p.as)
+	}
+	ack, err := p.js.PublishMsg(ctx, &nats.Msg{Subject: subj, Data: body, Header: h})
 	if err != nil {
 		return fmt.Errorf("producer: publish response %s: %w", m.ResponseID, err)
 	}
@@ -58,11 +63,12 @@ func (p *Producer) PublishResponse(ctx context.Context, m Meta, body []byte) err
 
 // PublishStream publishes a provider stream's events, in order, on
 // toolgate.in.stream.<response-id>: event i has Toolgate-Seq i+1 and
-// Nats-Msg-Id <response-id>:<i+1>:<sha256 of the event>, so a retried event
+// Nats-Msg-Id <response-id>:<i+1>:<sha256 of the sender and the event>, so a
+// retried event
 // is stored once while a different one for the same seq is stored and
 // ends the stream stream_conflict. A non-empty end adds, after them, the
 // marker of a stream the producer could not finish (Toolgate-End: end, no
-// body, Nats-Msg-Id <response-id>:end): toolgate then settles the response
+// body, Nats-Msg-Id <response-id>:end:<sha256 of the sender>): toolgate then settles the response
 // without waiting for its idle timeout. A stream is complete without it when
 // its events hold the provider's terminal event. When JetStream already held
 // every message it returns ErrDuplicate: nothing new was sent.
@@ -76,7 +82,7 @@ func (p *Producer) PublishStream(ctx context.Context, m Meta, events [][]byte, e
 	for i, ev := range events {
 		msg := &nats.Msg{Subject: subj, Data: ev, Header: clone(h)}
 		msg.Header.Set(wire.HeaderSeq, strconv.Itoa(i+1))
-		msg.Header.Set(nats.MsgIdHdr, fmt.Sprintf("%s:%d:%s", m.ResponseID, i+1, digest(ev)))
+		msg.Header.Set(nats.MsgIdHdr, fmt.Sprintf("%s:%d:%s", m.ResponseID, i+1, digest(h, ev)))
 		ack, err := p.js.PublishMsg(ctx, msg)
 		if err != nil {
 			return fmt.Errorf("producer: publish event %d of %s: %w", i+1, m.ResponseID, err)
@@ -89,7 +95,7 @@ func (p *Producer) PublishStream(ctx context.Context, m Meta, events [][]byte, e
 	if end != "" {
 		msg := &nats.Msg{Subject: subj, Header: clone(h)}
 		msg.Header.Set(wire.HeaderEnd, end)
-		msg.Header.Set(nats.MsgIdHdr, m.ResponseID+":end")
+		msg.Header.Set(nats.MsgIdHdr, m.ResponseID+":end:"+digest(h, nil))
 		ack, err := p.js.PublishMsg(ctx, msg)
 		if err != nil {
 			return fmt.Errorf("producer: publish the end of %s: %w", m.ResponseID, err)
@@ -107,11 +113,21 @@ func (p *Producer) PublishStream(ctx context.Context, m Meta, events [][]byte, e
 
 func duplicate(ack *jetstream.PubAck) bool { return ack != nil && ack.Duplicate }
 
-// digest is 32 hex digits of data's sha256: a message id part that only the
-// same content repeats.
-func digest(data []byte) string {
-	sum := sha256.Sum256(data)
-	return hex.EncodeToString(sum[:16])
+// digest is 32 hex digits of the sha256 of data and of who sends it (the
+// identity headers of h: tenant, principal, token): a message id part that
+// only the same content from the same sender repeats. JetStream's duplicate
+// window spans the whole ingest stream, so a message id of the response id
+// and content alone would let another tenant who publishes the same content
+// under the same id first have this one dropped as its duplicate.
+func digest(h nats.Header, data []byte) string {
+	s := sha256.New()
+	for _, k := range []string{wire.HeaderTenant, wire.HeaderPrincipal, wire.HeaderToken} {
+		v := h.Get(k)
+		fmt.Fprintf(s, "%d:%s", len(v), v)
+	}
+	fmt.Fprintf(s, "%d:", len(data))
+	s.Write(data)
+	return hex.EncodeToString(s.Sum(nil)[:16])
 }
 
 func clone(h nats.Header) nats.Header {

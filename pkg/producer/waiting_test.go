@@ -23,10 +23,12 @@ import (
 // expiry (the default 15 minutes ahead), and no arguments. Before, it got
 // only context.DeadlineExceeded, as from a stopped pipeline.
 func TestAwaitResponse_a_call_waiting_for_approval_is_reported_with_its_expiry(t *testing.T) {
-	p := pipetest.Start(t, pipetest.Options{})
+	// The producer may assert roles (issue 28): the admin-only tool waits
+	// for approval.
+	p := pipetest.Start(t, pipetest.Options{AssertUsers: []string{authz.Producer}})
 	p.Serve(t, func(tool string, c toolserver.Call) (any, error) { return map[string]any{"done": tool}, nil })
 	_, js := p.Connect(t, authz.Producer)
-	pr := producer.New(js)
+	pr := producer.New(js).AssertingAs(authz.Producer)
 	body, err := os.ReadFile(filepath.Join(pipetest.Root(), "examples", "responses", "delete-account.json"))
 	if err != nil {
 		t.Fatal(err)

@@ -21,6 +21,19 @@ const (
 	ExecPrefix = "toolgate.exec."
 )
 
+// InAsPrefix starts the whole-response subject of one producer user,
+// InAsResponse.
+const InAsPrefix = "toolgate.in.as."
+
+// InAsResponse is where NATS user user publishes whole responses when its
+// Toolgate-Tenant, -Principal and -Roles are to count without a token:
+// toolgate.in.as.<user>.response. Only that user may publish there
+// (toolgate's NATS permissions), so accumulate knows who sent it, and
+// grants the identity headers only to the users the deployment lists
+// (--identity-assert-users); from anyone else they are recorded, not
+// granted.
+func InAsResponse(user string) string { return InAsPrefix + user + ".response" }
+
 // InStream is the subject of one provider stream's events.
 func InStream(responseID string) string { return InStreamPrefix + responseID }
 

@@ -15,9 +15,11 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/toolgate/toolgate/internal/authz"
 	"github.com/toolgate/toolgate/internal/call"
 	"github.com/toolgate/toolgate/internal/dlq"
 	"github.com/toolgate/toolgate/internal/testenv"
+	"github.com/toolgate/toolgate/pkg/wire"
 	"github.com/toolgate/toolgate/streams"
 )
 
@@ -32,7 +34,9 @@ type dlqRig struct {
 
 func startDLQRig(t *testing.T) (*dlqRig, func() int32) {
 	t.Helper()
-	u := startUp(t, "--ingest-http", "") // no HTTP ingest: its default port may be taken
+	// No HTTP ingest: its default port may be taken. The admin may assert
+	// roles (issue 28), so publish's admin-only calls pass policy.
+	u := startUp(t, "--ingest-http", "", "--identity-assert-users", authz.Admin)
 	runs, _ := serveExamples(t, u)
 	nc, js, err := connect(u.url)
 	if err != nil {
@@ -76,6 +80,7 @@ func (r *dlqRig) publish(rid, tool, args string, roles string) {
 	m.Header.Set(streams.HeaderProvider, "openai-chat")
 	m.Header.Set(streams.HeaderResponseID, rid)
 	if roles != "" {
+		m.Subject = wire.InAsResponse(authz.Admin)
 		m.Header.Set("Toolgate-Roles", roles)
 		m.Header.Set("Toolgate-Principal", "alice")
 	}

@@ -174,6 +174,11 @@ func publishPlan(url string, plan []planned, wait time.Duration) error {
 		return publishError(url, tenant, err)
 	}
 	p := producer.New(js).ForTenant(tenant)
+	if c := credentialsFor(url, authz.ProducerUser(tenant), os.Getenv); c.user != "" && plan[0].meta.Roles != "" {
+		// Roles count only from a user the deployment lets assert them
+		// (--identity-assert-users), on its own subject.
+		p = p.AssertingAs(c.user)
+	}
 	// Watch before publishing: a fast pipeline's outcomes come before the
 	// last publish returns.
 	var w *producer.Watch

@@ -27,12 +27,13 @@ var errNoOperator = errors.New("publish: no operator credentials")
 // many calls the response proposed.
 const maxPublishProbe = 64
 
-// operatorView reads what a response's calls without an outcome wait for,
-// from their status records (and approval records), as `toolgate status`
-// does. A producer's NATS user may read neither, so this needs the admin's
-// credentials at hand (publish run beside `toolgate up`, or
-// TOOLGATE_NATS_USER=admin); errNoOperator when there are none.
-func operatorView(url string, o *producer.Outcomes) ([]string, error) {
+// operatorView reads what a response's calls without an outcome (named by
+// key, call.Key) wait for, from their status records (and approval
+// records), as `toolgate status` does. A producer's NATS user may read
+// neither, so this needs the admin's credentials at hand (publish run
+// beside `toolgate up`, or TOOLGATE_NATS_USER=admin); errNoOperator when
+// there are none.
+func operatorView(url string, o *producer.Outcomes, key string) ([]string, error) {
 	if credentialsFor(url, authz.Admin, os.Getenv).user != authz.Admin {
 		return nil, errNoOperator // none, or a user (from the URL, TOOLGATE_NATS_USER) who may not read them
 	}
@@ -58,7 +59,7 @@ func operatorView(url string, o *producer.Outcomes) ([]string, error) {
 	}
 	var lines []string
 	for i := 0; i < n; i++ {
-		id := call.ID(o.ResponseID, i)
+		id := call.ID(key, i)
 		if have[id] {
 			continue
 		}

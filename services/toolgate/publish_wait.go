@@ -138,7 +138,7 @@ func explainWaiting(url string, w *producer.Watch, r *planned, o *producer.Outco
 		have = fmt.Sprintf("%d of %d calls have an outcome after %v", len(o.Calls), o.Expected, wait)
 	}
 	lines := []string{fmt.Sprintf("waiting: %s: %s (toolgate's NATS stored it)", rid, have)}
-	if view, err := operatorView(url, o); err == nil {
+	if view, err := operatorView(url, o, outcomesKey(o, r.meta.Tenant)); err == nil {
 		return append(lines, view...)
 	} else if !errors.Is(err, errNoOperator) {
 		lines = append(lines, "  (could not read the calls as the operator: "+err.Error()+")")
@@ -151,22 +151,41 @@ func explainWaiting(url string, w *producer.Watch, r *planned, o *producer.Outco
 	}
 	return append(lines,
 		"  a call may wait for a human approval (an operator sees it with `toolgate approvals ls` and decides with `toolgate approve CALL-ID --by NAME`),",
-		"  or for its executor, or toolgate's stages may be stopped: `toolgate status "+firstMissingCall(o)+"` says which; `toolgate results "+rid+" --follow` prints the outcomes when they come")
+		"  or for its executor, or toolgate's stages may be stopped: `toolgate status "+firstMissingCall(o, r.meta.Tenant)+"` says which; `toolgate results "+rid+" --follow` prints the outcomes when they come")
 }
 
-// firstMissingCall is the first call id of o without an outcome (<rid>-0 while no
-// result said how many calls there are).
-func firstMissingCall(o *producer.Outcomes) string {
+// firstMissingCall is the first call id of o without an outcome (the first
+// call's while no result said how many calls there are); tenant is the one
+// it was published with.
+func firstMissingCall(o *producer.Outcomes, tenant string) string {
 	have := map[string]bool{}
 	for _, c := range o.Calls {
 		have[c.CallID] = true
 	}
+	key := outcomesKey(o, tenant)
 	for i := 0; i < o.Expected; i++ {
-		if id := call.ID(o.ResponseID, i); !have[id] {
+		if id := call.ID(key, i); !have[id] {
 			return id
 		}
 	}
-	return call.ID(o.ResponseID, 0)
+	return call.ID(key, 0)
+}
+
+// outcomesKey is the key o's calls are named by (call.Key): read off a call
+// id toolgate sent when there is one, else made of the response id and the
+// tenant it was published with.
+func outcomesKey(o *producer.Outcomes, tenant string) string {
+	for _, c := range o.Calls {
+		if k := responseKeyOf(c.CallID, o.ResponseID); k != "" {
+			return k
+		}
+	}
+	for _, w := range o.Waiting {
+		if k := responseKeyOf(w.CallID, o.ResponseID); k != "" {
+			return k
+		}
+	}
+	return call.Key(tenant, o.ResponseID)
 }
 
 // printOutcome prints one result message: the call (or "(response)"), its

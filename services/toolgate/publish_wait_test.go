@@ -80,7 +80,7 @@ const (
 // running?)" and exited 1. Publish connects as the producer user (point 3):
 // the admin's password is moved away for the producer-only runs.
 func TestPublish_wait_tells_approval_open_stream_and_duplicate_apart(t *testing.T) {
-	u := startUp(t)
+	u := startUp(t, "--identity-assert-users", authz.Producer) // --roles admin counts (issue 28)
 	serveExamples(t, u)
 	// A producer beside toolgate up but without the admin's password.
 	producerOnly := t.TempDir()

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -55,21 +57,32 @@ func (rd *reader) record(callID string) (*pipeline.StatusRecord, error) {
 }
 
 // callsOf is the status records of responseID's calls, found by their ids
-// (call.ID: <response-id>-<index>) from index 0 up to the first missing one,
-// plus the calls named by results whose record is gone.
+// (call.ID of the response's key: <response-id>-<index> for no tenant,
+// <tenant>=<response-id>-<index> for a tenant, as results name them) from
+// index 0 up to the first missing one, plus the calls named by results whose
+// record is gone. A tenant's response with no result yet is found by its
+// call ids only (toolgate status CALL-ID).
 func (rd *reader) callsOf(responseID string, results []pipeline.Result) ([]pipeline.StatusRecord, error) {
 	var out []pipeline.StatusRecord
 	seen := map[string]bool{}
-	for i := 0; ; i++ {
-		r, err := rd.record(call.ID(responseID, i))
-		if err != nil {
-			return nil, err
+	keys := []string{responseID}
+	for _, res := range results {
+		if k := responseKeyOf(res.CallID, responseID); k != "" && !slices.Contains(keys, k) {
+			keys = append(keys, k)
 		}
-		if r == nil {
-			break
+	}
+	for _, key := range keys {
+		for i := 0; ; i++ {
+			r, err := rd.record(call.ID(key, i))
+			if err != nil {
+				return nil, err
+			}
+			if r == nil {
+				break
+			}
+			seen[r.CallID] = true
+			out = append(out, *r)
 		}
-		seen[r.CallID] = true
-		out = append(out, *r)
 	}
 	for _, res := range results {
 		if seen[res.CallID] {
@@ -129,4 +142,15 @@ func (rd *reader) storyOf(r pipeline.StatusRecord, results []pipeline.Result) (s
 		s.Waiting = w
 	}
 	return s, nil
+}
+
+// responseKeyOf is the response key (call.Key) call id callID of response
+// responseID is made of: all before its last '-', when that ends in the
+// response id; "" otherwise.
+func responseKeyOf(callID, responseID string) string {
+	i := strings.LastIndexByte(callID, '-')
+	if i < 0 || !strings.HasSuffix(callID[:i], responseID) {
+		return ""
+	}
+	return callID[:i]
 }

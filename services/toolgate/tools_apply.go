@@ -72,6 +72,9 @@ func toolsApply(args []string, tio toolsIO) error {
 	for _, w := range applyWarnings(defs, gs, *groups != "" && !live) {
 		fmt.Fprintln(tio.err, "toolgate: warning: "+w)
 	}
+	for _, w := range roleWarnings(defs, os.Getenv) { // tools_apply_roles.go
+		fmt.Fprintln(tio.err, "toolgate: warning: "+w)
+	}
 	return nil
 }
 

@@ -79,6 +79,7 @@ policies:
   get_weather: {risk: read}
   delete_file: {risk: irreversible, allow: "'admin' in roles"}
 `)
+	t.Setenv("TOOLGATE_IDENTITY_ISSUER", "https://issuer.example") // roles can be verified: no warning of delete_file's (issue 28)
 	out, warn = r.mustRun("", "apply", "-f", tools, "--policy", policies)
 	if warn != "" {
 		t.Errorf("warnings although every tool has a policy now:\n%s", warn)
@@ -216,5 +217,29 @@ func TestToolsShow_names_a_missing_tool(t *testing.T) {
 	}
 	if _, _, err := r.run("", "show", "get_wether"); err == nil || !strings.Contains(err.Error(), "no tool get_wether is registered") {
 		t.Fatalf("show of a missing tool: %v", err)
+	}
+}
+
+// TestToolsApply_warns_of_policies_on_roles_nobody_is_granted: issue 28.
+// Without an identity issuer or users allowed to assert identity, no
+// caller is granted a role, so a policy on roles denies every call; apply
+// says so on the terminal (stderr), naming the tools, and is silent where
+// the deployment verifies roles.
+func TestToolsApply_warns_of_policies_on_roles_nobody_is_granted(t *testing.T) {
+	r := newToolsRig(t)
+	t.Setenv("TOOLGATE_IDENTITY_ISSUER", "")
+	t.Setenv("TOOLGATE_IDENTITY_ASSERT_USERS", "")
+	tools := r.file("tools.yaml", `
+tools:
+  - {name: get_weather, input_schema: {type: object}, policy: {risk: read}}
+  - {name: delete_file, input_schema: {type: object}, policy: {risk: irreversible, allow: "'admin' in roles"}}
+`)
+	_, warn := r.mustRun("", "apply", "-f", tools)
+	if !strings.Contains(warn, "warning: the policy of delete_file names roles") || strings.Contains(warn, "get_weather") || !strings.Contains(warn, "--identity-assert-users") {
+		t.Fatalf("want a warning naming delete_file only, and how roles can be granted:\n%s", warn)
+	}
+	t.Setenv("TOOLGATE_IDENTITY_ASSERT_USERS", "producer")
+	if _, warn := r.mustRun("", "apply", "-f", tools); warn != "" {
+		t.Fatalf("warnings where a user may assert roles:\n%s", warn)
 	}
 }

@@ -124,7 +124,8 @@ func startUp(t *testing.T, o upOptions) *up {
 		t.Fatal(err)
 	}
 	run(t, "toolgate up", u.log, env, bin, "up", "--listen", listen, "--http", httpAddr, "--ingest-http", ingest,
-		"--data", filepath.Join(dir, "data"), "--secrets", u.secrets, "--tools", abs, "--log-level", "info")
+		"--data", filepath.Join(dir, "data"), "--secrets", u.secrets, "--tools", abs, "--log-level", "info",
+		"--identity-assert-users", "producer") // publish's --roles admin counts (issue 28)
 	testenv.Eventually(t, 60*time.Second, 50*time.Millisecond, func() error {
 		resp, err := http.Get("http://" + httpAddr + "/readyz")
 		if err != nil {

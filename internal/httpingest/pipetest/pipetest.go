@@ -35,6 +35,9 @@ import (
 type Options struct {
 	Tenants  []string        // producer-<tenant> users besides the tenant-less producer
 	Identity identity.Config // the stages' identity issuer; zero: dev mode
+	// AssertUsers: the NATS users whose identity headers count without an
+	// issuer, on their own subject (stage.Config.AssertUsers).
+	AssertUsers []string
 }
 
 // Pipe is a running pipeline.
@@ -78,7 +81,7 @@ func Start(t *testing.T, o Options) *Pipe {
 	seals := sealtest.Keys(t)
 	for _, st := range streams.Names() {
 		run(t, stage.Config{
-			Seals: seals, Identity: o.Identity, Exec: stage.ExecConfig{Signer: p.Signer},
+			Seals: seals, Identity: o.Identity, AssertUsers: o.AssertUsers, Exec: stage.ExecConfig{Signer: p.Signer},
 			NATSURL: p.URL, NATSOpts: authz.ClientOptions(st, p.Passwords[st]),
 			RedisURL: rds.URL(), Stages: []string{st}, SkipEnsure: true,
 			Log: zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.ErrorLevel).With().Str("stage", st).Logger(),
