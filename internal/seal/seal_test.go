@@ -264,15 +264,78 @@ func TestSeal_key_files_that_are_refused(t *testing.T) {
 	}
 }
 
+// The verdict table, written out from the state machine's side: for each
+// stage that seals, the status a call stands in when it reaches the stage,
+// and the one move out of it the stage seals. Every other move out of it (a
+// failure, a wait, an abort) is never sealed, nor is any other status. The
+// statuses are literals, not seal's own table, so a change to what a stage
+// seals fails here.
 func TestSeal_failures_and_waits_are_never_sealed(t *testing.T) {
-	for _, st := range seal.Sealing() {
+	table := []struct {
+		stage   string
+		from    call.Status // the status a call reaches the stage in
+		verdict call.Status // the one move the stage seals
+	}{
+		{"accumulate", "", "received"},
+		{"repair", "repairing", "received"},
+		{"parse", "received", "parsed"},
+		{"validate", "parsed", "validated"},
+		{"business", "validated", "business_valid"},
+		{"policy", "business_valid", "approved"},
+		{"policy", "approval_required", "approved"},
+	}
+	for _, c := range table {
+		if c.from != "" && !call.Legal(c.from, c.verdict) {
+			t.Errorf("%s: %s -> %s is not a move of the state machine", c.stage, c.from, c.verdict)
+		}
+		if got := seal.Verdict(c.stage); got != c.verdict {
+			t.Errorf("Verdict(%s) = %q, want %q", c.stage, got, c.verdict)
+		}
+		if c.from != "" {
+			for _, to := range call.Successors(c.from) {
+				if got, want := seal.Passes(c.stage, to), to == c.verdict; got != want {
+					t.Errorf("%s moving a call %s -> %s: Passes = %v, want %v", c.stage, c.from, to, got, want)
+				}
+			}
+		}
 		for _, s := range call.Statuses() {
-			if seal.Passes(st, s) != (s == seal.Verdict(st)) {
-				t.Errorf("%s %s", st, s)
+			if got, want := seal.Passes(c.stage, s), s == c.verdict; got != want {
+				t.Errorf("Passes(%s, %s) = %v, want %v", c.stage, s, got, want)
 			}
 		}
 	}
-	if seal.Passes(seal.Policy, call.ApprovalRequired) || seal.Passes(seal.Execute, call.Executed) {
-		t.Fatal("a wait or execute's outcome is sealed")
+	// Stages that seal nothing, and names that are no stage.
+	for _, st := range []string{"execute", "ingest", "results", ""} {
+		if v := seal.Verdict(st); v != "" {
+			t.Errorf("Verdict(%q) = %q, want none", st, v)
+		}
+		for _, s := range call.Statuses() {
+			if seal.Passes(st, s) {
+				t.Errorf("Passes(%q, %s): %q seals nothing", st, s, st)
+			}
+		}
+	}
+	// The failures and waits each gate can reach, by name: none sealed, and
+	// Seal refuses each.
+	kr := sealtest.Keys(t)
+	for _, c := range []struct {
+		stage  string
+		status call.Status
+	}{
+		{"parse", "invalid_json"}, {"parse", "truncated"}, {"parse", "discarded"},
+		{"validate", "schema_invalid"}, {"validate", "no_such_tool"}, {"validate", "batch_aborted"},
+		{"business", "business_invalid"},
+		{"policy", "approval_required"}, {"policy", "policy_rejected"}, {"policy", "dry_run"},
+		{"repair", "failed"}, {"repair", "needs_clarification"},
+		{"execute", "executed"}, {"execute", "approved"},
+	} {
+		if seal.Passes(c.stage, c.status) {
+			t.Errorf("%s seals a call it moved to %s", c.stage, c.status)
+		}
+		e := approvedCall()
+		e.Status = c.status
+		if err := kr.Seal(c.stage, &e); err == nil {
+			t.Errorf("Seal(%s) sealed a call in %s", c.stage, c.status)
+		}
 	}
 }
