@@ -259,6 +259,17 @@ func TestSeal_key_files_that_are_refused(t *testing.T) {
 			}
 		})
 	}
+	// The error says where and what: the line (counted from 1, comments and
+	// blank lines included) and the key's size.
+	for content, want := range map[string]string{
+		"# seal keys\n\nk1 abcd\n":       "line 3: key k1: want 64 hex digits",
+		"# seal keys\nk1\n":              `line 2: want "<key id> <64 hex digits>"`,
+		"k1 " + strings.Repeat("zz", 32): "line 1: key k1: want 64 hex digits",
+	} {
+		if _, err := seal.ParseKeys([]byte(content)); err == nil || err.Error() != want {
+			t.Errorf("ParseKeys(%q): %v, want %q", content, err, want)
+		}
+	}
 	if _, err := seal.Load(t.TempDir(), []string{seal.Parse}); err == nil || !strings.Contains(err.Error(), "TOOLGATE_SEAL_KEYS") {
 		t.Fatalf("missing file: %v", err)
 	}
@@ -336,6 +347,86 @@ func TestSeal_failures_and_waits_are_never_sealed(t *testing.T) {
 		e.Status = c.status
 		if err := kr.Seal(c.stage, &e); err == nil {
 			t.Errorf("Seal(%s) sealed a call in %s", c.stage, c.status)
+		}
+	}
+}
+
+// Hostile lengths: every field a seal covers may be long (a call id, a
+// tool name, a tenant from a header); sealing and verifying such a call
+// works, and a seal made for it verifies only for it.
+func TestSeal_long_fields_seal_and_verify(t *testing.T) {
+	kr := sealtest.Keys(t)
+	long := strings.Repeat("x", 4096)
+	for name, edit := range map[string]func(e *call.Envelope){
+		"call id":      func(e *call.Envelope) { e.CallID = long },
+		"tool":         func(e *call.Envelope) { e.ToolName = long },
+		"approver":     func(e *call.Envelope) { e.Approval = &call.Decision{By: long, Hash: seal.ArgsHash(e.Arguments)} },
+		"response id":  func(e *call.Envelope) { e.ResponseID = long },
+		"tenant":       func(e *call.Envelope) { e.Request.Tenant = long },
+		"principal":    func(e *call.Envelope) { e.Request.Principal = long },
+		"conversation": func(e *call.Envelope) { e.Request.Conversation = long },
+		"identity":     func(e *call.Envelope) { e.Request.Identity = long },
+		"batch id":     func(e *call.Envelope) { e.Batch.ID = long },
+		"role":         func(e *call.Envelope) { e.Request.Roles = []string{long} },
+	} {
+		t.Run(name, func(t *testing.T) {
+			e := approvedCall()
+			edit(&e)
+			sealtest.Through(t, kr, &e)
+			if _, err := kr.Verify(&e); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
+
+// A gate skipped with every seal that is there genuine: the chain of MACs
+// holds, so only the order of the gates catches it, and the error says
+// which gate is missing.
+func TestSeal_a_skipped_gate_does_not_verify(t *testing.T) {
+	kr := sealtest.Keys(t)
+	for _, c := range []struct {
+		name   string
+		stages []string
+		stage  string // the gate the error names
+		reason string
+	}{
+		{"parse skipped", []string{"accumulate", "validate", "business", "policy"}, "parse", "no parse seal"},
+		{"business skipped", []string{"accumulate", "parse", "validate", "policy"}, "business", "no business seal"},
+		{"no source", []string{"parse", "validate", "business", "policy"}, "accumulate", "no accumulate or repair seal"},
+		{"policy not passed again after a repair", []string{"accumulate", "parse", "validate", "business", "policy", "repair", "parse", "validate", "business"}, "policy", "no policy seal after the call's last entry (seal 5, repair)"},
+		{"parse not passed again after a repair", []string{"accumulate", "parse", "repair", "validate", "business", "policy"}, "parse", "no parse seal after the call's last entry (seal 2, repair)"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			e := approvedCall()
+			for _, st := range c.stages {
+				e.Status = seal.Verdict(st)
+				if err := kr.Seal(st, &e); err != nil {
+					t.Fatal(err)
+				}
+			}
+			e.Status = call.Approved
+			_, err := kr.Verify(&e)
+			var se *seal.Error
+			if !errors.As(err, &se) || se.Stage != c.stage || !strings.HasPrefix(se.Reason, c.reason) {
+				t.Fatalf("Verify: %v, want the %s gate named: %s", err, c.stage, c.reason)
+			}
+		})
+	}
+}
+
+func TestSeal_notes_name_the_stage_and_nothing_else(t *testing.T) {
+	for _, st := range append(seal.Sealing(), seal.Execute) {
+		if got := seal.NoteStage(seal.Note(st)); got != st {
+			t.Errorf("NoteStage(Note(%s)) = %q", st, got)
+		}
+	}
+	if got := seal.Note("policy"); got != "seal of policy" {
+		t.Errorf("Note(policy) = %q", got)
+	}
+	for _, note := range []string{"", "policy", "seal of ", "seal of nothing", "seal of results", "Seal of policy", " seal of policy"} {
+		if got := seal.NoteStage(note); got != "unknown" {
+			t.Errorf("NoteStage(%q) = %q, want unknown", note, got)
 		}
 	}
 }
