@@ -125,7 +125,9 @@ func unleash(gremlins string, coeff int, t target) (results, error) {
 	}
 	tmp.Close()
 	defer os.Remove(tmp.Name())
-	args := []string{"unleash", "--workers", "1", "--test-cpu", "1", "--timeout-coefficient", strconv.Itoa(coeff), "-S", "lt", "-o", tmp.Name()}
+	// No --test-cpu: gremlins v0.6.0 passes it to go test as one argument
+	// ("-cpu 1"), go test fails to start, and every mutant counts as killed.
+	args := []string{"unleash", "--workers", "1", "--timeout-coefficient", strconv.Itoa(coeff), "-S", "lt", "-o", tmp.Name()}
 	ex, err := excludes(t)
 	if err != nil {
 		return results{}, err
