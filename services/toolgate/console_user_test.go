@@ -10,6 +10,7 @@ import (
 	"github.com/nats-io/nats-server/v2/server"
 
 	"github.com/toolgate/toolgate/internal/authz"
+	"github.com/toolgate/toolgate/internal/secrets"
 )
 
 // startUpServer is the NATS server toolgate up embeds, run in the test's own
@@ -35,6 +36,14 @@ func startUpServer(t *testing.T) (ns *server.Server, natsURL, secretsDir string)
 	t.Cleanup(ns.Shutdown)
 	if err := toolsApply([]string{"--nats", lp.adminURL(ns.ClientURL()), "-f", "../../examples/tools.yaml"}, toolsIO{out: io.Discard, err: io.Discard}); err != nil {
 		t.Fatalf("streams and the example tools: %v", err)
+	}
+	// And the console's token file up keeps beside the passwords: one
+	// operator (for a console that asks to log in).
+	if _, err := secrets.Ensure(secretsDir, "console-tokens", func() ([]byte, error) {
+		pw, err := secrets.Random(16)()
+		return append([]byte("operator operator "), pw...), err
+	}); err != nil {
+		t.Fatal(err)
 	}
 	return ns, ns.ClientURL(), secretsDir
 }
