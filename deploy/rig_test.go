@@ -119,8 +119,9 @@ func (r *rig) resultCounts() (map[string]uint64, error) {
 	return out, nil
 }
 
-// exactlyOnce waits until every rid has a result, then fails on any rid
-// with more than one result or an executor run more than once.
+// exactlyOnce waits until every rid has a result and every stage has
+// settled, then fails on any rid with more than one result or an executor
+// run more than once.
 func (r *rig) exactlyOnce(rids []string, within time.Duration) {
 	r.t.Helper()
 	var counts map[string]uint64
@@ -140,7 +141,7 @@ func (r *rig) exactlyOnce(rids []string, within time.Duration) {
 		}
 		return nil
 	})
-	time.Sleep(500 * time.Millisecond) // a late duplicate would land now
+	r.settled(within) // nothing is left that could still land a late duplicate
 	counts, err := r.resultCounts()
 	if err != nil {
 		r.t.Fatal(err)
@@ -157,6 +158,27 @@ func (r *rig) exactlyOnce(rids []string, within time.Duration) {
 			r.t.Errorf("call %s ran %d times", id, n)
 		}
 	}
+}
+
+// settled waits until every stage's consumer has been delivered all its
+// stream holds for it and holds nothing unacknowledged, twice over in
+// pipeline order (a stage's output lands before its input is acknowledged,
+// and repair feeds parse again): after that no redelivery, and so no late
+// duplicate, can come.
+func (r *rig) settled(within time.Duration) {
+	r.t.Helper()
+	testenv.Eventually(r.t, within, 100*time.Millisecond, func() error {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		for range 2 {
+			for _, st := range streams.Names() {
+				if err := testenv.ConsumerIdle(ctx, r.js, streams.StreamOf(st), st); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
 }
 
 // result is the outcome of rid.

@@ -3,11 +3,14 @@ package deploy
 import (
 	"bufio"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
+	"unicode"
 
 	"github.com/compose-spec/compose-go/v2/types"
 	"github.com/nats-io/nats-server/v2/server"
@@ -84,7 +87,10 @@ func TestCompose_refuses_to_start_without_generated_secrets(t *testing.T) {
 }
 
 // TestDeploy_ships_no_password_or_key: nothing committed for deploying
-// carries a credential (a placeholder is one: it is applied as it is).
+// carries a credential (a placeholder is one: it is applied as it is). Each
+// line is scanned for the shapes secrets take (secretShape): PEM blocks,
+// the formats of the files toolgate secrets init writes, a literal assigned
+// to a password, and high-entropy values.
 func TestDeploy_ships_no_password_or_key(t *testing.T) {
 	var files []string
 	for _, root := range []string{".", "../internal/gen/templates"} {
@@ -111,16 +117,105 @@ func TestDeploy_ships_no_password_or_key(t *testing.T) {
 			t.Fatal(err)
 		}
 		sc := bufio.NewScanner(f)
+		sc.Buffer(nil, 1<<20)
 		for n := 1; sc.Scan(); n++ {
-			line := strings.ToLower(sc.Text())
-			for _, bad := range []string{"change" + "-me", "private " + "key-----"} {
-				if strings.Contains(line, bad) {
-					t.Errorf("%s:%d carries a credential (%q): %s", path, n, bad, sc.Text())
-				}
+			if shape := secretShape(sc.Text()); shape != "" {
+				t.Errorf("%s:%d carries a credential (%s): %.200s", path, n, shape, sc.Text())
 			}
+		}
+		if err := sc.Err(); err != nil {
+			t.Fatalf("%s: %v", path, err)
 		}
 		f.Close()
 	}
+}
+
+// The scanner knows the shape of every secret toolgate secrets init makes:
+// each line of each file (the public key aside) is caught, so a new format
+// the scanner misses fails here.
+func TestDeploy_secret_scanner_catches_every_generated_secret(t *testing.T) {
+	dir := t.TempDir()
+	if err := keygen.Init(dir, authz.DefaultConfig()); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range keygen.Files(authz.DefaultConfig()) {
+		if name == execute.PublicKeyFile {
+			continue // public
+		}
+		b, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for line := range strings.Lines(string(b)) {
+			line = strings.TrimSpace(line)
+			if line == "" || strings.HasPrefix(line, keygen.ComposeDirVar+"=") || strings.HasPrefix(line, "TOOLGATE_UID=") || strings.HasPrefix(line, "TOOLGATE_GID=") {
+				continue // not secret: where the files are, whom they belong to
+			}
+			if secretShape(line) == "" {
+				t.Errorf("%s: the scanner misses %q", name, line)
+			}
+		}
+	}
+	// High entropy alone, whatever the format: a random base64 value.
+	if got := secretShape("value: Adl+otQiC8057L8m1lR/ll0COJQqAPgd1MB5rRHBjrM="); got != "a high-entropy value" {
+		t.Errorf("a base64 key: %q", got)
+	}
+	for _, ok := range []string{
+		"image: gcr.io/distroless/static-debian12:nonroot",
+		"      password: $TOOLGATE_NATS_PASSWORD_ADMIN",
+		"      TOOLGATE_NATS_PASSWORD_CONSOLE: ${TOOLGATE_NATS_PASSWORD_CONSOLE:?make them}",
+		"  - ${TOOLGATE_COMPOSE_SECRETS:?x}/nats-admin.password:/etc/toolgate/secrets/nats-admin.password:ro",
+		"            - name: TOOLGATE_NATS_PASSWORD",
+		"        secret:",
+		"JS.API.CONSUMER.DELETE.KV_toolgate_idempotency.>",
+	} {
+		if got := secretShape(ok); got != "" {
+			t.Errorf("%q flagged as %s", ok, got)
+		}
+	}
+}
+
+var secretShapes = []struct {
+	name string
+	re   *regexp.Regexp
+}{
+	{"a PEM block", regexp.MustCompile(`-----BEGIN [A-Z0-9 ]+-----`)},
+	{"a NATS password (tg and 32 hex digits)", regexp.MustCompile(`\btg[0-9a-f]{32}\b`)},
+	{"a seal key line (key id, 64 hex digits)", regexp.MustCompile(`[A-Za-z0-9._-]{1,32} [0-9a-fA-F]{64}\b`)},
+	{"a long hex value", regexp.MustCompile(`[0-9a-fA-F]{32,}`)},
+	{"a literal assigned to a password", regexp.MustCompile(`(?i)(?:^|[^.\w-])(?:password|passwd|token|secret|api[_-]?key|private[_-]?key)["']?\s*[:=][ \t]*["']?[^\s"'$#{}\[\]…,]`)},
+	{"a placeholder", regexp.MustCompile(`(?i)change[-_ ]?me|private key-----`)},
+}
+
+var base64Run = regexp.MustCompile(`[A-Za-z0-9+/=]{20,}`)
+
+// secretShape names the shape of secret line carries, "" for none.
+func secretShape(line string) string {
+	for _, s := range secretShapes {
+		if s.re.MatchString(line) {
+			return s.name
+		}
+	}
+	for _, run := range base64Run.FindAllString(line, -1) {
+		if strings.ContainsAny(run, "0123456789") && strings.ContainsFunc(run, unicode.IsLetter) && entropy(run) >= 4.0 {
+			return "a high-entropy value"
+		}
+	}
+	return ""
+}
+
+// entropy is s's Shannon entropy in bits per character.
+func entropy(s string) float64 {
+	n := map[rune]int{}
+	for _, r := range s {
+		n[r]++
+	}
+	h := 0.0
+	for _, c := range n {
+		p := float64(c) / float64(len(s))
+		h -= p * math.Log2(p)
+	}
+	return h
 }
 
 func TestKustomize_stages_mount_only_their_own_keys(t *testing.T) {

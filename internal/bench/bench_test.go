@@ -35,6 +35,13 @@ func TestCeiling_every_message_crosses_every_hop_once(t *testing.T) {
 	if st.Count != 300 || len(st.Latencies) != 300 || st.Rate() <= 0 {
 		t.Fatalf("ceiling stats %v", st)
 	}
+	// Once: no message arrived twice, and each was stored once per hop.
+	if st.Duplicates != 0 {
+		t.Fatalf("%d duplicate arrivals at the last hop", st.Duplicates)
+	}
+	if st.Stored != 300*Hops {
+		t.Fatalf("%d messages stored, want %d (300 messages, %d hops)", st.Stored, 300*Hops, Hops)
+	}
 }
 
 // The ceiling's traffic is known exactly, in either layout: each message is

@@ -92,7 +92,19 @@ func Ceiling(ctx context.Context, nc *nats.Conn, js jetstream.JetStream, n, size
 	for range Hops - 1 {
 		<-done
 	}
-	st := Stats{Name: "ceiling, " + layout.String(), Count: n, Elapsed: elapsed, Latencies: rec.lat}
+	// A duplicate can land after the last first arrival: count them once the
+	// workers have stopped and the last hop's subscriber has drained.
+	closed := sub.StatusChanged(nats.SubscriptionClosed)
+	if err := sub.Drain(); err != nil {
+		return Stats{}, fmt.Errorf("bench: %w", err)
+	}
+	select {
+	case <-closed:
+	case <-time.After(10 * time.Second):
+		return Stats{}, fmt.Errorf("bench: ceiling: the last hop's subscriber did not drain")
+	}
+	_, dupes, unknown := rec.counts()
+	st := Stats{Name: "ceiling, " + layout.String(), Count: n, Elapsed: elapsed, Latencies: rec.lat, Duplicates: dupes + unknown}
 	for _, s := range streams { // js.Stream reads the info now, before the deferred deletes
 		if str, err := js.Stream(ctx, s.name); err == nil {
 			st.Stored += int64(str.CachedInfo().State.LastSeq)

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"fmt"
 	"slices"
 
 	"github.com/nats-io/nats-server/v2/server"
@@ -27,6 +28,9 @@ func Ceilings(ctx context.Context, s *server.Server, nc *nats.Conn, js jetstream
 		st, err := Ceiling(ctx, nc, js, n, size, storage, l)
 		if err != nil {
 			return nil, err
+		}
+		if st.Duplicates > 0 { // a hop delivered twice: the worker is broken, not slow
+			return nil, fmt.Errorf("bench: ceiling, %s: %d duplicate arrivals", l, st.Duplicates)
 		}
 		t1, err := ReadTraffic(ctx, s, js)
 		if err != nil {

@@ -19,8 +19,8 @@ func TestCeiling_stream_per_hop_stores_each_hop_in_its_own_stream(t *testing.T) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st.Count != 100 || len(st.Latencies) != 100 || st.Stored != 100*Hops {
-		t.Fatalf("ceiling stats: count %d, %d latencies, %d stored; want 100, 100, %d", st.Count, len(st.Latencies), st.Stored, 100*Hops)
+	if st.Count != 100 || len(st.Latencies) != 100 || st.Stored != 100*Hops || st.Duplicates != 0 {
+		t.Fatalf("ceiling stats: count %d, %d latencies, %d stored, %d duplicates; want 100, 100, %d, 0", st.Count, len(st.Latencies), st.Stored, st.Duplicates, 100*Hops)
 	}
 	if got := StreamPerHop.streams(); len(got) != Hops || got[3].subjects[0] != hopSubject(3) || StreamPerHop.stream(3) != got[3].name {
 		t.Fatalf("per-hop streams %v", got)

@@ -23,6 +23,9 @@ type Stats struct {
 	// run knows it itself (the ceiling: its stream's last sequence, read
 	// before the stream is deleted); 0: see ReadTraffic.
 	Stored int64
+	// Duplicates is how many arrivals repeated one before them or carried
+	// an id never sent, when the run counts them itself (the ceiling).
+	Duplicates int
 }
 
 // Rate is messages (calls) per second.

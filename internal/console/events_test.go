@@ -3,10 +3,13 @@ package console
 import (
 	"bufio"
 	"context"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/toolgate/toolgate/internal/testenv"
 )
 
 // firstEvent reads the first data line of topic's event stream.
@@ -84,7 +87,33 @@ func TestEvents_streams_are_bounded(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
+	// The first stream is served: a live event stream with an event on it.
+	if resp.StatusCode != http.StatusOK || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		t.Fatalf("the first stream: %d %q, want 200 text/event-stream", resp.StatusCode, resp.Header.Get("Content-Type"))
+	}
+	sc := bufio.NewScanner(resp.Body)
+	for !strings.HasPrefix(sc.Text(), "data: ") {
+		if !sc.Scan() {
+			t.Fatalf("the first stream ended without an event: %v", sc.Err())
+		}
+	}
 	if code, _ := r.get(Prefix + "events?topic=overview"); code != http.StatusServiceUnavailable {
 		t.Fatalf("a second stream over the bound: %d, want 503", code)
 	}
+	// Closing the first frees its place.
+	cancel()
+	testenv.Eventually(t, 5*time.Second, 10*time.Millisecond, func() error {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, r.ts.URL+Prefix+"events?topic=overview", nil)
+		resp, err := r.c.Do(req)
+		if err != nil {
+			return err
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("a stream after the first closed: %d", resp.StatusCode)
+		}
+		return nil
+	})
 }

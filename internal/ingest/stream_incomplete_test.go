@@ -180,7 +180,9 @@ func TestStream_replica_killed_holding_the_terminal_event_loses_and_duplicates_n
 	f := loadStreamFixture(t, provider.Anthropic, "claude-3-7-sonnet-tool-use.stream.sse")[0]
 	rid := ridOf("replica", f.name)
 	terminal := len(f.events) // message_stop is the last event
-	a := gate(jsA, 500*time.Millisecond)
+	// A's idle timer never fires: A cannot finish the response from what the
+	// stream holds before it dies, so only B's takeover can.
+	a := gate(jsA, time.Hour)
 	var killed, handled atomic.Int32
 	runAccumulate(t, jsA, a, func(ctx context.Context, m worker.Msg) ([]worker.Output, error) {
 		if m.Header.Get(streams.HeaderSeq) == fmt.Sprint(terminal) {
@@ -198,14 +200,18 @@ func TestStream_replica_killed_holding_the_terminal_event_loses_and_duplicates_n
 		}
 		return nil
 	})
-	// A's idle timer may already have assembled the response from what the
-	// stream holds (on a loaded machine A reaches the terminal event late):
-	// that is correct too, and the exactly-once check below covers it.
 	if got := r.parsedFor(rid); len(got) != 0 {
-		t.Logf("%d calls reached parse through A's timer before A died", len(got))
+		t.Fatalf("%d calls reached parse before the takeover; A died without publishing", len(got))
 	}
 	_, jsB := testenv.Connect(t, r.srv)
-	runAccumulate(t, jsB, gate(jsB, 500*time.Millisecond), nil)
+	b := gate(jsB, 500*time.Millisecond)
+	var bTerminal atomic.Int32
+	runAccumulate(t, jsB, b, func(ctx context.Context, m worker.Msg) ([]worker.Output, error) {
+		if m.Header.Get(streams.HeaderSeq) == fmt.Sprint(terminal) {
+			bTerminal.Add(1)
+		}
+		return b.Handle(ctx, m)
+	})
 	r.finishedMark(t, rid)
 	testenv.Eventually(t, 5*time.Second, 10*time.Millisecond, func() error {
 		if n := len(r.parsedFor(rid)); n < len(f.want.Calls) {
@@ -217,5 +223,8 @@ func TestStream_replica_killed_holding_the_terminal_event_loses_and_duplicates_n
 	checkParsed(t, r.parsedFor(rid), f.want)
 	if handled.Load() == 0 {
 		t.Error("replica A handled no event before it died")
+	}
+	if bTerminal.Load() == 0 {
+		t.Error("replica B never handled the terminal event A died holding: no takeover")
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -65,14 +66,8 @@ func TestComplete_500_every_time_gives_up_after_max_retries_plus_one(t *testing.
 	if !errors.Is(err, ErrExhausted) || !errors.As(err, &he) || he.Status != 500 || !Retryable(err) {
 		t.Fatalf("err = %v; want ErrExhausted wrapping HTTPError 500, retryable", err)
 	}
-	w := sl.all()
-	if len(w) != 2 {
-		t.Fatalf("waits = %v, want 2", w)
-	}
 	// Exponential with equal jitter: [250ms,500ms], then [400ms,800ms] (capped).
-	if w[0] < 250*time.Millisecond || w[0] > 500*time.Millisecond || w[1] < 400*time.Millisecond || w[1] > 800*time.Millisecond {
-		t.Errorf("waits = %v, outside the backoff bounds", w)
-	}
+	backoffSchedule(t, sl.all(), 2, 800*time.Millisecond)
 }
 
 func TestComplete_400_is_permanent_and_not_retried(t *testing.T) {
@@ -103,10 +98,30 @@ func TestComplete_retry_after_beyond_max_backoff_is_returned_not_waited(t *testi
 
 func TestComplete_hanging_server_times_out_after_bounded_requests(t *testing.T) {
 	srv := newScripted(t, reply{hang: true})
-	c, _ := newTestClient(t, ProtocolOpenAIChat, srv, func(c *Config) { c.Timeout = 50 * time.Millisecond; c.MaxRetries = 1 })
+	c, sl := newTestClient(t, ProtocolOpenAIChat, srv, func(c *Config) { c.Timeout = 50 * time.Millisecond; c.MaxRetries = 1 })
 	_, n, err := c.Complete(context.Background(), testRequest())
-	if n != 2 || !errors.Is(err, ErrTimeout) || !errors.Is(err, ErrExhausted) {
-		t.Fatalf("n=%d err=%v; want 2 requests ending in ErrExhausted wrapping ErrTimeout", n, err)
+	if n != 2 || len(srv.requests()) != 2 || !errors.Is(err, ErrTimeout) || !errors.Is(err, ErrExhausted) {
+		t.Fatalf("n=%d (server saw %d) err=%v; want 2 requests ending in ErrExhausted wrapping ErrTimeout", n, len(srv.requests()), err)
+	}
+	backoffSchedule(t, sl.all(), 1, DefaultMaxBackoff)
+}
+
+// backoffSchedule checks waits are the retries' backoff, written out: before
+// retry k (1-based), exponential from 500ms doubling up to max, drawn in
+// its upper half ("equal jitter").
+func backoffSchedule(t *testing.T, waits []time.Duration, retries int, max time.Duration) {
+	t.Helper()
+	if len(waits) != retries {
+		t.Fatalf("waits = %v, want %d", waits, retries)
+	}
+	d := 500 * time.Millisecond
+	for k, w := range waits {
+		if k > 0 {
+			d = min(2*d, max)
+		}
+		if w < d/2 || w > d {
+			t.Errorf("wait before retry %d = %v, want within [%v, %v] (all: %v)", k+1, w, d/2, d, waits)
+		}
 	}
 }
 
@@ -117,15 +132,24 @@ func TestComplete_connection_refused_is_retried_then_exhausted(t *testing.T) {
 	}
 	addr := ln.Addr().String()
 	ln.Close()
+	// No server to count on: count the dials where they leave the client.
+	var dials atomic.Int32
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	dial := tr.DialContext
+	tr.DialContext = func(ctx context.Context, network, address string) (net.Conn, error) {
+		dials.Add(1)
+		return dial(ctx, network, address)
+	}
 	sl := &sleeps{}
-	c, err := NewClient(Config{Protocol: ProtocolOpenAIChat, Endpoint: "http://" + addr + "/v1", Model: "m", MaxRetries: 2}, nil, WithSleep(sl.sleep))
+	c, err := NewClient(Config{Protocol: ProtocolOpenAIChat, Endpoint: "http://" + addr + "/v1", Model: "m", MaxRetries: 2}, &http.Client{Transport: tr}, WithSleep(sl.sleep))
 	if err != nil {
 		t.Fatal(err)
 	}
 	_, n, err := c.Complete(context.Background(), testRequest())
-	if n != 3 || !errors.Is(err, ErrExhausted) || !Retryable(err) {
-		t.Fatalf("n=%d err=%v; want 3 requests, exhausted", n, err)
+	if n != 3 || dials.Load() != 3 || !errors.Is(err, ErrExhausted) || !Retryable(err) {
+		t.Fatalf("n=%d (dialled %d) err=%v; want 3 requests, exhausted", n, dials.Load(), err)
 	}
+	backoffSchedule(t, sl.all(), 2, DefaultMaxBackoff)
 }
 
 func TestComplete_cancelled_context_stops_while_waiting(t *testing.T) {

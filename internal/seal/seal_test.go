@@ -259,20 +259,174 @@ func TestSeal_key_files_that_are_refused(t *testing.T) {
 			}
 		})
 	}
+	// The error says where and what: the line (counted from 1, comments and
+	// blank lines included) and the key's size.
+	for content, want := range map[string]string{
+		"# seal keys\n\nk1 abcd\n":       "line 3: key k1: want 64 hex digits",
+		"# seal keys\nk1\n":              `line 2: want "<key id> <64 hex digits>"`,
+		"k1 " + strings.Repeat("zz", 32): "line 1: key k1: want 64 hex digits",
+	} {
+		if _, err := seal.ParseKeys([]byte(content)); err == nil || err.Error() != want {
+			t.Errorf("ParseKeys(%q): %v, want %q", content, err, want)
+		}
+	}
 	if _, err := seal.Load(t.TempDir(), []string{seal.Parse}); err == nil || !strings.Contains(err.Error(), "TOOLGATE_SEAL_KEYS") {
 		t.Fatalf("missing file: %v", err)
 	}
 }
 
+// The verdict table, written out from the state machine's side: for each
+// stage that seals, the status a call stands in when it reaches the stage,
+// and the one move out of it the stage seals. Every other move out of it (a
+// failure, a wait, an abort) is never sealed, nor is any other status. The
+// statuses are literals, not seal's own table, so a change to what a stage
+// seals fails here.
 func TestSeal_failures_and_waits_are_never_sealed(t *testing.T) {
-	for _, st := range seal.Sealing() {
+	table := []struct {
+		stage   string
+		from    call.Status // the status a call reaches the stage in
+		verdict call.Status // the one move the stage seals
+	}{
+		{"accumulate", "", "received"},
+		{"repair", "repairing", "received"},
+		{"parse", "received", "parsed"},
+		{"validate", "parsed", "validated"},
+		{"business", "validated", "business_valid"},
+		{"policy", "business_valid", "approved"},
+		{"policy", "approval_required", "approved"},
+	}
+	for _, c := range table {
+		if c.from != "" && !call.Legal(c.from, c.verdict) {
+			t.Errorf("%s: %s -> %s is not a move of the state machine", c.stage, c.from, c.verdict)
+		}
+		if got := seal.Verdict(c.stage); got != c.verdict {
+			t.Errorf("Verdict(%s) = %q, want %q", c.stage, got, c.verdict)
+		}
+		if c.from != "" {
+			for _, to := range call.Successors(c.from) {
+				if got, want := seal.Passes(c.stage, to), to == c.verdict; got != want {
+					t.Errorf("%s moving a call %s -> %s: Passes = %v, want %v", c.stage, c.from, to, got, want)
+				}
+			}
+		}
 		for _, s := range call.Statuses() {
-			if seal.Passes(st, s) != (s == seal.Verdict(st)) {
-				t.Errorf("%s %s", st, s)
+			if got, want := seal.Passes(c.stage, s), s == c.verdict; got != want {
+				t.Errorf("Passes(%s, %s) = %v, want %v", c.stage, s, got, want)
 			}
 		}
 	}
-	if seal.Passes(seal.Policy, call.ApprovalRequired) || seal.Passes(seal.Execute, call.Executed) {
-		t.Fatal("a wait or execute's outcome is sealed")
+	// Stages that seal nothing, and names that are no stage.
+	for _, st := range []string{"execute", "ingest", "results", ""} {
+		if v := seal.Verdict(st); v != "" {
+			t.Errorf("Verdict(%q) = %q, want none", st, v)
+		}
+		for _, s := range call.Statuses() {
+			if seal.Passes(st, s) {
+				t.Errorf("Passes(%q, %s): %q seals nothing", st, s, st)
+			}
+		}
+	}
+	// The failures and waits each gate can reach, by name: none sealed, and
+	// Seal refuses each.
+	kr := sealtest.Keys(t)
+	for _, c := range []struct {
+		stage  string
+		status call.Status
+	}{
+		{"parse", "invalid_json"}, {"parse", "truncated"}, {"parse", "discarded"},
+		{"validate", "schema_invalid"}, {"validate", "no_such_tool"}, {"validate", "batch_aborted"},
+		{"business", "business_invalid"},
+		{"policy", "approval_required"}, {"policy", "policy_rejected"}, {"policy", "dry_run"},
+		{"repair", "failed"}, {"repair", "needs_clarification"},
+		{"execute", "executed"}, {"execute", "approved"},
+	} {
+		if seal.Passes(c.stage, c.status) {
+			t.Errorf("%s seals a call it moved to %s", c.stage, c.status)
+		}
+		e := approvedCall()
+		e.Status = c.status
+		if err := kr.Seal(c.stage, &e); err == nil {
+			t.Errorf("Seal(%s) sealed a call in %s", c.stage, c.status)
+		}
+	}
+}
+
+// Hostile lengths: every field a seal covers may be long (a call id, a
+// tool name, a tenant from a header); sealing and verifying such a call
+// works, and a seal made for it verifies only for it.
+func TestSeal_long_fields_seal_and_verify(t *testing.T) {
+	kr := sealtest.Keys(t)
+	long := strings.Repeat("x", 4096)
+	for name, edit := range map[string]func(e *call.Envelope){
+		"call id":      func(e *call.Envelope) { e.CallID = long },
+		"tool":         func(e *call.Envelope) { e.ToolName = long },
+		"approver":     func(e *call.Envelope) { e.Approval = &call.Decision{By: long, Hash: seal.ArgsHash(e.Arguments)} },
+		"response id":  func(e *call.Envelope) { e.ResponseID = long },
+		"tenant":       func(e *call.Envelope) { e.Request.Tenant = long },
+		"principal":    func(e *call.Envelope) { e.Request.Principal = long },
+		"conversation": func(e *call.Envelope) { e.Request.Conversation = long },
+		"identity":     func(e *call.Envelope) { e.Request.Identity = long },
+		"batch id":     func(e *call.Envelope) { e.Batch.ID = long },
+		"role":         func(e *call.Envelope) { e.Request.Roles = []string{long} },
+	} {
+		t.Run(name, func(t *testing.T) {
+			e := approvedCall()
+			edit(&e)
+			sealtest.Through(t, kr, &e)
+			if _, err := kr.Verify(&e); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
+
+// A gate skipped with every seal that is there genuine: the chain of MACs
+// holds, so only the order of the gates catches it, and the error says
+// which gate is missing.
+func TestSeal_a_skipped_gate_does_not_verify(t *testing.T) {
+	kr := sealtest.Keys(t)
+	for _, c := range []struct {
+		name   string
+		stages []string
+		stage  string // the gate the error names
+		reason string
+	}{
+		{"parse skipped", []string{"accumulate", "validate", "business", "policy"}, "parse", "no parse seal"},
+		{"business skipped", []string{"accumulate", "parse", "validate", "policy"}, "business", "no business seal"},
+		{"no source", []string{"parse", "validate", "business", "policy"}, "accumulate", "no accumulate or repair seal"},
+		{"policy not passed again after a repair", []string{"accumulate", "parse", "validate", "business", "policy", "repair", "parse", "validate", "business"}, "policy", "no policy seal after the call's last entry (seal 5, repair)"},
+		{"parse not passed again after a repair", []string{"accumulate", "parse", "repair", "validate", "business", "policy"}, "parse", "no parse seal after the call's last entry (seal 2, repair)"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			e := approvedCall()
+			for _, st := range c.stages {
+				e.Status = seal.Verdict(st)
+				if err := kr.Seal(st, &e); err != nil {
+					t.Fatal(err)
+				}
+			}
+			e.Status = call.Approved
+			_, err := kr.Verify(&e)
+			var se *seal.Error
+			if !errors.As(err, &se) || se.Stage != c.stage || !strings.HasPrefix(se.Reason, c.reason) {
+				t.Fatalf("Verify: %v, want the %s gate named: %s", err, c.stage, c.reason)
+			}
+		})
+	}
+}
+
+func TestSeal_notes_name_the_stage_and_nothing_else(t *testing.T) {
+	for _, st := range append(seal.Sealing(), seal.Execute) {
+		if got := seal.NoteStage(seal.Note(st)); got != st {
+			t.Errorf("NoteStage(Note(%s)) = %q", st, got)
+		}
+	}
+	if got := seal.Note("policy"); got != "seal of policy" {
+		t.Errorf("Note(policy) = %q", got)
+	}
+	for _, note := range []string{"", "policy", "seal of ", "seal of nothing", "seal of results", "Seal of policy", " seal of policy"} {
+		if got := seal.NoteStage(note); got != "unknown" {
+			t.Errorf("NoteStage(%q) = %q, want unknown", note, got)
+		}
 	}
 }

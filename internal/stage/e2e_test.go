@@ -197,12 +197,26 @@ func TestPipeline_same_response_published_twice_executes_once(t *testing.T) {
 	if _, err := p.js.PublishMsg(p.ctx, m); err != nil {
 		t.Fatal(err)
 	}
-	p.publish("resp-dup", "openai-chat", body) // and once more with the original id
-	time.Sleep(500 * time.Millisecond)         // give a duplicate every chance to run
+	// And once more with the original message id: the stream refuses it.
+	m = nats.NewMsg(streams.SubjectInResponse)
+	m.Data = body
+	m.Header.Set(streams.HeaderProvider, "openai-chat")
+	m.Header.Set(streams.HeaderResponseID, "resp-dup")
+	if ack, err := p.js.PublishMsg(p.ctx, m, jetstream.WithMsgID("resp-dup")); err != nil || !ack.Duplicate {
+		t.Fatalf("the original message id again: ack %+v, %v; want a duplicate", ack, err)
+	}
+	// The stored duplicate has run its course once every stage, in pipeline
+	// order, has been delivered all it holds and acknowledged it: nothing is
+	// left that could still execute.
+	p.allSettled()
 	if n := p.executed.Load(); n != 1 {
 		t.Fatalf("executed %d times, want exactly 1", n)
 	}
-	for _, r := range p.results("resp-dup") {
+	rs := p.results("resp-dup")
+	if len(rs) != 1 {
+		t.Fatalf("%d results, want 1", len(rs))
+	}
+	for _, r := range rs {
 		if r["status"] != "executed" {
 			t.Fatalf("a duplicate ended %v, want executed (stored result)", r["status"])
 		}

@@ -2,6 +2,7 @@ package stage
 
 import (
 	"fmt"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -15,23 +16,51 @@ import (
 // in hand, outcome_unknown when it could not be decided — never lost.
 func TestExecute_redis_restarted_mid_run_runs_nothing_twice_and_loses_nothing(t *testing.T) {
 	const n = 24
-	r := newExecRig(t, func(_ int32, c toolserver.Call) (any, error) {
+	// The fifth call on holds the tool until Redis is down: those calls are
+	// in flight, their answers come back to an execute stage without Redis.
+	redisDown := make(chan struct{})
+	var down atomic.Bool
+	var answered, answeredDown atomic.Int32
+	r := newExecRig(t, func(k int32, c toolserver.Call) (any, error) {
 		time.Sleep(40 * time.Millisecond)
+		if k >= 5 {
+			<-redisDown
+		}
+		if down.Load() {
+			answeredDown.Add(1)
+		}
+		answered.Add(1)
 		return map[string]any{"call": c.ID}, nil
 	})
 	r.startInProcess()
 	for i := range n {
 		r.publishApproved(approvedCall("resp-redis", i, fmt.Sprintf(`{"amount":%d}`, i+1)), fmt.Sprintf("redis-%d", i))
 	}
-	// Let some calls run, then take Redis away mid-run and bring it back.
+	// Let some calls run and one reach the tool, then take Redis away.
 	testenv.Eventually(t, 20*time.Second, 5*time.Millisecond, func() error {
-		if r.effects.Load() < 4 {
-			return fmt.Errorf("%d calls ran so far", r.effects.Load())
+		if r.effects.Load() < 5 {
+			return fmt.Errorf("%d calls reached the tool so far", r.effects.Load())
 		}
 		return nil
 	})
 	r.rds.Stop()
-	time.Sleep(1500 * time.Millisecond)
+	down.Store(true)
+	if got := len(r.byCall("resp-redis")); got >= n {
+		t.Fatalf("all %d calls had ended before Redis stopped: nothing proven", got)
+	}
+	held := r.effects.Load() - answered.Load()
+	close(redisDown)
+	// Redis stays down until every call in flight at the tool has answered.
+	testenv.Eventually(t, 20*time.Second, 5*time.Millisecond, func() error {
+		if answeredDown.Load() < held {
+			return fmt.Errorf("%d of %d calls in flight answered while Redis was down", answeredDown.Load(), held)
+		}
+		return nil
+	})
+	if held < 1 {
+		t.Fatal("no call was at the tool when Redis stopped: nothing proven")
+	}
+	down.Store(false)
 	r.rds.Start()
 
 	r.waitResults("resp-redis", n)
@@ -70,5 +99,5 @@ func TestExecute_redis_restarted_mid_run_runs_nothing_twice_and_loses_nothing(t 
 		}
 		return nil
 	})
-	t.Logf("after a Redis restart: %v, %d requests to the tool", statuses, r.requests.Load())
+	t.Logf("after a Redis restart: %v, %d requests to the tool, %d answered while Redis was down", statuses, r.requests.Load(), answeredDown.Load())
 }

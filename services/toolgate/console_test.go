@@ -154,13 +154,14 @@ func TestUp_serves_the_console_on_its_http_address(t *testing.T) {
 }
 
 func TestConsole_command_connects_as_the_console_user(t *testing.T) {
-	natsURL, _, secretsDir := startUpHTTP(t)
+	ns, natsURL, secretsDir := startUpServer(t) // console_user_test.go
 	addr := freeAddr(t)
 	log := runBin(t, addr, []string{"TOOLGATE_SECRETS=" + secretsDir, "TOOLGATE_NATS_USER=", "TOOLGATE_CONSOLE_TOKENS="}, "console", "--listen", addr, "--nats", natsURL)
 	consoleReadsEverything(t, consoleLogin(t, "http://"+addr, secretsDir), "http://"+addr)
 	if strings.Contains(log.String(), "Permissions Violation") {
 		t.Errorf("permission violations:\n%s", log)
 	}
+	onlyConsoleConnected(t, ns)
 }
 
 func TestConsole_without_a_token_file_refuses_on_any_address(t *testing.T) {
