@@ -50,28 +50,8 @@ func Run(ctx context.Context, src Source, ev *Evaluator) (*Report, error) {
 	if err != nil {
 		return nil, fmt.Errorf("whatif: read %s: %w", streams.StreamIn, err)
 	}
-	err = src.inputs(ctx, in, func(m *jetstream.RawStreamMsg) {
-		envs, err := Envelopes(m.Header, m.Data, m.Sequence)
-		if err != nil {
-			return // accumulate refused it too: it made no calls
-		}
-		for _, e := range envs {
-			for _, out := range ev.Evaluate(ctx, e) {
-				rec, ok := recs[out.CallID]
-				if !ok {
-					if src.Tool == "" || src.Tool == out.ToolName {
-						rep.Skip(publicName(ev, out.ToolName), SkipNoRecord)
-					}
-					continue
-				}
-				if rec.done {
-					continue // the same input stored twice
-				}
-				rec.done = true
-				compare(rep, rec, out)
-			}
-		}
-	})
+	w := window{ev: ev, rep: rep, recs: recs, tool: src.Tool}
+	kept, err := src.inputs(ctx, in, func(m *jetstream.RawStreamMsg) { w.input(ctx, m.Header, m.Data, m.Sequence) })
 	if err != nil {
 		return nil, err
 	}
@@ -79,12 +59,21 @@ func Run(ctx context.Context, src Source, ev *Evaluator) (*Report, error) {
 		if rec.done {
 			continue
 		}
-		// Not among the whole responses: the events of a streamed one,
-		// or nothing any more.
-		if _, err := in.GetLastMsgForSubject(ctx, streams.InStream(rec.ResponseID)); err == nil {
-			rep.Skip(rec.Tool, SkipStreamed)
-		} else {
+		if rec.CreatedAt.Before(kept) {
 			rep.Skip(rec.Tool, SkipAgedOut)
+			continue
+		}
+		// Not among the whole responses although the stream still
+		// reaches back that far: the events of a streamed one, or an
+		// input deleted.
+		_, err := in.GetLastMsgForSubject(ctx, streams.InStream(rec.ResponseID))
+		switch {
+		case err == nil:
+			rep.Skip(rec.Tool, SkipStreamed)
+		case errors.Is(err, jetstream.ErrMsgNotFound):
+			rep.Skip(rec.Tool, SkipAgedOut)
+		default:
+			return nil, fmt.Errorf("whatif: read %s: %w", streams.StreamIn, err)
 		}
 	}
 	return rep, nil
@@ -92,16 +81,19 @@ func Run(ctx context.Context, src Source, ev *Evaluator) (*Report, error) {
 
 // inputs hands f every whole response (toolgate.in.response) TOOLGATE_IN
 // holds from src.Since, in order, one message get at a time: it needs no
-// consumer, so a reader cannot take work from accumulate's.
-func (src Source) inputs(ctx context.Context, in jetstream.Stream, f func(*jetstream.RawStreamMsg)) error {
+// consumer, so a reader cannot take work from accumulate's. kept is the
+// time of the oldest message the stream holds: calls made before it have
+// aged out.
+func (src Source) inputs(ctx context.Context, in jetstream.Stream, f func(*jetstream.RawStreamMsg)) (kept time.Time, err error) {
 	info, err := in.Info(ctx)
 	if err != nil {
-		return fmt.Errorf("whatif: read %s: %w", streams.StreamIn, err)
+		return kept, fmt.Errorf("whatif: read %s: %w", streams.StreamIn, err)
 	}
 	first, last := info.State.FirstSeq, info.State.LastSeq
 	if info.State.Msgs == 0 {
-		return nil
+		return time.Now(), nil
 	}
+	kept = info.State.FirstTime
 	get := func(seq uint64) (*jetstream.RawStreamMsg, error) {
 		m, err := in.GetMsg(ctx, seq, jetstream.WithGetMsgSubject(streams.SubjectInResponse))
 		if errors.Is(err, jetstream.ErrMsgNotFound) {
@@ -119,7 +111,7 @@ func (src Source) inputs(ctx context.Context, in jetstream.Stream, f func(*jetst
 		mid := lo + (hi-lo)/2
 		m, err := get(mid)
 		if err != nil {
-			return err
+			return kept, err
 		}
 		if m == nil || !m.Time.Before(src.Since) {
 			hi = mid
@@ -131,7 +123,7 @@ func (src Source) inputs(ctx context.Context, in jetstream.Stream, f func(*jetst
 	for seq := lo; seq <= last; {
 		m, err := get(seq)
 		if err != nil {
-			return err
+			return kept, err
 		}
 		if m == nil || m.Sequence > last {
 			break
@@ -143,7 +135,41 @@ func (src Source) inputs(ctx context.Context, in jetstream.Stream, f func(*jetst
 			src.Progress(seq-lo, last+1-lo)
 		}
 	}
-	return nil
+	return kept, nil
+}
+
+// window is the re-evaluation of one window: the records of its calls,
+// and the report they go into.
+type window struct {
+	ev   *Evaluator
+	rep  *Report
+	recs map[string]*Recorded
+	tool string
+}
+
+// input re-evaluates the calls of one whole response stored in TOOLGATE_IN
+// and compares each with its record.
+func (w *window) input(ctx context.Context, h nats.Header, data []byte, seq uint64) {
+	envs, err := Envelopes(h, data, seq)
+	if err != nil {
+		return // accumulate refused it too: it made no calls
+	}
+	for _, e := range envs {
+		for _, out := range w.ev.Evaluate(ctx, e) {
+			rec, ok := w.recs[out.CallID]
+			if !ok {
+				if w.tool == "" || w.tool == out.ToolName {
+					w.rep.Skip(publicName(w.ev, out.ToolName), SkipNoRecord)
+				}
+				continue
+			}
+			if rec.done {
+				continue // the same input stored twice
+			}
+			rec.done = true
+			compare(w.rep, rec, out)
+		}
+	}
 }
 
 // compare adds rec, re-evaluated as out, to rep.
@@ -151,6 +177,8 @@ func compare(rep *Report, rec *Recorded, out call.Envelope) {
 	switch {
 	case rec.Verified:
 		rep.Skip(rec.Tool, SkipToken)
+	case rec.Fate.Kind == Other && !rec.Status.Terminal():
+		rep.Skip(rec.Tool, SkipInFlight)
 	case rec.Fate.Kind == Other:
 		rep.Skip(rec.Tool, SkipOtherEnded)
 	default:
@@ -168,48 +196,47 @@ func publicName(ev *Evaluator, name string) string {
 }
 
 // records reads the window's status records: the latest of each call,
-// through an ordered consumer (the watch a console may make). A record
-// that is not one is counted in rep and left out.
+// through a watch of the bucket (an ordered push consumer with flow
+// control, what a console may make). A record that is not one is counted
+// in rep and left out.
 func (src Source) records(ctx context.Context, rep *Report) (map[string]*Recorded, error) {
 	recs := map[string]*Recorded{}
-	name := "KV_" + streams.BucketCalls
-	st, err := src.JS.Stream(ctx, name)
+	kv, err := src.JS.KeyValue(ctx, streams.BucketCalls)
 	if err != nil {
-		return nil, fmt.Errorf("whatif: read %s: %w", name, err)
+		return nil, fmt.Errorf("whatif: read %s: %w", streams.BucketCalls, err)
 	}
-	if st.CachedInfo().State.Msgs == 0 {
-		return recs, nil
-	}
-	cons, err := src.JS.OrderedConsumer(ctx, name, jetstream.OrderedConsumerConfig{DeliverPolicy: jetstream.DeliverLastPerSubjectPolicy})
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	w, err := kv.WatchAll(wctx, jetstream.IgnoreDeletes())
 	if err != nil {
-		return nil, fmt.Errorf("whatif: read %s: %w", name, err)
+		return nil, fmt.Errorf("whatif: read %s: %w", streams.BucketCalls, err)
 	}
-	it, err := cons.Messages(jetstream.PullMaxMessages(256))
-	if err != nil {
-		return nil, fmt.Errorf("whatif: read %s: %w", name, err)
-	}
-	defer it.Stop()
-	prefix := "$KV." + streams.BucketCalls + "."
+	defer w.Stop()
+	t := time.NewTimer(idle)
+	defer t.Stop()
 	for n := 0; ; n++ {
-		m, err := nextMsg(ctx, it)
-		if err != nil {
-			return nil, fmt.Errorf("whatif: read %s after %d records: %w", name, n, err)
-		}
-		meta, err := m.Metadata()
-		if err != nil {
-			return nil, fmt.Errorf("whatif: read %s: %w", name, err)
-		}
-		src.record(rep, recs, strings.TrimPrefix(m.Subject(), prefix), m.Headers().Get("KV-Operation"), m.Data())
-		if meta.NumPending == 0 {
-			return recs, nil
+		select {
+		case e, ok := <-w.Updates():
+			if !ok {
+				return nil, fmt.Errorf("whatif: read %s: the watch ended after %d records", streams.BucketCalls, n)
+			}
+			if e == nil {
+				return recs, nil // every record there was
+			}
+			src.record(rep, recs, e.Key(), e.Operation(), e.Value())
+			t.Reset(idle)
+		case <-t.C:
+			return nil, fmt.Errorf("whatif: read %s: no record for %s after %d", streams.BucketCalls, idle, n)
+		case <-ctx.Done():
+			return nil, ctx.Err()
 		}
 	}
 }
 
 // record adds the status record of key to recs when it is of the window
 // (and the tool); op is the KV operation (DEL and PURGE hold none).
-func (src Source) record(rep *Report, recs map[string]*Recorded, key, op string, data []byte) {
-	if op == "DEL" || op == "PURGE" {
+func (src Source) record(rep *Report, recs map[string]*Recorded, key string, op jetstream.KeyValueOp, data []byte) {
+	if op != jetstream.KeyValuePut {
 		return
 	}
 	rec, err := DecodeRecord(data)
@@ -222,29 +249,6 @@ func (src Source) record(rep *Report, recs map[string]*Recorded, key, op string,
 		return
 	}
 	recs[rec.CallID] = &rec
-}
-
-// nextMsg is the iterator's next message, or an error when none comes for
-// idle or ctx ends.
-func nextMsg(ctx context.Context, it jetstream.MessagesContext) (jetstream.Msg, error) {
-	type got struct {
-		m   jetstream.Msg
-		err error
-	}
-	ch := make(chan got, 1)
-	go func() { m, err := it.Next(); ch <- got{m, err} }()
-	t := time.NewTimer(idle)
-	defer t.Stop()
-	select {
-	case g := <-ch:
-		return g.m, g.err
-	case <-t.C:
-		it.Stop()
-		return nil, errors.New("no message for " + idle.String())
-	case <-ctx.Done():
-		it.Stop()
-		return nil, ctx.Err()
-	}
 }
 
 // Envelopes are the calls accumulate made of a whole response stored in

@@ -21,6 +21,7 @@ const (
 	SkipBadInput   = "input that no longer decodes"
 	SkipBadRecord  = "unreadable status record"
 	SkipOtherEnded = "ended outside the gates (batch aborted, a conflict, ...)"
+	SkipInFlight   = "still on its way (its record is not final)"
 )
 
 // Change is one line of a tool's table: calls that went one way and would
