@@ -249,3 +249,26 @@ func BenchmarkWindow_100k(b *testing.B) {
 		}
 	}
 }
+
+func TestReport_prints_a_table_per_tool(t *testing.T) {
+	ins, recs := day(t, 7)
+	rep := inMemory(t, evaluator(t, newTools), ins, recs)
+	rep.Skip("get_weather", SkipAgedOut)
+	var b strings.Builder
+	rep.Print(&b)
+	for _, w := range []string{
+		"tool get_weather: 3 seen, 2 unchanged, 1 would change\n",
+		"executed → would go to repair: schema_invalid (",
+		"e.g. r1-0\n",
+		"executed → would be rejected: business_invalid (no transfer over 1000)   e.g. r4-0\n",
+		"executed → would wait for approval   e.g. r3-0\n",
+		"not re-evaluated: " + SkipAgedOut,
+		"2 call(s) that passed every gate would now be refused\n",
+		"see one call: toolgate status CALL_ID\n",
+	} {
+		if !strings.Contains(b.String(), w) {
+			t.Errorf("report lacks %q:\n%s", w, b.String())
+		}
+	}
+	t.Log("\n" + b.String())
+}
