@@ -18,7 +18,6 @@ const (
 	SkipStreamed   = "a streamed response (its events are not re-assembled)"
 	SkipToken      = "identity from a token (its roles are not recorded)"
 	SkipNoRecord   = "no status record (in flight, or its record expired)"
-	SkipBadInput   = "input that no longer decodes"
 	SkipBadRecord  = "unreadable status record"
 	SkipOtherEnded = "ended outside the gates (batch aborted, a conflict, ...)"
 	SkipInFlight   = "still on its way (its record is not final)"

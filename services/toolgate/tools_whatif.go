@@ -57,15 +57,17 @@ func toolsWhatIf(defs []tool.Definition, url string, wf whatIfFlags, tio toolsIO
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	src := whatif.Source{JS: js, Since: time.Now().Add(-*wf.since), Tool: *wf.tool}
+	var progressed bool
 	if f, ok := tio.err.(*os.File); ok && isTerminal(f) {
 		src.Progress = func(read, total uint64) {
-			fmt.Fprintf(f, "\rwhat-if: read %d of %d input messages", read, total)
-			if read == total {
-				fmt.Fprintln(f)
-			}
+			fmt.Fprintf(f, "\rwhat-if: %d of %d input messages", read, total)
+			progressed = true
 		}
 	}
 	rep, err := whatif.Run(ctx, src, ev)
+	if progressed {
+		fmt.Fprintln(tio.err)
+	}
 	if err != nil {
 		return err
 	}
