@@ -18,6 +18,7 @@ import (
 	"github.com/toolgate/toolgate/internal/gates"
 	"github.com/toolgate/toolgate/internal/parse"
 	"github.com/toolgate/toolgate/internal/tool"
+	"github.com/toolgate/toolgate/streams"
 )
 
 // Evaluator runs envelopes through the gates of one set of definitions. It
@@ -69,7 +70,7 @@ func (ev *Evaluator) Evaluate(ctx context.Context, e call.Envelope) []call.Envel
 		}
 		outs, err := ev.chain[g](ctx, cur)
 		if err != nil {
-			cur.Abort(stageNames[g], "gate_error", err, time.Now())
+			cur.Abort(stageName(g), "gate_error", err, time.Now())
 			done = append(done, cur)
 			continue
 		}
@@ -78,7 +79,18 @@ func (ev *Evaluator) Evaluate(ctx context.Context, e call.Envelope) []call.Envel
 	return done
 }
 
-var stageNames = [...]string{"parse", "validate", "business", "policy"}
+// stageName is the stage of the chain's gate g.
+func stageName(g int) string {
+	switch g {
+	case 0:
+		return streams.Parse
+	case 1:
+		return streams.Validate
+	case 2:
+		return streams.Business
+	}
+	return streams.Policy
+}
 
 // gateFor is the index in the chain of the gate e goes to next; -1 when
 // the gates are done with it.

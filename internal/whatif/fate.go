@@ -126,9 +126,15 @@ type record struct {
 // ErrBadRecord: a status record that is not one.
 var ErrBadRecord = errors.New("whatif: unreadable status record")
 
-// passed are the endings of calls every gate passed.
-var passed = []call.Status{call.Approved, call.Executed, call.DryRun, call.ExecutionFailed, call.OutcomeUnknown,
-	call.IdempotencyConflict, call.OutputTooLarge}
+// passed reports whether status is an ending of a call every gate passed.
+func passed(status call.Status) bool {
+	switch status {
+	case call.Approved, call.Executed, call.DryRun, call.ExecutionFailed, call.OutcomeUnknown,
+		call.IdempotencyConflict, call.OutputTooLarge:
+		return true
+	}
+	return false
+}
 
 // DecodeRecord reads a status record of the calls bucket into Recorded.
 // Anything that is not a record (not JSON, no call id, no status, no
@@ -147,7 +153,7 @@ func DecodeRecord(data []byte) (Recorded, error) {
 	switch {
 	case waited:
 		rec.Fate = Fate{Kind: Approval}
-	case slices.Contains(passed, r.Status):
+	case passed(r.Status):
 		rec.Fate = Fate{Kind: Pass}
 	case r.Status.Terminal() && gateClass(classOf(r.Status, r.Failure)):
 		rec.Fate = Fate{Kind: Refused, Class: classOf(r.Status, r.Failure), Why: why(r.Errors)}
