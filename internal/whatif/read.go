@@ -51,7 +51,9 @@ func Run(ctx context.Context, src Source, ev *Evaluator) (*Report, error) {
 		return nil, fmt.Errorf("whatif: read %s: %w", streams.StreamIn, err)
 	}
 	w := window{ev: ev, rep: rep, recs: recs, tool: src.Tool}
-	kept, err := src.inputs(ctx, in, func(m *jetstream.RawStreamMsg) { w.input(ctx, m.Header, m.Data, m.Sequence) })
+	kept, err := src.inputs(ctx, in, func(m *jetstream.RawStreamMsg) {
+		w.input(ctx, m.Header, m.Data, m.Sequence, m.Time.Before(src.Since))
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -80,7 +82,7 @@ func Run(ctx context.Context, src Source, ev *Evaluator) (*Report, error) {
 }
 
 // inputs hands f every whole response (toolgate.in.response) TOOLGATE_IN
-// holds from src.Since, in order, one message get at a time: it needs no
+// holds from slack before src.Since, in order, one message get at a time: it needs no
 // consumer, so a reader cannot take work from accumulate's. kept is the
 // time of the oldest message the stream holds: calls made before it have
 // aged out.
@@ -113,7 +115,7 @@ func (src Source) inputs(ctx context.Context, in jetstream.Stream, f func(*jetst
 		if err != nil {
 			return kept, err
 		}
-		if m == nil || !m.Time.Before(src.Since) {
+		if m == nil || !m.Time.Before(src.Since.Add(-slack)) {
 			hi = mid
 		} else {
 			lo = m.Sequence + 1
@@ -147,9 +149,14 @@ type window struct {
 	tool string
 }
 
+// slack is how far before the window the input is read: a response
+// published just before it may have become calls inside it.
+const slack = time.Minute
+
 // input re-evaluates the calls of one whole response stored in TOOLGATE_IN
-// and compares each with its record.
-func (w *window) input(ctx context.Context, h nats.Header, data []byte, seq uint64) {
+// and compares each with its record. before: the response was published
+// before the window, so a call without a record in it is not counted.
+func (w *window) input(ctx context.Context, h nats.Header, data []byte, seq uint64, before bool) {
 	envs, err := Envelopes(h, data, seq)
 	if err != nil {
 		return // accumulate refused it too: it made no calls
@@ -158,7 +165,7 @@ func (w *window) input(ctx context.Context, h nats.Header, data []byte, seq uint
 		for _, out := range w.ev.Evaluate(ctx, e) {
 			rec, ok := w.recs[out.CallID]
 			if !ok {
-				if w.tool == "" || w.tool == out.ToolName {
+				if !before && (w.tool == "" || w.tool == out.ToolName) {
 					w.rep.Skip(publicName(w.ev, out.ToolName), SkipNoRecord)
 				}
 				continue

@@ -119,7 +119,7 @@ func inMemory(t testing.TB, ev *Evaluator, ins []input, recs [][]byte) *Report {
 		(Source{}).record(rep, w.recs, fmt.Sprint("k", i), jetstream.KeyValuePut, data)
 	}
 	for i, in := range ins {
-		w.input(context.Background(), in.h, in.body, uint64(i+1))
+		w.input(context.Background(), in.h, in.body, uint64(i+1), false)
 	}
 	return rep
 }
@@ -271,4 +271,21 @@ func TestReport_prints_a_table_per_tool(t *testing.T) {
 		}
 	}
 	t.Log("\n" + b.String())
+}
+
+// TestWindow_a_call_without_a_record_is_counted_unless_before_the_window:
+// input read from just before the window whose call has no record in it
+// is outside the window, not "no status record".
+func TestWindow_a_call_without_a_record_is_counted_unless_before_the_window(t *testing.T) {
+	ins, _ := day(t, 2)
+	rep := NewReport()
+	w := window{ev: evaluator(t, newTools), rep: rep, recs: map[string]*Recorded{}}
+	w.input(context.Background(), ins[0].h, ins[0].body, 1, true)
+	if len(rep.Skipped) != 0 {
+		t.Fatalf("input before the window counted: %v", rep.Skipped)
+	}
+	w.input(context.Background(), ins[1].h, ins[1].body, 2, false)
+	if rep.Skipped[SkipNoRecord] != 1 {
+		t.Fatalf("a call of the window without a record: %v, want 1 %q", rep.Skipped, SkipNoRecord)
+	}
 }
