@@ -12,11 +12,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/rs/zerolog"
 
+	"github.com/toolgate/toolgate/internal/authz"
 	"github.com/toolgate/toolgate/internal/call"
+	"github.com/toolgate/toolgate/internal/natsusers"
 	"github.com/toolgate/toolgate/internal/registry"
 	"github.com/toolgate/toolgate/internal/stage"
 	"github.com/toolgate/toolgate/internal/testenv"
@@ -355,5 +358,44 @@ func TestWhatIf_hostile_records_are_counted_not_fatal(t *testing.T) {
 	}
 	if strings.Contains(string(e.Value()), "no transfer over 1000") {
 		t.Error("--what-if stored the new definition")
+	}
+}
+
+// TestWhatIf_needs_only_the_console_password: on a server with authz's
+// users, the what-if connects as the console user with the password file
+// of the secrets directory; the admin's password is not there.
+func TestWhatIf_needs_only_the_console_password(t *testing.T) {
+	pw := map[string]string{authz.Admin: "admin-pw-0123456789", authz.Console: "console-pw-0123456789"}
+	users, err := natsusers.Users(pw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := testenv.RunJetStream(t, func(o *server.Options) { o.Users = users })
+	nc, err := nats.Connect(srv.ClientURL(), authz.ClientOptions(authz.Admin, pw[authz.Admin])...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := streams.Ensure(context.Background(), js, streams.DefaultSettings()); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, authz.PasswordFile(authz.Console)), []byte(pw[authz.Console]+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("TOOLGATE_SECRETS", dir)
+	t.Setenv("TOOLGATE_NATS_USER", "")
+	file := filepath.Join(t.TempDir(), "tools.yaml")
+	if err := os.WriteFile(file, []byte(whatIfNew), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var out, errb bytes.Buffer
+	err = toolsApply([]string{"--nats", srv.ClientURL(), "--what-if", "-f", file}, toolsIO{in: strings.NewReader(""), out: &out, err: &errb})
+	if err != nil || !strings.Contains(out.String(), "no recorded calls in the window") {
+		t.Fatalf("what-if as the console user: %v\n%s\n%s", err, out.String(), errb.String())
 	}
 }
