@@ -61,6 +61,10 @@ func Run(ctx context.Context, src Source, ev *Evaluator) (*Report, error) {
 		if rec.done {
 			continue
 		}
+		if rec.Recovered {
+			rep.Skip(rec.Tool, SkipRecovered)
+			continue
+		}
 		if rec.CreatedAt.Before(kept) {
 			rep.Skip(rec.Tool, SkipAgedOut)
 			continue
@@ -293,6 +297,25 @@ func Envelopes(h nats.Header, data []byte, seq uint64) ([]call.Envelope, error) 
 		}
 		envs = append(envs, e)
 	}
+	if len(envs) == 0 && req.Tolerant && (resp.Error == nil || !resp.Error.Withheld) {
+		// Calls recovered from the assistant's text, as accumulate makes
+		// the carrier (a provider made tolerant by --tolerant-providers
+		// rather than by the header is not known here).
+		text := resp.Text
+		if resp.Error != nil && resp.Error.FailedGeneration != "" {
+			text = resp.Error.FailedGeneration
+		}
+		if strings.TrimSpace(text) != "" {
+			e := call.New(rid, 0, time.Now())
+			e.CallID = rid + "-text"
+			e.Provider, e.Model, e.Request = resp.Provider, model, req
+			e.FinishReason, e.ProviderFinish = string(resp.Finish), resp.ProviderFinish
+			e.Carrier, e.Text, e.Source = true, text, call.SourceTextJSON
+			e.TruncatedHint = capHint(resp)
+			e.Batch.Atomic = atomic
+			envs = append(envs, e)
+		}
+	}
 	return envs, nil
 }
 
@@ -325,4 +348,16 @@ func request(h nats.Header) call.Request {
 		}
 	}
 	return r
+}
+
+// capHint is accumulate's (ingest.capHint): why the text of resp counts as
+// cut off, so the calls recovered from it end truncated; "" otherwise.
+func capHint(resp provider.Response) string {
+	switch {
+	case resp.Finish == provider.ReasonLength:
+		return "provider finish reason " + resp.ProviderFinish + ": output token cap reached"
+	case resp.MaxTokens > 0 && resp.OutputTokens >= resp.MaxTokens:
+		return fmt.Sprintf("output tokens (%d) reached the requested max tokens (%d)", resp.OutputTokens, resp.MaxTokens)
+	}
+	return ""
 }

@@ -21,6 +21,7 @@ const (
 	SkipBadRecord  = "unreadable status record"
 	SkipOtherEnded = "ended outside the gates (batch aborted, a conflict, ...)"
 	SkipInFlight   = "still on its way (its record is not final)"
+	SkipRecovered  = "recovered from the assistant's text, not found in the input as such (a --tolerant-providers provider)"
 )
 
 // Change is one line of a tool's table: calls that went one way and would

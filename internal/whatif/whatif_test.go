@@ -289,3 +289,33 @@ func TestWindow_a_call_without_a_record_is_counted_unless_before_the_window(t *t
 		t.Fatalf("a call of the window without a record: %v, want 1 %q", rep.Skipped, SkipNoRecord)
 	}
 }
+
+// TestWindow_calls_recovered_from_text_are_re_evaluated: a tolerant
+// response's calls come from its text, as accumulate and parse find them.
+func TestWindow_calls_recovered_from_text_are_re_evaluated(t *testing.T) {
+	body, _ := json.Marshal(map[string]any{"id": "chatcmpl-t", "object": "chat.completion", "model": "gpt-test",
+		"choices": []any{map[string]any{"index": 0, "finish_reason": "stop", "message": map[string]any{"role": "assistant",
+			"content": `{"name": "transfer_funds", "arguments": {"amount": 5000}}`}}}})
+	h := nats.Header{}
+	h.Set(streams.HeaderProvider, "openai-chat")
+	h.Set(streams.HeaderResponseID, "rt")
+	h.Set(streams.HeaderTolerant, "true")
+	envs, err := Envelopes(h, body, 1)
+	if err != nil || len(envs) != 1 || !envs[0].Carrier {
+		t.Fatalf("envelopes %+v, %v: want one carrier", envs, err)
+	}
+	outs := evaluator(t, oldTools).Evaluate(context.Background(), envs[0])
+	if len(outs) != 1 || outs[0].Status != call.Approved {
+		t.Fatalf("under the old tools: %+v", outs)
+	}
+	e := outs[0]
+	if err := e.Move("execute", call.Executed, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	rec, _ := json.Marshal(pipeline.StatusOf(e))
+	rep := inMemory(t, evaluator(t, newTools), []input{{h, body}}, [][]byte{rec})
+	tr := rep.Tools["transfer_funds"]
+	if tr == nil || tr.Seen != 1 || len(tr.Changes) != 1 || !tr.Changes[0].Refused || len(rep.Skipped) != 0 {
+		t.Fatalf("report %+v", rep.JSON())
+	}
+}
