@@ -23,7 +23,7 @@ type toolsSub struct {
 
 func toolsSubs() []toolsSub {
 	return []toolsSub{
-		{"apply", "tools apply -f FILE|- [--policy FILE] [--prune] [--executor-groups G=T,T;G=T]", toolsApply},
+		{"apply", "tools apply -f FILE|- [--policy FILE] [--prune] [--executor-groups G=T,T;G=T] [--what-if [--since 24h] [--tool NAME] [--json]]", toolsApply},
 		{"ls", "tools ls", toolsLs},
 		{"show", "tools show NAME", toolsShow},
 		{"import", "tools import --mcp URL|COMMAND [--timeout D]", toolsImport},

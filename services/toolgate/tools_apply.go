@@ -24,6 +24,7 @@ func toolsApply(args []string, tio toolsIO) error {
 	polFile := fs.String("policy", "", "policy file for tools whose definitions have none (an imported OpenAI or MCP file): policies: {TOOL: {risk: read|write|irreversible, allow: CEL, approval: BOOL, dry_run: BOOL}}")
 	prune := fs.Bool("prune", false, "delete registered tools that the file does not define")
 	groups := fs.String("executor-groups", os.Getenv("TOOLGATE_EXECUTOR_GROUPS"), "the executor groups of the toolgate up (or deploy/) applied to, as given to it (TOOLGATE_EXECUTOR_GROUPS): warn of tools no group may serve; unset, not checked")
+	wf := addWhatIfFlags(fs) // tools_whatif.go
 	ops, err := parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -45,6 +46,9 @@ func toolsApply(args []string, tio toolsIO) error {
 	defs, name, err := loadTools(tio.in, *file, *polFile)
 	if err != nil {
 		return err
+	}
+	if *wf.on {
+		return toolsWhatIf(defs, *url, wf, tio)
 	}
 	nc, js, err := connect(*url)
 	if err != nil {

@@ -1,0 +1,363 @@
+package whatif
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/toolgate/toolgate/internal/call"
+	"github.com/toolgate/toolgate/internal/provider"
+	"github.com/toolgate/toolgate/streams"
+)
+
+// Source is where the recorded calls of a window are read: the status
+// records of the calls bucket (their fate) and the provider input kept in
+// TOOLGATE_IN (their arguments as the gates saw them, and the request).
+// The records are read with an ordered consumer, the input a message at a
+// time by sequence: what is held is one small Recorded per call of the
+// window.
+type Source struct {
+	JS    jetstream.JetStream
+	Since time.Time
+	// Tool: only the calls of this tool (as status records name it); ""
+	// all.
+	Tool string
+	// Progress, when set, is told now and then how far the input read has
+	// got: stream sequences passed, sequences in the window.
+	Progress func(read, total uint64)
+}
+
+// idle bounds the wait for the next message of a stream known to hold
+// more: a consumer that stalls this long is an error, not an empty window.
+const idle = 30 * time.Second
+
+// Run reads the window's recorded calls, re-evaluates each with ev and
+// reports every call of the window: compared, or counted as not
+// re-evaluated and why.
+func Run(ctx context.Context, src Source, ev *Evaluator) (*Report, error) {
+	rep := NewReport()
+	recs, err := src.records(ctx, rep)
+	if err != nil {
+		return nil, err
+	}
+	in, err := src.JS.Stream(ctx, streams.StreamIn)
+	if err != nil {
+		return nil, fmt.Errorf("whatif: read %s: %w", streams.StreamIn, err)
+	}
+	w := window{ev: ev, rep: rep, recs: recs, tool: src.Tool}
+	kept, err := src.inputs(ctx, in, func(m *jetstream.RawStreamMsg) {
+		w.input(ctx, m.Header, m.Data, m.Sequence, m.Time.Before(src.Since))
+	})
+	if err != nil {
+		return nil, err
+	}
+	for _, rec := range recs {
+		if rec.done {
+			continue
+		}
+		if rec.Recovered {
+			rep.Skip(rec.Tool, SkipRecovered)
+			continue
+		}
+		if rec.CreatedAt.Before(kept) {
+			rep.Skip(rec.Tool, SkipAgedOut)
+			continue
+		}
+		// Not among the whole responses although the stream still
+		// reaches back that far: the events of a streamed one, or an
+		// input deleted.
+		_, err := in.GetLastMsgForSubject(ctx, streams.InStream(rec.ResponseID))
+		switch {
+		case err == nil:
+			rep.Skip(rec.Tool, SkipStreamed)
+		case errors.Is(err, jetstream.ErrMsgNotFound):
+			rep.Skip(rec.Tool, SkipAgedOut)
+		default:
+			return nil, fmt.Errorf("whatif: read %s: %w", streams.StreamIn, err)
+		}
+	}
+	return rep, nil
+}
+
+// inputs hands f every whole response (toolgate.in.response) TOOLGATE_IN
+// holds from slack before src.Since, in order, one message get at a time: it needs no
+// consumer, so a reader cannot take work from accumulate's. kept is the
+// time of the oldest message the stream holds: calls made before it have
+// aged out.
+func (src Source) inputs(ctx context.Context, in jetstream.Stream, f func(*jetstream.RawStreamMsg)) (kept time.Time, err error) {
+	info, err := in.Info(ctx)
+	if err != nil {
+		return kept, fmt.Errorf("whatif: read %s: %w", streams.StreamIn, err)
+	}
+	first, last := info.State.FirstSeq, info.State.LastSeq
+	if info.State.Msgs == 0 {
+		return time.Now(), nil
+	}
+	kept = info.State.FirstTime
+	get := func(seq uint64) (*jetstream.RawStreamMsg, error) {
+		m, err := in.GetMsg(ctx, seq, jetstream.WithGetMsgSubject(streams.SubjectInResponse))
+		if errors.Is(err, jetstream.ErrMsgNotFound) {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("whatif: read %s at %d: %w", streams.StreamIn, seq, err)
+		}
+		return m, nil
+	}
+	// The first whole response at or after Since: a binary search on the
+	// sequence, the stream being in time order.
+	lo, hi := first, last+1
+	for lo < hi {
+		mid := lo + (hi-lo)/2
+		m, err := get(mid)
+		if err != nil {
+			return kept, err
+		}
+		if m == nil || !m.Time.Before(src.Since.Add(-slack)) {
+			hi = mid
+		} else {
+			lo = m.Sequence + 1
+		}
+	}
+	var read uint64
+	for seq := lo; seq <= last; {
+		m, err := get(seq)
+		if err != nil {
+			return kept, err
+		}
+		if m == nil || m.Sequence > last {
+			break
+		}
+		read++
+		f(m)
+		seq = m.Sequence + 1
+		if src.Progress != nil && (read%1000 == 0 || seq > last) {
+			src.Progress(seq-lo, last+1-lo)
+		}
+	}
+	return kept, nil
+}
+
+// window is the re-evaluation of one window: the records of its calls,
+// and the report they go into.
+type window struct {
+	ev   *Evaluator
+	rep  *Report
+	recs map[string]*Recorded
+	tool string
+}
+
+// slack is how far before the window the input is read: a response
+// published just before it may have become calls inside it.
+const slack = time.Minute
+
+// input re-evaluates the calls of one whole response stored in TOOLGATE_IN
+// and compares each with its record. before: the response was published
+// before the window, so a call without a record in it is not counted.
+func (w *window) input(ctx context.Context, h nats.Header, data []byte, seq uint64, before bool) {
+	envs, err := Envelopes(h, data, seq)
+	if err != nil {
+		return // accumulate refused it too: it made no calls
+	}
+	for _, e := range envs {
+		for _, out := range w.ev.Evaluate(ctx, e) {
+			rec, ok := w.recs[out.CallID]
+			if !ok {
+				if !before && (w.tool == "" || w.tool == out.ToolName) {
+					w.rep.Skip(publicName(w.ev, out.ToolName), SkipNoRecord)
+				}
+				continue
+			}
+			if rec.done {
+				continue // the same input stored twice
+			}
+			rec.done = true
+			compare(w.rep, rec, out)
+		}
+	}
+}
+
+// compare adds rec, re-evaluated as out, to rep.
+func compare(rep *Report, rec *Recorded, out call.Envelope) {
+	switch {
+	case rec.Verified:
+		rep.Skip(rec.Tool, SkipToken)
+	case rec.Fate.Kind == Other && !rec.Status.Terminal():
+		rep.Skip(rec.Tool, SkipInFlight)
+	case rec.Fate.Kind == Other:
+		rep.Skip(rec.Tool, SkipOtherEnded)
+	default:
+		rep.Add(rec.Tool, rec.CallID, rec.Fate, rec.Status, FateOf(out))
+	}
+}
+
+// publicName is name as status records show it: a name the definitions do
+// not register is not printed.
+func publicName(ev *Evaluator, name string) string {
+	if ev.Registered(name) {
+		return name
+	}
+	return "(unregistered)"
+}
+
+// records reads the window's status records: the latest of each call,
+// through a watch of the bucket (an ordered push consumer with flow
+// control, what a console may make). A record that is not one is counted
+// in rep and left out.
+func (src Source) records(ctx context.Context, rep *Report) (map[string]*Recorded, error) {
+	recs := map[string]*Recorded{}
+	kv, err := src.JS.KeyValue(ctx, streams.BucketCalls)
+	if err != nil {
+		return nil, fmt.Errorf("whatif: read %s: %w", streams.BucketCalls, err)
+	}
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	w, err := kv.WatchAll(wctx, jetstream.IgnoreDeletes())
+	if err != nil {
+		return nil, fmt.Errorf("whatif: read %s: %w", streams.BucketCalls, err)
+	}
+	defer w.Stop()
+	t := time.NewTimer(idle)
+	defer t.Stop()
+	for n := 0; ; n++ {
+		select {
+		case e, ok := <-w.Updates():
+			if !ok {
+				return nil, fmt.Errorf("whatif: read %s: the watch ended after %d records", streams.BucketCalls, n)
+			}
+			if e == nil {
+				return recs, nil // every record there was
+			}
+			src.record(rep, recs, e.Key(), e.Operation(), e.Value())
+			t.Reset(idle)
+		case <-t.C:
+			return nil, fmt.Errorf("whatif: read %s: no record for %s after %d", streams.BucketCalls, idle, n)
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+}
+
+// record adds the status record of key to recs when it is of the window
+// (and the tool); op is the KV operation (DEL and PURGE hold none).
+func (src Source) record(rep *Report, recs map[string]*Recorded, key string, op jetstream.KeyValueOp, data []byte) {
+	if op != jetstream.KeyValuePut {
+		return
+	}
+	rec, err := DecodeRecord(data)
+	if err != nil {
+		rep.Skip("", SkipBadRecord)
+		rep.BadExample("status record " + key)
+		return
+	}
+	if rec.CreatedAt.Before(src.Since) || (src.Tool != "" && rec.Tool != src.Tool) {
+		return
+	}
+	recs[rec.CallID] = &rec
+}
+
+// Envelopes are the calls accumulate made of a whole response stored in
+// TOOLGATE_IN (headers h, body data, stream sequence seq), as Received
+// envelopes under the request its headers carried.
+func Envelopes(h nats.Header, data []byte, seq uint64) ([]call.Envelope, error) {
+	prov := h.Get(streams.HeaderProvider)
+	if !provider.Known(prov) {
+		return nil, fmt.Errorf("whatif: unknown provider %q", prov)
+	}
+	var opts []provider.Option
+	if n, err := strconv.Atoi(h.Get(streams.HeaderMaxTokens)); err == nil && n > 0 {
+		opts = append(opts, provider.WithMaxTokens(n))
+	}
+	resp, err := provider.ParseResponse(prov, data, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("whatif: %w", err)
+	}
+	rid := responseID(h, seq)
+	req := request(h)
+	model := h.Get(streams.HeaderModel)
+	if model == "" {
+		model = resp.Model
+	}
+	atomic := strings.EqualFold(h.Get(streams.HeaderAtomic), "true")
+	var envs []call.Envelope
+	for _, c := range resp.Calls {
+		e := call.New(rid, c.Index, time.Now())
+		e.Provider, e.Model, e.Request = resp.Provider, model, req
+		e.ProviderCallID, e.ToolName, e.RawArguments, e.ProviderKind = c.ID, c.Name, c.Arguments, c.Kind
+		e.FinishReason, e.ProviderFinish = string(resp.Finish), resp.ProviderFinish
+		e.Batch = call.Batch{ID: rid, Index: c.Index, Size: len(resp.Calls), Atomic: atomic}
+		if c.Truncated {
+			e.TruncatedHint = c.TruncatedWhy
+		}
+		envs = append(envs, e)
+	}
+	if len(envs) == 0 && req.Tolerant && (resp.Error == nil || !resp.Error.Withheld) {
+		// Calls recovered from the assistant's text, as accumulate makes
+		// the carrier (a provider made tolerant by --tolerant-providers
+		// rather than by the header is not known here).
+		text := resp.Text
+		if resp.Error != nil && resp.Error.FailedGeneration != "" {
+			text = resp.Error.FailedGeneration
+		}
+		if strings.TrimSpace(text) != "" {
+			e := call.New(rid, 0, time.Now())
+			e.CallID = rid + "-text"
+			e.Provider, e.Model, e.Request = resp.Provider, model, req
+			e.FinishReason, e.ProviderFinish = string(resp.Finish), resp.ProviderFinish
+			e.Carrier, e.Text, e.Source = true, text, call.SourceTextJSON
+			e.TruncatedHint = capHint(resp)
+			e.Batch.Atomic = atomic
+			envs = append(envs, e)
+		}
+	}
+	return envs, nil
+}
+
+// responseID is accumulate's response id of the input (ingest.responseID).
+func responseID(h nats.Header, seq uint64) string {
+	id := h.Get(streams.HeaderResponseID)
+	if id == "" {
+		id = h.Get(nats.MsgIdHdr)
+	}
+	if id == "" {
+		return fmt.Sprintf("seq%d", seq)
+	}
+	return call.SafeResponseID(id)
+}
+
+// request is the request context of the headers, as accumulate reads it
+// without an identity issuer (calls with a verified identity are not
+// re-evaluated: their roles came from a token).
+func request(h nats.Header) call.Request {
+	r := call.Request{
+		Tenant:       h.Get(streams.HeaderTenant),
+		Principal:    h.Get(streams.HeaderPrincipal),
+		Conversation: h.Get(streams.HeaderConversation),
+		Tolerant:     strings.EqualFold(h.Get(streams.HeaderTolerant), "true"),
+		DryRun:       strings.EqualFold(h.Get(streams.HeaderDryRun), "true"),
+	}
+	for _, role := range strings.Split(h.Get(streams.HeaderRoles), ",") {
+		if role = strings.TrimSpace(role); role != "" {
+			r.Roles = append(r.Roles, role)
+		}
+	}
+	return r
+}
+
+// capHint is accumulate's (ingest.capHint): why the text of resp counts as
+// cut off, so the calls recovered from it end truncated; "" otherwise.
+func capHint(resp provider.Response) string {
+	switch {
+	case resp.Finish == provider.ReasonLength:
+		return "provider finish reason " + resp.ProviderFinish + ": output token cap reached"
+	case resp.MaxTokens > 0 && resp.OutputTokens >= resp.MaxTokens:
+		return fmt.Sprintf("output tokens (%d) reached the requested max tokens (%d)", resp.OutputTokens, resp.MaxTokens)
+	}
+	return ""
+}
