@@ -35,11 +35,6 @@ func consoleRole() *Permissions {
 		)
 	}
 	pub = append(pub, api("STREAM.MSG.DELETE", streams.StreamDLQ))
-	// A what-if (`toolgate tools apply --what-if`) reads the window's
-	// status records (the watch above) and the provider input the gates
-	// saw, a message at a time by sequence: no consumer on TOOLGATE_IN,
-	// where accumulate's durable is. It publishes nothing.
-	pub = append(pub, api("STREAM.INFO", streams.StreamIn), api("STREAM.MSG.GET", streams.StreamIn))
 	// The overview reads each stage's durable consumer (pending, ack
 	// pending, pull requests waiting); it never fetches from one.
 	for _, st := range streams.Table() {

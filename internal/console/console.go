@@ -115,7 +115,6 @@ func (s *Server) Handler() http.Handler {
 	s.route(mux, "POST "+Prefix+"dlq/purge/confirm", Operator, s.purge)
 	s.route(mux, "GET "+Prefix+"tools", Viewer, s.toolsPage)
 	s.route(mux, "GET "+Prefix+"tools/{name}", Viewer, s.toolPage)
-	s.route(mux, "POST "+Prefix+"tools/whatif", Viewer, s.whatIf) // whatif.go: changes nothing
 	s.route(mux, "GET "+Prefix+"events", Viewer, s.events)
 	return secure(mux)
 }

@@ -161,11 +161,12 @@ func TestDecodeRecord_refuses_what_is_not_a_record(t *testing.T) {
 	}
 }
 
-// TestRun_as_the_console_user reads a recorded day from the streams with
-// the console user's permissions only: the report is the in-memory one,
-// and the user still may not consume TOOLGATE_IN (accumulate's durable is
-// there).
-func TestRun_as_the_console_user(t *testing.T) {
+// TestRun_from_the_streams reads a recorded day from the streams as the
+// admin, who runs a what-if: the report is the in-memory one. The console
+// user may not read the raw input at all: it holds producers'
+// Toolgate-Token headers, which every record an operator reads has
+// redacted.
+func TestRun_from_the_streams(t *testing.T) {
 	pw := map[string]string{authz.Admin: "admin-pw-0123456789", authz.Console: "console-pw-0123456789"}
 	users, err := natsusers.Users(pw)
 	if err != nil {
@@ -206,11 +207,11 @@ func TestRun_as_the_console_user(t *testing.T) {
 	}
 	ev := evaluator(t, newTools)
 	var progress []uint64
-	rep, err := Run(ctx, Source{JS: console, Since: time.Now().Add(-time.Hour), Progress: func(read, total uint64) {
+	rep, err := Run(ctx, Source{JS: admin, Since: time.Now().Add(-time.Hour), Progress: func(read, total uint64) {
 		progress = append(progress, read, total)
 	}}, ev)
 	if err != nil {
-		t.Fatalf("as the console user: %v", err)
+		t.Fatalf("as the admin: %v", err)
 	}
 	got, _ := json.Marshal(rep.JSON())
 	want, _ := json.Marshal(inMemory(t, ev, ins, recs).JSON())
@@ -221,7 +222,7 @@ func TestRun_as_the_console_user(t *testing.T) {
 		t.Errorf("progress %v, want it to end at the total", progress)
 	}
 	// A window after everything holds nothing.
-	late, err := Run(ctx, Source{JS: console, Since: time.Now().Add(time.Minute)}, ev)
+	late, err := Run(ctx, Source{JS: admin, Since: time.Now().Add(time.Minute)}, ev)
 	if err != nil || len(late.Tools) != 0 || len(late.Skipped) != 0 {
 		t.Fatalf("late window: %v %+v", err, late)
 	}
@@ -229,6 +230,14 @@ func TestRun_as_the_console_user(t *testing.T) {
 	defer cancel()
 	if _, err := console.OrderedConsumer(cctx, streams.StreamIn, jetstream.OrderedConsumerConfig{}); err == nil {
 		t.Error("the console user may create a consumer on TOOLGATE_IN")
+	}
+	if _, err := Run(cctx, Source{JS: console, Since: time.Now().Add(-time.Hour)}, ev); err == nil {
+		t.Error("the console user may read the raw input, producers' tokens included")
+	}
+	if str, err := console.Stream(cctx, streams.StreamIn); err == nil {
+		if _, err := str.GetMsg(cctx, 1); err == nil {
+			t.Error("the console user may get a message of TOOLGATE_IN")
+		}
 	}
 }
 

@@ -36,9 +36,10 @@ func addWhatIfFlags(fs *flag.FlagSet) whatIfFlags {
 	}
 }
 
-// toolsWhatIf is `tools apply --what-if`: it reads what the console user
-// may read (status records and the input stream), publishes nothing and
-// changes nothing.
+// toolsWhatIf is `tools apply --what-if`: it reads the status records and
+// the raw input stream as the admin (the operator who applies tools) — the
+// raw input holds producers' Toolgate-Token headers, which no other user
+// may read — and publishes nothing and changes nothing.
 func toolsWhatIf(defs []tool.Definition, url string, wf whatIfFlags, tio toolsIO) error {
 	if *wf.since <= 0 {
 		return usageError("tools apply: --since must be positive, e.g. 24h")
@@ -47,7 +48,7 @@ func toolsWhatIf(defs []tool.Definition, url string, wf whatIfFlags, tio toolsIO
 	if err != nil {
 		return err
 	}
-	nc, js, err := connectAs(url, authz.Console)
+	nc, js, err := connectAs(url, authz.Admin)
 	if err != nil {
 		return err
 	}

@@ -361,10 +361,10 @@ func TestWhatIf_hostile_records_are_counted_not_fatal(t *testing.T) {
 	}
 }
 
-// TestWhatIf_needs_only_the_console_password: on a server with authz's
-// users, the what-if connects as the console user with the password file
-// of the secrets directory; the admin's password is not there.
-func TestWhatIf_needs_only_the_console_password(t *testing.T) {
+// A what-if reads as the admin, with the admin's password file; the console
+// user's password alone is not enough, as the console user may not read the
+// raw input (producers' tokens are in it).
+func TestWhatIf_reads_as_the_admin_not_the_console_user(t *testing.T) {
 	pw := map[string]string{authz.Admin: "admin-pw-0123456789", authz.Console: "console-pw-0123456789"}
 	users, err := natsusers.Users(pw)
 	if err != nil {
@@ -394,8 +394,16 @@ func TestWhatIf_needs_only_the_console_password(t *testing.T) {
 		t.Fatal(err)
 	}
 	var out, errb bytes.Buffer
+	if err := toolsApply([]string{"--nats", srv.ClientURL(), "--what-if", "-f", file}, toolsIO{in: strings.NewReader(""), out: &out, err: &errb}); err == nil {
+		t.Fatalf("what-if with only the console user's password ran:\n%s", out.String())
+	}
+	if err := os.WriteFile(filepath.Join(dir, authz.PasswordFile(authz.Admin)), []byte(pw[authz.Admin]+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out.Reset()
+	errb.Reset()
 	err = toolsApply([]string{"--nats", srv.ClientURL(), "--what-if", "-f", file}, toolsIO{in: strings.NewReader(""), out: &out, err: &errb})
 	if err != nil || !strings.Contains(out.String(), "no recorded calls in the window") {
-		t.Fatalf("what-if as the console user: %v\n%s\n%s", err, out.String(), errb.String())
+		t.Fatalf("what-if as the admin: %v\n%s\n%s", err, out.String(), errb.String())
 	}
 }
