@@ -42,7 +42,8 @@ func (c *cache) addNotice(progressSubject string, data []byte) {
 		return
 	}
 	rid := rest[strings.LastIndexByte(rest, '.')+1:]
-	if !strings.HasPrefix(n.CallID, rid+"-") {
+	// A tenant's call ids carry its key before the response id (issue 28).
+	if _, own := wire.SplitCallID(n.CallID); !strings.HasPrefix(own, rid+"-") {
 		return // not a call of this response
 	}
 	subject := wire.ResultsPrefix + rest

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/toolgate/toolgate/internal/httpingest/pipetest"
 )
 
 // Issue 17 point 1: the HTTP ingest, connected as the producer user only,
@@ -13,17 +15,21 @@ import (
 // publishes on the response's progress subject. Before, the answer said
 // only that the response was not complete, as for a stopped pipeline.
 func TestIngest_a_call_waiting_for_approval_is_listed_with_its_expiry(t *testing.T) {
-	in := startIngest(t, nil, nil, nil)
+	// Roles count only from a verified token (issue 28): the admin's call
+	// waits for a human only when its token says admin.
+	is := pipetest.NewIssuer(t)
+	in := startIngest(t, is, []string{"acme"}, nil)
+	tok := is.Token("acme", "alice", "admin")
 	var a Accepted
 	before := time.Now()
-	if code := do(t, "POST", in.url+RouteResponses, as("", map[string]string{"Toolgate-Provider": "openai-chat", "Toolgate-Response-Id": "http-wait-1", "Toolgate-Roles": "admin"}),
+	if code := do(t, "POST", in.url+RouteResponses, map[string]string{"Toolgate-Provider": "openai-chat", "Toolgate-Response-Id": "http-wait-1", "Toolgate-Token": tok},
 		example(t, "delete-account.json"), &a); code != http.StatusAccepted {
 		t.Fatalf("POST: %d %+v", code, a)
 	}
 	var o Outcomes
 	deadline := time.Now().Add(60 * time.Second)
 	for len(o.Waiting) == 0 && time.Now().Before(deadline) {
-		if code := do(t, "GET", in.url+a.Outcomes+"?wait=1s", as("", nil), nil, &o); code != http.StatusOK {
+		if code := do(t, "GET", in.url+a.Outcomes+"?wait=1s", map[string]string{"Toolgate-Token": tok}, nil, &o); code != http.StatusOK {
 			t.Fatalf("GET: %d", code)
 		}
 	}
@@ -31,7 +37,7 @@ func TestIngest_a_call_waiting_for_approval_is_listed_with_its_expiry(t *testing
 		t.Fatalf("outcomes %+v", o)
 	}
 	w := o.Waiting[0]
-	if w.CallID != "http-wait-1-0" || w.For != "approval" || w.Tool != "delete_customer_account" ||
+	if w.CallID != "acme=http-wait-1-0" || w.For != "approval" || w.Tool != "delete_customer_account" ||
 		w.Until.Before(before.Add(14*time.Minute)) || w.Until.After(time.Now().Add(16*time.Minute)) {
 		t.Errorf("waiting %+v", w)
 	}

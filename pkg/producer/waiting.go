@@ -41,7 +41,8 @@ func (w *Watch) noticed(m *nats.Msg) {
 		return
 	}
 	rid := m.Subject[strings.LastIndexByte(m.Subject, '.')+1:]
-	if !strings.HasPrefix(n.CallID, rid+"-") {
+	// A tenant's call ids carry its key before the response id (issue 28).
+	if _, own := wire.SplitCallID(n.CallID); !strings.HasPrefix(own, rid+"-") {
 		return
 	}
 	n.ResponseID = rid
