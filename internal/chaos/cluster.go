@@ -133,6 +133,10 @@ func runCluster(ctx context.Context, cfg Config) (Report, error) {
 		return rep, err
 	}
 	rep.Load = time.Since(loadStart)
+	// The judge and the replay need every node current again.
+	if err := nc3.waitHealthy(2 * time.Minute); err != nil {
+		logf("warning: the NATS cluster is not healthy after the faults: %v", err)
+	}
 	if err := conclude(ctx, cfg, js, acc, exe, procs, &rep, logf); err != nil {
 		return rep, err
 	}

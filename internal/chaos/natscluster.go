@@ -5,6 +5,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -22,7 +24,7 @@ import (
 // route ports and its own store, so a restart rejoins as the same node.
 type natsNode struct {
 	name, conf, log string
-	port            int
+	port, monitor   int
 	cmd             *exec.Cmd
 	done            chan struct{}
 }
@@ -79,7 +81,7 @@ func BuildNATSServer(dir string) (string, error) {
 // nodes; it returns once a client reaches JetStream through them.
 func startNATSCluster(bin, dir string) (*natsCluster, error) {
 	c := &natsCluster{bin: bin}
-	var clientPorts, routePorts []int
+	var clientPorts, routePorts, monitorPorts []int
 	for range 3 {
 		cp, err := testenv.Port()
 		if err != nil {
@@ -89,22 +91,26 @@ func startNATSCluster(bin, dir string) (*natsCluster, error) {
 		if err != nil {
 			return nil, err
 		}
-		clientPorts, routePorts = append(clientPorts, cp), append(routePorts, rp)
+		mp, err := testenv.Port()
+		if err != nil {
+			return nil, err
+		}
+		clientPorts, routePorts, monitorPorts = append(clientPorts, cp), append(routePorts, rp), append(monitorPorts, mp)
 	}
 	var routes []string
 	for _, rp := range routePorts {
 		routes = append(routes, fmt.Sprintf("\"nats://127.0.0.1:%d\"", rp))
 	}
 	for i := range 3 {
-		n := &natsNode{name: fmt.Sprintf("nats-%d", i), port: clientPorts[i]}
+		n := &natsNode{name: fmt.Sprintf("nats-%d", i), port: clientPorts[i], monitor: monitorPorts[i]}
 		store := filepath.Join(dir, n.name)
 		if err := os.MkdirAll(store, 0o755); err != nil {
 			return c, fmt.Errorf("chaos: %w", err)
 		}
 		n.conf, n.log = filepath.Join(dir, n.name+".conf"), filepath.Join(dir, n.name+".log")
-		text := fmt.Sprintf("server_name: %q\nlisten: \"127.0.0.1:%d\"\nmax_payload: 16MB\n"+
+		text := fmt.Sprintf("server_name: %q\nlisten: \"127.0.0.1:%d\"\nhttp: \"127.0.0.1:%d\"\nmax_payload: 16MB\n"+
 			"jetstream { store_dir: %q }\ncluster { name: toolgate, listen: \"127.0.0.1:%d\", routes: [%s] }\n",
-			n.name, n.port, store, routePorts[i], strings.Join(routes, ", "))
+			n.name, n.port, n.monitor, store, routePorts[i], strings.Join(routes, ", "))
 		if err := os.WriteFile(n.conf, []byte(text), 0o644); err != nil {
 			return c, fmt.Errorf("chaos: %w", err)
 		}
@@ -191,6 +197,27 @@ func (c *natsCluster) stop(grace time.Duration) {
 			<-n.done
 		}
 	}
+}
+
+// waitHealthy waits up to total until every node's /healthz answers 200:
+// it runs, and its JetStream (meta group and every stream and consumer it
+// holds) is current.
+func (c *natsCluster) waitHealthy(total time.Duration) error {
+	hc := http.Client{Timeout: 2 * time.Second}
+	return testenv.Poll(total, 200*time.Millisecond, func() error {
+		for _, n := range c.nodes {
+			resp, err := hc.Get(fmt.Sprintf("http://127.0.0.1:%d/healthz", n.monitor))
+			if err != nil {
+				return fmt.Errorf("chaos: %s: %w", n.name, err)
+			}
+			body, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusOK {
+				return fmt.Errorf("chaos: %s /healthz: %s %s", n.name, resp.Status, body)
+			}
+		}
+		return nil
+	})
 }
 
 // streamLeader is the name of the node leading stream, "" when it has
