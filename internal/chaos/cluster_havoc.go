@@ -67,8 +67,13 @@ func (h *clusterHavoc) record(f Fault) {
 	defer h.mu.Unlock()
 	f.At, f.FirstRun = f.when.Sub(h.start), -1
 	h.rep.Faults = append(h.rep.Faults, f)
-	if f.Kind == FaultKillStage {
+	switch f.Kind {
+	case FaultKillStage:
 		h.rep.Kills[f.Target]++
+	case FaultKillLeader: // the node is restarted
+		h.rep.NATSRestarts++
+	case FaultKillPrimary: // the old primary is restarted as a replica
+		h.rep.RedisRestart++
 	}
 }
 

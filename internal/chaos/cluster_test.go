@@ -46,6 +46,9 @@ func TestRunCluster_failovers_lose_and_double_no_call(t *testing.T) {
 			t.Errorf("no %s fault in the run", k)
 		}
 	}
+	if rep.NATSRestarts != 1 || rep.RedisRestart != 1 {
+		t.Errorf("%d NATS node and %d Redis restarts, want one each", rep.NATSRestarts, rep.RedisRestart)
+	}
 	for _, st := range streams.Names() {
 		if rep.Kills[st] == 0 {
 			t.Errorf("stage %s was never killed", st)
