@@ -40,10 +40,13 @@ bench:
 
 # Every stage as its own OS process against one NATS server and one
 # redis-server; stages SIGKILLed under load, NATS and Redis restarted once;
-# fails on a lost, doubled or unreplayable call. CHAOS_ARGS="--n 1000 --keep".
+# fails on a lost, doubled or unreplayable call. From the binaries of make
+# build and the nats-server the module requires, as released.
+# CHAOS_ARGS="--n 1000 --keep" or "--topology cluster --n 5000".
 .PHONY: chaos
-chaos:
-	$(GO) run ./services/toolgate chaos $(CHAOS_ARGS)
+chaos: build
+	$(GO) build -o $(BIN)/nats-server github.com/nats-io/nats-server/v2
+	$(BIN)/toolgate chaos --bin $(BIN) $(CHAOS_ARGS)
 
 # Every fuzz target for FUZZTIME each.
 fuzz:

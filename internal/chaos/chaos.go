@@ -42,6 +42,12 @@ type Config struct {
 	Bins                          map[string]string // prebuilt stage binaries; nil: Build into Dir
 	Seed                          uint64            // kill order; 0: from the clock
 	Log                           io.Writer         // progress lines; nil: none
+	// Topology is TopologySingle (the default: one NATS server, one
+	// redis-server) or TopologyCluster (cluster.go).
+	Topology string
+	// NATSServer is the nats-server binary of the cluster topology; empty:
+	// Bins["nats-server"], else built into Dir.
+	NATSServer string
 }
 
 func (c *Config) setDefaults() {
@@ -89,11 +95,16 @@ type Report struct {
 	UnexpectedExits            int // stage exits the harness did not cause (e.g. started while NATS was down)
 	StatusQueries              int
 	Verdict
-	Replay ReplayCheck
+	Replay     ReplayCheck
+	Accounting Accounting // every run explained (account.go)
+	Topology   string
+	Faults     []Fault // the cluster topology's faults and their timings (cluster_havoc.go)
 }
 
 // OK reports whether no violation was found.
-func (r Report) OK() bool { return len(r.Violations) == 0 && len(r.Replay.Violations) == 0 }
+func (r Report) OK() bool {
+	return len(r.Violations) == 0 && len(r.Replay.Violations) == 0 && len(r.Accounting.Violations) == 0
+}
 
 // KillCount is the total of SIGKILLs.
 func (r Report) KillCount() int {
@@ -110,7 +121,10 @@ func (r Report) KillCount() int {
 // could not be carried out; violations are in the Report.
 func Run(ctx context.Context, cfg Config) (Report, error) {
 	cfg.setDefaults()
-	rep := Report{Offered: cfg.Calls, Kills: map[string]int{}}
+	if cfg.Topology == TopologyCluster {
+		return runCluster(ctx, cfg)
+	}
+	rep := Report{Offered: cfg.Calls, Kills: map[string]int{}, Topology: TopologySingle}
 	if cfg.Dir == "" {
 		return rep, errors.New("chaos: Config.Dir is required")
 	}
@@ -182,6 +196,16 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 		return rep, err
 	}
 	rep.Load = time.Since(loadStart)
+	if err := conclude(ctx, cfg, js, acc, exe, procs, &rep, logf); err != nil {
+		return rep, err
+	}
+	rep.Total = time.Since(begin)
+	return rep, nil
+}
+
+// conclude waits for every outcome of the accepted calls, judges them,
+// accounts for every run and replays every dead letter.
+func conclude(ctx context.Context, cfg Config, js jetstream.JetStream, acc *accepted, exe *Executor, procs []*proc, rep *Report, logf func(string, ...any)) error {
 	ids := acc.ids()
 	rep.Accepted, rep.Refused = len(ids), acc.refuse
 	logf("load done: %d accepted, %d refused", rep.Accepted, rep.Refused)
@@ -193,13 +217,15 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 	rep.Settle = time.Since(settleStart)
 	results, _, err := readResults(ctx, js, 1)
 	if err != nil {
-		return rep, err
+		return err
 	}
 	letters, err := listLetters(ctx, js)
 	if err != nil {
-		return rep, err
+		return err
 	}
-	rep.Verdict = judge(ids, results, exe.Runs(), letters)
+	runs := exe.Runs()
+	rep.Verdict = judge(ids, results, runs, letters)
+	rep.Accounting = account(ids, results, runs, letters)
 	rep.StatusQueries = exe.Queries()
 	for _, p := range procs {
 		_, exits := p.counts()
@@ -207,11 +233,7 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 	}
 	logf("checked %d results: %d duplicates, %d lost, %d executed twice", len(results), rep.Duplicates, rep.Lost, rep.ExecutedTwice)
 	rep.Replay, err = replayAll(ctx, js, letters, exe, cfg.ReplayWait, logf)
-	if err != nil {
-		return rep, err
-	}
-	rep.Total = time.Since(begin)
-	return rep, nil
+	return err
 }
 
 // setup applies the topology (with the run's AckWait) and the tools.
@@ -235,6 +257,13 @@ func setup(ctx context.Context, js jetstream.JetStream, settings streams.Setting
 
 // startStages starts one process per stage and waits until each consumes.
 func startStages(cfg Config, natsURL, redisURL string) ([]*proc, error) {
+	return startStageSet(cfg, natsURL, redisURL, nil, nil)
+}
+
+// startStageSet starts replicas[stage] processes of each stage (one when
+// absent), each with env added to its environment, and waits until each
+// consumes.
+func startStageSet(cfg Config, natsURL, redisURL string, replicas map[string]int, env []string) ([]*proc, error) {
 	// Separate processes: they share gate seal keys written once (and kept
 	// across the kills), each stage reading its own, execute all of them.
 	sealDir := filepath.Join(cfg.Dir, "seal-keys")
@@ -243,19 +272,26 @@ func startStages(cfg Config, natsURL, redisURL string) ([]*proc, error) {
 	}
 	var procs []*proc
 	for _, st := range streams.Names() {
-		port, err := testenv.Port()
-		if err != nil {
-			return procs, err
+		n := max(replicas[st], 1)
+		for i := range n {
+			port, err := testenv.Port()
+			if err != nil {
+				return procs, err
+			}
+			name := st
+			if n > 1 {
+				name = st + "-" + strconv.Itoa(i)
+			}
+			p := &proc{stage: st, bin: cfg.Bins[st], http: "127.0.0.1:" + strconv.Itoa(port), log: filepath.Join(cfg.Dir, name+".log")}
+			p.env = append([]string{
+				"TOOLGATE_NATS_URL=" + natsURL, "TOOLGATE_REDIS_URL=" + redisURL, "TOOLGATE_HTTP_ADDR=" + p.http,
+				"TOOLGATE_LOG_LEVEL=warn", "TOOLGATE_ACK_WAIT=" + cfg.AckWait.String(), "TOOLGATE_SEAL_KEYS=" + sealDir,
+			}, env...)
+			if err := p.start(); err != nil {
+				return procs, err
+			}
+			procs = append(procs, p)
 		}
-		p := &proc{stage: st, bin: cfg.Bins[st], http: "127.0.0.1:" + strconv.Itoa(port), log: filepath.Join(cfg.Dir, st+".log")}
-		p.env = []string{
-			"TOOLGATE_NATS_URL=" + natsURL, "TOOLGATE_REDIS_URL=" + redisURL, "TOOLGATE_HTTP_ADDR=" + p.http,
-			"TOOLGATE_LOG_LEVEL=warn", "TOOLGATE_ACK_WAIT=" + cfg.AckWait.String(), "TOOLGATE_SEAL_KEYS=" + sealDir,
-		}
-		if err := p.start(); err != nil {
-			return procs, err
-		}
-		procs = append(procs, p)
 	}
 	for _, p := range procs {
 		if err := p.ready(60 * time.Second); err != nil {

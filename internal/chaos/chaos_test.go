@@ -19,6 +19,7 @@ func TestRun_kills_and_restarts_lose_and_double_no_call(t *testing.T) {
 	dir := t.TempDir()
 	var log strings.Builder
 	rep, err := Run(context.Background(), Config{
+		Bins:  testBins(t),
 		Calls: 300, Rate: 25, KillEvery: 2 * time.Second, AckWait: 3 * time.Second,
 		Settle: 2 * time.Minute, ReplayWait: time.Minute, Dir: dir, Log: &log,
 	})

@@ -3,6 +3,7 @@ package chaos
 import (
 	"encoding/json"
 	"fmt"
+	"sort"
 	"sync"
 	"time"
 
@@ -22,7 +23,8 @@ type Executor struct {
 	runs    map[string]int            // call id -> execution requests received
 	byKey   map[string]wire.ExecReply // idempotency key -> the answer given
 	queries int
-	flight  int // execution requests being answered
+	flight  int         // execution requests being answered
+	times   []time.Time // when each execution request arrived, in order
 	sub     *nats.Subscription
 	delay   time.Duration
 }
@@ -57,6 +59,7 @@ func (x *Executor) serve(m *nats.Msg) {
 	}
 	x.mu.Lock()
 	x.runs[id]++
+	x.times = append(x.times, time.Now())
 	n := x.runs[id]
 	rep := wire.ExecReply{OK: true, Result: json.RawMessage(fmt.Sprintf(`{"call":%q,"run":%d}`, id, n))}
 	if _, ok := x.byKey[key]; !ok {
@@ -100,3 +103,15 @@ func (x *Executor) Queries() int {
 
 // Close unsubscribes.
 func (x *Executor) Close() { _ = x.sub.Unsubscribe() }
+
+// FirstRunAfter is when the first execution request after t arrived; false
+// when none has.
+func (x *Executor) FirstRunAfter(t time.Time) (time.Time, bool) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	i := sort.Search(len(x.times), func(i int) bool { return x.times[i].After(t) })
+	if i == len(x.times) {
+		return time.Time{}, false
+	}
+	return x.times[i], true
+}

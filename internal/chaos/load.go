@@ -36,10 +36,25 @@ func (a *accepted) ids() map[string]string {
 // same id until JetStream acks it (de-duplication makes the retry safe) or
 // retry has passed. A response counts as accepted once acked.
 func produce(ctx context.Context, js jetstream.JetStream, prefix string, n int, rate float64, retry time.Duration, acc *accepted) {
+	produceHeld(ctx, js, prefix, n, rate, retry, acc, nil)
+}
+
+// produceHeld is produce that, when held is not nil, publishes the last
+// tenth of the responses only once held is closed: calls still flow after
+// the last fault of a run.
+func produceHeld(ctx context.Context, js jetstream.JetStream, prefix string, n int, rate float64, retry time.Duration, acc *accepted, held <-chan struct{}) {
 	interval := time.Duration(float64(time.Second) / rate)
 	mix := bench.Mix()
 	start := time.Now()
 	for i := range n {
+		if held != nil && i == n-n/10 {
+			select {
+			case <-held:
+			case <-ctx.Done():
+				return
+			}
+			start = time.Now().Add(-time.Duration(i) * interval)
+		}
 		if d := time.Until(start.Add(time.Duration(i) * interval)); d > 0 {
 			select {
 			case <-time.After(d):

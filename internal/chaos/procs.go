@@ -65,6 +65,7 @@ type proc struct {
 	starts  int
 	exits   int // exits the harness did not cause
 	killing bool
+	held    bool // killed and not restarted until release (proc_hold.go)
 }
 
 func (p *proc) start() error {
@@ -93,13 +94,13 @@ func (p *proc) start() error {
 		}
 		p.killing = false
 		p.mu.Unlock()
-		if stopped {
+		if stopped || p.isHeld() {
 			return
 		}
 		time.Sleep(200 * time.Millisecond) // restart, as a Deployment would
 		p.mu.Lock()
 		defer p.mu.Unlock()
-		if !p.stopped && p.cmd == cmd {
+		if !p.stopped && !p.held && p.cmd == cmd {
 			if err := p.start(); err != nil {
 				fmt.Fprintf(os.Stderr, "chaos: restart %s: %v\n", p.stage, err)
 			}
@@ -162,4 +163,29 @@ func (p *proc) counts() (starts, exits int) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.starts, p.exits
+}
+
+// NATSServerBin is the nats-server binary's name in a --bin directory.
+const NATSServerBin = "nats-server"
+
+// LoadBins returns the stage binaries in dir (built beforehand, e.g. by
+// `make chaos`), and its nats-server when there is one, by name.
+func LoadBins(dir string) (map[string]string, error) {
+	bins := map[string]string{}
+	for _, st := range streams.Names() {
+		p := filepath.Join(dir, st)
+		if _, err := os.Stat(p); err != nil {
+			return nil, fmt.Errorf("chaos: --bin %s: %w", dir, err)
+		}
+		bins[st] = p
+	}
+	if p := filepath.Join(dir, NATSServerBin); fileExists(p) {
+		bins[NATSServerBin] = p
+	}
+	return bins, nil
+}
+
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
 }

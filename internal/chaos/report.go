@@ -24,7 +24,8 @@ func (r Report) Print(w io.Writer) {
 	fmt.Fprintf(w, "inconsistent    %d; failed calls without exactly one dead letter %d\n", r.Inconsistent, r.MissingLetters)
 	fmt.Fprintf(w, "replay          %d letters, %d replayed, %d skipped, %d pending; outcomes: %s; newly executed %d, executed twice %d\n",
 		r.Replay.Letters, r.Replay.Replayed, r.Replay.Skipped, r.Replay.Pending, counts(r.Replay.Outcomes), r.Replay.NewlyExecuted, r.Replay.ExecutedTwice)
-	for _, v := range append(append([]string{}, r.Violations...), r.Replay.Violations...) {
+	r.printCluster(w)
+	for _, v := range append(append(append([]string{}, r.Violations...), r.Replay.Violations...), r.Accounting.Violations...) {
 		fmt.Fprintln(w, "VIOLATION       "+v)
 	}
 	if r.OK() {

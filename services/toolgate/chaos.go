@@ -25,6 +25,9 @@ func chaosCmd(args []string) error {
 	ackWait := fs.Duration("ack-wait", 5*time.Second, "every consumer's AckWait (and the claim grace): how soon a killed process's work is redelivered")
 	settle := fs.Duration("settle", 3*time.Minute, "bound on the wait for every outcome after the load")
 	seed := fs.Uint64("seed", 0, "kill order; 0: from the clock")
+	topology := fs.String("topology", chaos.TopologySingle, "single (one NATS server, one redis-server) or cluster (three nats-server processes with R3 streams, Redis with a replica and three sentinels, two replicas of accumulate and execute; the stream leader's node, the Redis primary and every stage killed, a NATS node paused, a stage restarted onto a backlog)")
+	binDir := fs.String("bin", "", "directory of prebuilt stage binaries (make chaos builds them into bin/), and for --topology cluster its nats-server; empty: go build them at run time")
+	natsServer := fs.String("nats-server", "", "--topology cluster: the nats-server binary (the version toolgate embeds); empty: --bin's, else built from the module")
 	keep := fs.Bool("keep", false, "keep the work directory (stores and each stage's log)")
 	hostile := fs.Bool("hostile", false, "the hostile soak instead: toolgate up under a memory cap, valid calls at --rate for --duration, then again while issue 13's hostile inputs are published")
 	duration := fs.Duration("duration", 10*time.Second, "--hostile: valid load per phase (baseline, attack)")
@@ -50,6 +53,15 @@ func chaosCmd(args []string) error {
 		return hostileCmd(cfg, *memCap, *inputs, *keep)
 	}
 
+	if *topology != chaos.TopologySingle && *topology != chaos.TopologyCluster {
+		return usageError("chaos --topology %q: want %s or %s", *topology, chaos.TopologySingle, chaos.TopologyCluster)
+	}
+	var bins map[string]string
+	if *binDir != "" {
+		if bins, err = chaos.LoadBins(*binDir); err != nil {
+			return err
+		}
+	}
 	dir, err := os.MkdirTemp("", "toolgate-chaos-")
 	if err != nil {
 		return err
@@ -63,6 +75,7 @@ func chaosCmd(args []string) error {
 	defer stop()
 	rep, err := chaos.Run(ctx, chaos.Config{
 		Calls: *n, Rate: *rate, KillEvery: *every, AckWait: *ackWait, Settle: *settle, Seed: *seed, Dir: dir, Log: os.Stderr,
+		Topology: *topology, Bins: bins, NATSServer: *natsServer,
 	})
 	if err != nil {
 		return err

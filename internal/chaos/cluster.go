@@ -1,0 +1,146 @@
+package chaos
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/toolgate/toolgate/internal/testenv"
+	"github.com/toolgate/toolgate/streams"
+)
+
+// The topologies a run can take.
+const (
+	TopologySingle  = "single"  // one embedded NATS server, one redis-server
+	TopologyCluster = "cluster" // three nats-server processes, Redis with Sentinel
+)
+
+// clusterReplicas are the stage processes of the cluster topology: two of
+// accumulate and execute (the stages that hold state across a call), one of
+// the others.
+var clusterReplicas = map[string]int{streams.Accumulate: 2, streams.Execute: 2}
+
+// runCluster is Run on the deployment people scale to: three nats-server
+// processes with R3 streams and buckets, a Redis primary with one replica
+// and three sentinels, every stage its own process (two of accumulate and
+// execute), and the faults of clusterHavoc.
+func runCluster(ctx context.Context, cfg Config) (Report, error) {
+	rep := Report{Offered: cfg.Calls, Kills: map[string]int{}, Topology: TopologyCluster}
+	if cfg.Dir == "" {
+		return rep, errors.New("chaos: Config.Dir is required")
+	}
+	begin := time.Now()
+	logf := func(format string, args ...any) {
+		fmt.Fprintf(cfg.Log, "chaos %6.1fs  %s\n", time.Since(begin).Seconds(), fmt.Sprintf(format, args...))
+	}
+	if cfg.Bins == nil {
+		bins, err := Build(filepath.Join(cfg.Dir, "bin"))
+		if err != nil {
+			return rep, err
+		}
+		cfg.Bins = bins
+		logf("built %d stage binaries", len(bins))
+	}
+	bin := cfg.NATSServer
+	if bin == "" {
+		bin = cfg.Bins[NATSServerBin]
+	}
+	if bin == "" {
+		var err error
+		if bin, err = BuildNATSServer(filepath.Join(cfg.Dir, "bin")); err != nil {
+			return rep, err
+		}
+		logf("built nats-server")
+	}
+	if err := checkNATSServer(bin); err != nil {
+		return rep, err
+	}
+	nc3, err := startNATSCluster(bin, filepath.Join(cfg.Dir, "nats"))
+	if nc3 != nil {
+		defer nc3.stop(10 * time.Second)
+	}
+	if err != nil {
+		return rep, err
+	}
+	rdir := filepath.Join(cfg.Dir, "redis")
+	if err := os.MkdirAll(rdir, 0o755); err != nil {
+		return rep, fmt.Errorf("chaos: %w", err)
+	}
+	ss, err := startSentinelSet(rdir, time.Second)
+	if ss != nil {
+		defer ss.stop()
+	}
+	if err != nil {
+		return rep, err
+	}
+	nc, err := nats.Connect(nc3.URLs(), nats.MaxReconnects(-1), nats.ReconnectWait(100*time.Millisecond), nats.Name("toolgate chaos"))
+	if err != nil {
+		return rep, fmt.Errorf("chaos: %w", err)
+	}
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return rep, fmt.Errorf("chaos: %w", err)
+	}
+	settings := streams.DefaultSettings()
+	settings.AckWait = cfg.AckWait
+	settings.Replicas = 3
+	// The meta leader is elected after the nodes meet: until then Ensure
+	// fails, and is tried again.
+	err = testenv.Poll(60*time.Second, 250*time.Millisecond, func() error {
+		sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+		return setup(sctx, js, settings)
+	})
+	if err != nil {
+		return rep, fmt.Errorf("chaos: R3 streams on the cluster: %w", err)
+	}
+	exe, err := NewExecutor(nc, cfg.ExecDelay)
+	if err != nil {
+		return rep, err
+	}
+	defer exe.Close()
+	procs, err := startStageSet(cfg, nc3.URLs(), ss.URL(), clusterReplicas, []string{"TOOLGATE_STREAM_REPLICAS=3"})
+	defer func() {
+		for _, p := range procs {
+			p.stop(10 * time.Second)
+		}
+	}()
+	if err != nil {
+		return rep, err
+	}
+	logf("%d stage processes consuming; NATS %s (R3), redis %s, AckWait %v", len(procs), nc3.URLs(), ss.URL(), cfg.AckWait)
+
+	acc := &accepted{kind: map[string]string{}}
+	prefix := "chaos" + strconv.FormatInt(time.Now().UnixNano()%1e9, 36) + "-"
+	loadCtx, stopLoad := context.WithCancel(ctx)
+	defer stopLoad()
+	produced, faulted := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(produced)
+		produceHeld(loadCtx, js, prefix, cfg.Calls, cfg.Rate, time.Minute, acc, faulted)
+	}()
+	loadStart := time.Now()
+	h := &clusterHavoc{cfg: cfg, procs: procs, exe: exe, nats: nc3, redis: ss, js: js, rep: &rep, logf: logf, start: loadStart, acc: acc, faulted: faulted}
+	if err := h.run(ctx, produced); err != nil {
+		return rep, err
+	}
+	rep.Load = time.Since(loadStart)
+	// The judge and the replay need every node current again.
+	if err := nc3.waitHealthy(2 * time.Minute); err != nil {
+		logf("warning: the NATS cluster is not healthy after the faults: %v", err)
+	}
+	if err := conclude(ctx, cfg, js, acc, exe, procs, &rep, logf); err != nil {
+		return rep, err
+	}
+	h.timeFirstRuns()
+	rep.Total = time.Since(begin)
+	return rep, nil
+}

@@ -1,0 +1,20 @@
+package main
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// An unknown --topology and a --bin directory without the stage binaries
+// are refused before anything starts.
+func TestChaos_unknown_topology_or_empty_bin_dir_is_refused(t *testing.T) {
+	if err := chaosCmd([]string{"--topology", "mesh"}); err == nil || !strings.Contains(err.Error(), `--topology "mesh"`) {
+		t.Errorf("--topology mesh: error %v, want a usage error naming it", err)
+	}
+	dir := t.TempDir()
+	err := chaosCmd([]string{"--topology", "cluster", "--bin", dir})
+	if err == nil || !strings.Contains(err.Error(), filepath.Join(dir, "accumulate")) {
+		t.Errorf("--bin %s (empty): error %v, want one naming the missing accumulate binary", dir, err)
+	}
+}
