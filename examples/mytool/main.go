@@ -1,5 +1,5 @@
 // Command mytool serves one tool, convert_currency, to toolgate: the
-// walkthrough "Your own tool in five minutes" in the README.
+// walkthrough "Your own tool in five minutes" in docs/tools.md.
 package main
 
 import (

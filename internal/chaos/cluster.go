@@ -25,7 +25,9 @@ const (
 // clusterReplicas are the stage processes of the cluster topology: two of
 // accumulate and execute (the stages that hold state across a call), one of
 // the others.
-var clusterReplicas = map[string]int{streams.Accumulate: 2, streams.Execute: 2}
+func clusterReplicas() map[string]int {
+	return map[string]int{streams.Accumulate: 2, streams.Execute: 2}
+}
 
 // runCluster is Run on the deployment people scale to: three nats-server
 // processes with R3 streams and buckets, a Redis primary with one replica
@@ -107,7 +109,7 @@ func runCluster(ctx context.Context, cfg Config) (Report, error) {
 		return rep, err
 	}
 	defer exe.Close()
-	procs, err := startStageSet(cfg, nc3.URLs(), ss.URL(), clusterReplicas, []string{"TOOLGATE_STREAM_REPLICAS=3"})
+	procs, err := startStageSet(cfg, nc3.URLs(), ss.URL(), clusterReplicas(), []string{"TOOLGATE_STREAM_REPLICAS=3"})
 	defer func() {
 		for _, p := range procs {
 			p.stop(10 * time.Second)

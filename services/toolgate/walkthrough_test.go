@@ -21,17 +21,17 @@ import (
 // fence is one fenced code block of the README: its language and text.
 type fence struct{ lang, text string }
 
-// readmeSection returns the fenced blocks of the README section headed
-// heading, in order.
-func readmeSection(t *testing.T, heading string) []fence {
+// pageSection returns the fenced blocks of the section headed heading of
+// page (a path from the repository root), in order.
+func pageSection(t *testing.T, page, heading string) []fence {
 	t.Helper()
-	b, err := os.ReadFile("../../README.md")
+	b, err := os.ReadFile(filepath.Join("../..", page))
 	if err != nil {
 		t.Fatal(err)
 	}
 	_, sec, ok := strings.Cut(string(b), "\n"+heading+"\n")
 	if !ok {
-		t.Fatalf("README.md has no section %q", heading)
+		t.Fatalf("%s has no section %q", page, heading)
 	}
 	sec, _, _ = strings.Cut(sec, "\n## ")
 	var out []fence
@@ -87,13 +87,13 @@ func saidAll(t *testing.T, cmd, got, sample string) {
 	}
 }
 
-// The README's "Your own tool in five minutes", run as written against a
+// docs/tools.md's "Your own tool in five minutes", run as written against a
 // toolgate up as make run starts it (the example tools applied): the
 // definition and the executor shown are the files the commands use, each
 // command runs in a shell from the repository root with the environment
 // make run prints, and each prints what the README says it prints.
 func TestWalkthrough_your_own_tool_runs_as_written(t *testing.T) {
-	blocks := readmeSection(t, "## Your own tool in five minutes")
+	blocks := pageSection(t, "docs/tools.md", "## Your own tool in five minutes")
 	var langs []string
 	for _, b := range blocks {
 		langs = append(langs, b.lang)
