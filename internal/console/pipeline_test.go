@@ -31,7 +31,10 @@ type pipeRig struct {
 
 func newPipeRig(t *testing.T) *pipeRig {
 	t.Helper()
-	p := pipetest.Start(t, pipetest.Options{})
+	// The producer may assert its roles (issue 28: roles from headers count
+	// only from a listed user, on its own subject): the admin's call waits
+	// for a human as it would with a verified token.
+	p := pipetest.Start(t, pipetest.Options{AssertUsers: []string{authz.Producer}})
 	pr := &pipeRig{pipe: p}
 	p.Serve(t, func(tool string, c toolserver.Call) (any, error) {
 		pr.executed.Add(1)
@@ -53,7 +56,7 @@ func (pr *pipeRig) publish(file, responseID, roles string) {
 	}
 	_, pjs := pr.pipe.Connect(pr.t, authz.Producer)
 	m := producer.Meta{Provider: "openai-chat", ResponseID: responseID, Roles: roles, Principal: "ops@example.com"}
-	if err := producer.New(pjs).PublishResponse(context.Background(), m, body); err != nil {
+	if err := producer.New(pjs).AssertingAs(authz.Producer).PublishResponse(context.Background(), m, body); err != nil {
 		pr.t.Fatal(err)
 	}
 }
