@@ -8,6 +8,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/toolgate/toolgate/internal/provider"
+	"github.com/toolgate/toolgate/pkg/wire"
 	"github.com/toolgate/toolgate/streams"
 )
 
@@ -69,7 +70,7 @@ func TestPipeline_gemini_interactions_execute_once_whole_and_streamed(t *testing
 				m.IsError == nil || *m.IsError || !strings.Contains(m.Result, `"done":"get_weather"`) {
 				t.Fatalf("message %s, want an Interactions function_result for %s", msg, test.id)
 			}
-			rec := p.status(test.rid + "-0")
+			rec := p.status(wire.CallID("acme", test.rid, 0)) // a tenant's call ids carry its key (issue 28)
 			var stages []string
 			for _, s := range rec.History {
 				stages = append(stages, s.Stage+":"+string(s.Status))
