@@ -108,6 +108,7 @@ type Recorded struct {
 	Fate       Fate
 	CreatedAt  time.Time
 	Verified   bool // the identity came from a token
+	Asserted   bool // a producer the deployment lets assert identity sent it: its header roles counted
 	Recovered  bool // found in the assistant's text
 	done       bool // re-evaluated (or counted) already
 }
@@ -150,7 +151,7 @@ func DecodeRecord(data []byte) (Recorded, error) {
 		return Recorded{}, fmt.Errorf("%w: no call id, status or history", ErrBadRecord)
 	}
 	rec := Recorded{CallID: r.CallID, ResponseID: r.ResponseID, Tool: r.Tool, Status: r.Status, CreatedAt: r.History[0].At,
-		Verified: r.Identity == call.IdentityVerified, Recovered: r.Source == call.SourceTextJSON}
+		Verified: r.Identity == call.IdentityVerified, Asserted: r.Identity == call.IdentityAsserted, Recovered: r.Source == call.SourceTextJSON}
 	waited := slices.ContainsFunc(r.History, func(s call.Step) bool { return s.Status == call.ApprovalRequired })
 	switch {
 	case waited:

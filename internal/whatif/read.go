@@ -13,6 +13,7 @@ import (
 
 	"github.com/toolgate/toolgate/internal/call"
 	"github.com/toolgate/toolgate/internal/provider"
+	"github.com/toolgate/toolgate/pkg/wire"
 	"github.com/toolgate/toolgate/streams"
 )
 
@@ -165,6 +166,22 @@ func (w *window) input(ctx context.Context, h nats.Header, data []byte, seq uint
 	if err != nil {
 		return // accumulate refused it too: it made no calls
 	}
+	// Roles from headers count only where accumulate granted them: a
+	// producer the deployment lets assert them (its records say asserted);
+	// anyone else's claimed roles were granted none (issue 28).
+	granted := false
+	for _, e := range envs {
+		for _, id := range []string{e.CallID, strings.TrimSuffix(e.CallID, "-text") + "-0"} {
+			if rec, ok := w.recs[id]; ok && rec.Asserted {
+				granted = true
+			}
+		}
+	}
+	if !granted {
+		for i := range envs {
+			envs[i].Request.Roles = nil
+		}
+	}
 	for _, e := range envs {
 		for _, out := range w.ev.Evaluate(ctx, e) {
 			rec, ok := w.recs[out.CallID]
@@ -280,6 +297,9 @@ func Envelopes(h nats.Header, data []byte, seq uint64) ([]call.Envelope, error) 
 	}
 	rid := responseID(h, seq)
 	req := request(h)
+	// A tenant's calls are keyed by tenant and response id (ingest.keyed,
+	// issue 28): the ids of its status records.
+	key := wire.ResponseKey(req.Tenant, rid)
 	model := h.Get(streams.HeaderModel)
 	if model == "" {
 		model = resp.Model
@@ -291,7 +311,8 @@ func Envelopes(h nats.Header, data []byte, seq uint64) ([]call.Envelope, error) 
 		e.Provider, e.Model, e.Request = resp.Provider, model, req
 		e.ProviderCallID, e.ToolName, e.RawArguments, e.ProviderKind = c.ID, c.Name, c.Arguments, c.Kind
 		e.FinishReason, e.ProviderFinish = string(resp.Finish), resp.ProviderFinish
-		e.Batch = call.Batch{ID: rid, Index: c.Index, Size: len(resp.Calls), Atomic: atomic}
+		e.Batch = call.Batch{ID: key, Index: c.Index, Size: len(resp.Calls), Atomic: atomic}
+		e.CallID = call.ID(key, c.Index)
 		if c.Truncated {
 			e.TruncatedHint = c.TruncatedWhy
 		}
@@ -307,7 +328,8 @@ func Envelopes(h nats.Header, data []byte, seq uint64) ([]call.Envelope, error) 
 		}
 		if strings.TrimSpace(text) != "" {
 			e := call.New(rid, 0, time.Now())
-			e.CallID = rid + "-text"
+			e.CallID = key + "-text"
+			e.Batch.ID = key
 			e.Provider, e.Model, e.Request = resp.Provider, model, req
 			e.FinishReason, e.ProviderFinish = string(resp.Finish), resp.ProviderFinish
 			e.Carrier, e.Text, e.Source = true, text, call.SourceTextJSON
