@@ -141,7 +141,7 @@ func (a *Accumulate) emit(ctx context.Context, m worker.Msg, rid string, resp pr
 			e.Provider, e.Model, e.Request = resp.Provider, model, req
 			e.FinishReason, e.ProviderFinish = string(resp.Finish), resp.ProviderFinish
 			e.Carrier, e.Text, e.Source = true, text, call.SourceTextJSON
-			e.TruncatedHint = capHint(resp)
+			e.TruncatedHint = CapHint(resp)
 			e.Batch.Atomic = atomicHeader(m.Header)
 			envs = append(envs, e)
 		}
@@ -290,18 +290,25 @@ func oversizeHeader(h nats.Header) (string, int) {
 
 // responseID is the producer's id made safe for subjects, or one derived
 // from the stream sequence when the producer sent none.
-func responseID(m worker.Msg) string {
-	id := m.Header.Get(streams.HeaderResponseID)
+func responseID(m worker.Msg) string { return ResponseIDOf(m.Header, m.StreamSeq) }
+
+// ResponseIDOf is the response id accumulate gives an input with headers h
+// stored at stream sequence seq (the what-if reads inputs back with it).
+func ResponseIDOf(h nats.Header, seq uint64) string {
+	id := h.Get(streams.HeaderResponseID)
 	if id == "" {
-		id = m.Header.Get(nats.MsgIdHdr)
+		id = h.Get(nats.MsgIdHdr)
 	}
 	if id == "" {
-		return fmt.Sprintf("seq%d", m.StreamSeq)
+		return fmt.Sprintf("seq%d", seq)
 	}
 	return call.SafeResponseID(id)
 }
 
-func request(h nats.Header) call.Request {
+// RequestOf is the request context headers h claim: tenant, principal,
+// roles and the flags. Who sent them decides what of it counts
+// (identity.go); this is only what they say.
+func RequestOf(h nats.Header) call.Request {
 	r := call.Request{
 		Tenant:       h.Get(streams.HeaderTenant),
 		Principal:    h.Get(streams.HeaderPrincipal),
@@ -330,10 +337,10 @@ func maxTokens(h nats.Header) []provider.Option {
 	return []provider.Option{provider.WithMaxTokens(n)}
 }
 
-// capHint says why the text of resp counts as cut off — the provider's own
+// CapHint says why the text of resp counts as cut off — the provider's own
 // length limit, or output tokens that reached the requested cap — so the
 // calls recovered from it end truncated like native ones; "" otherwise.
-func capHint(resp provider.Response) string {
+func CapHint(resp provider.Response) string {
 	switch {
 	case resp.Finish == provider.ReasonLength:
 		return "provider finish reason " + resp.ProviderFinish + ": output token cap reached"

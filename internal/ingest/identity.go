@@ -40,7 +40,7 @@ func (a *Accumulate) senderOn(subject string, h nats.Header, at time.Time) sende
 	if a.Identity != nil || !ok || !slices.Contains(a.AssertUsers, user) {
 		return a.sender(h, at)
 	}
-	req := request(h)
+	req := RequestOf(h)
 	req.Identity = call.IdentityAsserted
 	return sender{req: req, binding: strings.Join([]string{"asserted", user, req.Tenant, req.Principal, strings.Join(req.Roles, ",")}, "\x00")}
 }
@@ -64,7 +64,7 @@ func assertingUser(subject string) (string, bool) {
 // could claim any role, so a policy on roles would be decoration. The
 // claimed roles are recorded in the call's history (withheld).
 func (a *Accumulate) sender(h nats.Header, at time.Time) sender {
-	req := request(h)
+	req := RequestOf(h)
 	if a.Identity == nil {
 		req.Identity = call.IdentityUnverified
 		s := sender{req: req, binding: strings.Join([]string{"unverified", req.Tenant, req.Principal, strings.Join(req.Roles, ",")}, "\x00")}

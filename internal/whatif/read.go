@@ -12,6 +12,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/toolgate/toolgate/internal/call"
+	"github.com/toolgate/toolgate/internal/ingest"
 	"github.com/toolgate/toolgate/internal/provider"
 	"github.com/toolgate/toolgate/pkg/wire"
 	"github.com/toolgate/toolgate/streams"
@@ -295,8 +296,8 @@ func Envelopes(h nats.Header, data []byte, seq uint64) ([]call.Envelope, error) 
 	if err != nil {
 		return nil, fmt.Errorf("whatif: %w", err)
 	}
-	rid := responseID(h, seq)
-	req := request(h)
+	rid := ingest.ResponseIDOf(h, seq)
+	req := ingest.RequestOf(h)
 	// A tenant's calls are keyed by tenant and response id (ingest.keyed,
 	// issue 28): the ids of its status records.
 	key := wire.ResponseKey(req.Tenant, rid)
@@ -333,53 +334,10 @@ func Envelopes(h nats.Header, data []byte, seq uint64) ([]call.Envelope, error) 
 			e.Provider, e.Model, e.Request = resp.Provider, model, req
 			e.FinishReason, e.ProviderFinish = string(resp.Finish), resp.ProviderFinish
 			e.Carrier, e.Text, e.Source = true, text, call.SourceTextJSON
-			e.TruncatedHint = capHint(resp)
+			e.TruncatedHint = ingest.CapHint(resp)
 			e.Batch.Atomic = atomic
 			envs = append(envs, e)
 		}
 	}
 	return envs, nil
-}
-
-// responseID is accumulate's response id of the input (ingest.responseID).
-func responseID(h nats.Header, seq uint64) string {
-	id := h.Get(streams.HeaderResponseID)
-	if id == "" {
-		id = h.Get(nats.MsgIdHdr)
-	}
-	if id == "" {
-		return fmt.Sprintf("seq%d", seq)
-	}
-	return call.SafeResponseID(id)
-}
-
-// request is the request context of the headers, as accumulate reads it
-// without an identity issuer (calls with a verified identity are not
-// re-evaluated: their roles came from a token).
-func request(h nats.Header) call.Request {
-	r := call.Request{
-		Tenant:       h.Get(streams.HeaderTenant),
-		Principal:    h.Get(streams.HeaderPrincipal),
-		Conversation: h.Get(streams.HeaderConversation),
-		Tolerant:     strings.EqualFold(h.Get(streams.HeaderTolerant), "true"),
-		DryRun:       strings.EqualFold(h.Get(streams.HeaderDryRun), "true"),
-	}
-	for _, role := range strings.Split(h.Get(streams.HeaderRoles), ",") {
-		if role = strings.TrimSpace(role); role != "" {
-			r.Roles = append(r.Roles, role)
-		}
-	}
-	return r
-}
-
-// capHint is accumulate's (ingest.capHint): why the text of resp counts as
-// cut off, so the calls recovered from it end truncated; "" otherwise.
-func capHint(resp provider.Response) string {
-	switch {
-	case resp.Finish == provider.ReasonLength:
-		return "provider finish reason " + resp.ProviderFinish + ": output token cap reached"
-	case resp.MaxTokens > 0 && resp.OutputTokens >= resp.MaxTokens:
-		return fmt.Sprintf("output tokens (%d) reached the requested max tokens (%d)", resp.OutputTokens, resp.MaxTokens)
-	}
-	return ""
 }
