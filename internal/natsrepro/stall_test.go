@@ -92,9 +92,10 @@ func TestMessages_next_stands_still_until_heartbeats_are_missed_when_the_last_me
 		t.Fatalf("after the publish returned: Next gave (%v, %v) after %v with %d pending; the v1.55.0 race gives ErrNoHeartbeat after about %v: fixed upstream? Then the worker's nudge (internal/worker/pull.go) can go",
 			n.msg, n.err, stood, info.NumPending, 2*heartbeat)
 	}
-	if info.NumPending != batch {
-		t.Fatalf("consumer pending %d while Next stood still, want %d", info.NumPending, batch)
-	}
+	// How many are still pending on the consumer depends on whether the
+	// server has taken the released request yet (it then delivers them
+	// into the client's buffer, where Next does not look): the message the
+	// next call returns below is the proof that input was there.
 	t.Logf("Next stood still %v with %d messages pending on the consumer, then: %v", stood, info.NumPending, n.err)
 	// The next call issues the request the skipped check did not.
 	select {
