@@ -21,19 +21,10 @@ var (
 func Anchors(page string) map[string]bool {
 	out := map[string]bool{}
 	seen := map[string]int{}
-	fence := ""
 	lines := strings.Split(page, "\n")
+	code := inFences(lines)
 	for i, line := range lines {
-		if f := fenceOf(line); f != "" {
-			switch {
-			case fence == "":
-				fence = f
-			case strings.HasPrefix(f, fence):
-				fence = ""
-			}
-			continue
-		}
-		if fence != "" {
+		if code[i] {
 			continue
 		}
 		for _, m := range htmlAnchor.FindAllStringSubmatch(line, -1) {

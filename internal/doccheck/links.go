@@ -27,18 +27,10 @@ var (
 // and code spans.
 func Links(page string) []Link {
 	var out []Link
-	fence := ""
-	for i, line := range strings.Split(page, "\n") {
-		if f := fenceOf(line); f != "" {
-			switch {
-			case fence == "":
-				fence = f
-			case strings.HasPrefix(f, fence):
-				fence = ""
-			}
-			continue
-		}
-		if fence != "" {
+	lines := strings.Split(page, "\n")
+	code := inFences(lines)
+	for i, line := range lines {
+		if code[i] {
 			continue
 		}
 		line = codeSpan.ReplaceAllString(line, "")
@@ -49,6 +41,27 @@ func Links(page string) []Link {
 		}
 	}
 	return out
+}
+
+// inFences reports for each line whether it is part of a fenced code block,
+// its fence lines included.
+func inFences(lines []string) []bool {
+	code := make([]bool, len(lines))
+	fence := ""
+	for i, line := range lines {
+		if f := fenceOf(line); f != "" {
+			switch {
+			case fence == "":
+				fence = f
+			case strings.HasPrefix(f, fence):
+				fence = ""
+			}
+			code[i] = true
+			continue
+		}
+		code[i] = fence != ""
+	}
+	return code
 }
 
 // fenceOf is the fence a line opens or closes (``` or ~~~, as long as
