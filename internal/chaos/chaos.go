@@ -125,20 +125,9 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 		return runCluster(ctx, cfg)
 	}
 	rep := Report{Offered: cfg.Calls, Kills: map[string]int{}, Topology: TopologySingle}
-	if cfg.Dir == "" {
-		return rep, errors.New("chaos: Config.Dir is required")
-	}
-	begin := time.Now()
-	logf := func(format string, args ...any) {
-		fmt.Fprintf(cfg.Log, "chaos %6.1fs  %s\n", time.Since(begin).Seconds(), fmt.Sprintf(format, args...))
-	}
-	if cfg.Bins == nil {
-		bins, err := Build(filepath.Join(cfg.Dir, "bin"))
-		if err != nil {
-			return rep, err
-		}
-		cfg.Bins = bins
-		logf("built %d stage binaries", len(bins))
+	begin, logf, err := prepare(&cfg)
+	if err != nil {
+		return rep, err
 	}
 	ns, err := testenv.StartNATS(testenv.NATSOptions{StoreDir: filepath.Join(cfg.Dir, "jetstream")})
 	if err != nil {
@@ -371,4 +360,26 @@ func havoc(ctx context.Context, cfg Config, procs []*proc, exe *Executor, ns *te
 			}
 		}
 	}
+}
+
+// prepare checks cfg, returns when the run began and its logger (seconds
+// since then on every line), and builds the binaries cfg does not name:
+// what both topologies do first.
+func prepare(cfg *Config) (time.Time, func(format string, args ...any), error) {
+	if cfg.Dir == "" {
+		return time.Time{}, nil, errors.New("chaos: Config.Dir is required")
+	}
+	begin := time.Now()
+	logf := func(format string, args ...any) {
+		fmt.Fprintf(cfg.Log, "chaos %6.1fs  %s\n", time.Since(begin).Seconds(), fmt.Sprintf(format, args...))
+	}
+	if cfg.Bins == nil {
+		bins, err := Build(filepath.Join(cfg.Dir, "bin"))
+		if err != nil {
+			return begin, nil, err
+		}
+		cfg.Bins = bins
+		logf("built %d stage binaries", len(bins))
+	}
+	return begin, logf, nil
 }

@@ -2,7 +2,6 @@ package chaos
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -35,20 +34,9 @@ func clusterReplicas() map[string]int {
 // execute), and the faults of clusterHavoc.
 func runCluster(ctx context.Context, cfg Config) (Report, error) {
 	rep := Report{Offered: cfg.Calls, Kills: map[string]int{}, Topology: TopologyCluster}
-	if cfg.Dir == "" {
-		return rep, errors.New("chaos: Config.Dir is required")
-	}
-	begin := time.Now()
-	logf := func(format string, args ...any) {
-		fmt.Fprintf(cfg.Log, "chaos %6.1fs  %s\n", time.Since(begin).Seconds(), fmt.Sprintf(format, args...))
-	}
-	if cfg.Bins == nil {
-		bins, err := Build(filepath.Join(cfg.Dir, "bin"))
-		if err != nil {
-			return rep, err
-		}
-		cfg.Bins = bins
-		logf("built %d stage binaries", len(bins))
+	begin, logf, err := prepare(&cfg)
+	if err != nil {
+		return rep, err
 	}
 	bin := cfg.NATSServer
 	if bin == "" {
