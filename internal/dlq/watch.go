@@ -8,6 +8,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/toolgate/toolgate/internal/call"
@@ -74,6 +75,10 @@ func watch(ctx context.Context, js jetstream.JetStream, from uint64, plan []*pla
 			return nil // the rest are still pending
 		}
 		batch, err := c.Fetch(500, jetstream.FetchMaxWait(min(left, time.Second)))
+		if transient(err) {
+			time.Sleep(min(left, 100*time.Millisecond)) // a cluster electing a leader: ask again until the deadline
+			continue
+		}
 		if err != nil {
 			return fmt.Errorf("dlq: watch results: %w", err)
 		}
@@ -98,9 +103,17 @@ func watch(ctx context.Context, js jetstream.JetStream, from uint64, plan []*pla
 				o.Progress("wait", seen, total)
 			}
 		}
-		if err := batch.Error(); err != nil && !errors.Is(err, jetstream.ErrNoMessages) && !errors.Is(err, context.DeadlineExceeded) {
+		if err := batch.Error(); err != nil && !errors.Is(err, jetstream.ErrNoMessages) && !errors.Is(err, context.DeadlineExceeded) && !transient(err) {
 			return fmt.Errorf("dlq: watch results: %w", err)
 		}
 	}
 	return nil
+}
+
+// transient reports whether err is one a NATS cluster gives while a node
+// restarts or a leader is elected (no responders to the consumer's request,
+// missed heartbeats, a request timing out): the watch asks again until its
+// deadline instead of failing the replay it reports on.
+func transient(err error) bool {
+	return errors.Is(err, nats.ErrNoResponders) || errors.Is(err, jetstream.ErrNoHeartbeat) || errors.Is(err, nats.ErrTimeout)
 }
