@@ -158,6 +158,9 @@ func Run(ctx context.Context, cfg Config, ready chan<- struct{}) error {
 		return fmt.Errorf("stage: connect to NATS at %s: %w", cfg.NATSURL, err)
 	}
 	defer nc.Close()
+	if err := checkServerVersion(nc.ConnectedServerVersion(), MinServerVersion); err != nil {
+		return err
+	}
 	// A publish whose ack never comes (a permission denied, a stream leader
 	// lost mid-publish) must fail its future, or the worker's acker waits on
 	// it forever; the input is then nak'ed and its redelivery de-duplicated.
