@@ -163,8 +163,8 @@ func (h *clusterHavoc) run(ctx context.Context, produced <-chan struct{}) error 
 	}
 }
 
-// clusterFaults carries out the four cluster faults in turn once 10, 25,
-// 40 and 55 % of the calls are accepted (a failover slows the load and the
+// clusterFaults carries out the cluster faults in turn once 10, 25, 40,
+// 55 and 70 % of the calls are accepted (a failover slows the load and the
 // producer catches up in a burst, so a schedule by the clock would run the
 // last faults after it), the short ones first, each once the one before
 // has recovered. The producer holds the last tenth of the calls until they
@@ -175,6 +175,12 @@ func (h *clusterHavoc) clusterFaults(ctx context.Context, seed uint64) error {
 		at float64
 		do func(context.Context, *rand.Rand) error
 	}{{0.1, h.pauseNode}, {0.25, h.backlogRestart}, {0.4, h.killLeader}, {0.55, h.killPrimary}}
+	if h.cfg.ExecutorDown > 0 {
+		steps = append(steps, struct {
+			at float64
+			do func(context.Context, *rand.Rand) error
+		}{0.7, h.executorDown})
+	}
 	for _, s := range steps {
 		want := int(s.at * float64(h.cfg.Calls))
 		tick := time.NewTicker(20 * time.Millisecond)
