@@ -12,18 +12,21 @@ func (r Report) printRSS(w io.Writer) {
 	if len(r.RSS) == 0 {
 		return
 	}
-	what := "chaos run (killed processes restart afresh: their slope covers the last process only)"
+	what := "chaos run: killed processes restart afresh, so no slope is judged (--soak does)"
 	if r.Soak > 0 {
 		what = fmt.Sprintf("soak of %v, no faults; growing = slope ≥ %.1f MiB/min and each third of the samples above the one before", r.Soak, GrowthSlope)
 	}
 	fmt.Fprintf(w, "rss             every %v, baseline %v into the load; %s\n", r.RSSEvery, r.RSSWarmup, what)
 	for _, f := range r.RSS {
-		flag := ""
-		if f.Growing {
-			flag = "  GROWING"
+		slope := ""
+		if r.Soak > 0 {
+			slope = fmt.Sprintf("  slope %+6.2f MiB/min over %v", f.Slope, f.SlopeOver.Round(time.Second))
+			if f.Growing {
+				slope += "  GROWING"
+			}
 		}
-		fmt.Fprintf(w, "  %-14s baseline %7s  peak %7s  after %7s (%v past the load)  slope %+6.2f MiB/min over %-7v %d pid(s), %d samples%s\n",
-			f.Process, mib(f.Base), mib(f.Peak), mib(f.After), f.AfterAt.Round(time.Second), f.Slope, f.SlopeOver.Round(time.Second), f.PIDs, f.Samples, flag)
+		fmt.Fprintf(w, "  %-14s baseline %7s  peak %7s  after %7s (%v past the load)  %d pid(s), %d samples%s\n",
+			f.Process, mib(f.Base), mib(f.Peak), mib(f.After), f.AfterAt.Round(time.Second), f.PIDs, f.Samples, slope)
 	}
 }
 
