@@ -2,6 +2,7 @@ package chaos
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"github.com/toolgate/toolgate/internal/dlq"
+	"github.com/toolgate/toolgate/internal/testenv"
 	"github.com/toolgate/toolgate/internal/worker"
 	"github.com/toolgate/toolgate/streams"
 )
@@ -51,6 +53,18 @@ func (h *clusterHavoc) executorDown(ctx context.Context, _ *rand.Rand) error {
 	if d >= budget {
 		h.logf("warning: executor down %v is not under execute's retry budget %v: calls will be dead-lettered (counted, and replayed)", d, budget)
 	}
+	// The fault before is timed to its first executed call: let the
+	// pipeline execute again (up to a minute) before the executor goes, so
+	// that figure is the fault's own and not this outage's.
+	h.mu.Lock()
+	last := h.last
+	h.mu.Unlock()
+	_ = testenv.Poll(time.Minute, 50*time.Millisecond, func() error {
+		if _, ok := h.exe.FirstRunAfter(last); !ok {
+			return errors.New("chaos: nothing executed since the last fault")
+		}
+		return nil
+	})
 	t0 := time.Now()
 	h.exe.Stop()
 	h.logf("executor stopped for %v: toolgate.exec.> has no responders", d)

@@ -59,7 +59,8 @@ type clusterHavoc struct {
 	// holds the last tenth of the calls until then.
 	faulted chan struct{}
 
-	mu sync.Mutex
+	mu   sync.Mutex
+	last time.Time // when the last cluster fault (not a stage kill) began
 }
 
 func (h *clusterHavoc) record(f Fault) {
@@ -67,6 +68,9 @@ func (h *clusterHavoc) record(f Fault) {
 	defer h.mu.Unlock()
 	f.At, f.FirstRun = f.when.Sub(h.start), -1
 	h.rep.Faults = append(h.rep.Faults, f)
+	if f.Kind != FaultKillStage {
+		h.last = f.when
+	}
 	switch f.Kind {
 	case FaultKillStage:
 		h.rep.Kills[f.Target]++
