@@ -231,10 +231,15 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 	}
 	mem.markLoadEnd()
 	rep.Load = time.Since(loadStart)
+	if cfg.Soak > 0 {
+		concludeRSS(cfg, mem, &rep, logf)
+	}
 	if err := conclude(ctx, cfg, js, acc, exe, procs, &rep, logf); err != nil {
 		return rep, err
 	}
-	concludeRSS(cfg, mem, &rep, logf)
+	if cfg.Soak <= 0 {
+		concludeRSS(cfg, mem, &rep, logf)
+	}
 	rep.Total = time.Since(begin)
 	return rep, nil
 }
@@ -251,7 +256,14 @@ func conclude(ctx context.Context, cfg Config, js jetstream.JetStream, acc *acce
 		logf("settle: %v", err)
 	}
 	rep.Settle = time.Since(settleStart)
-	results, _, err := readResults(ctx, js, 1)
+	// A cluster's passing errors (no responders while a consumer moves, a
+	// missed heartbeat) end one read, not the run: read again.
+	var results []result
+	err := testenv.Poll(2*time.Minute, time.Second, func() error {
+		var err error
+		results, _, err = readResults(ctx, js, 1)
+		return err
+	})
 	if err != nil {
 		return err
 	}

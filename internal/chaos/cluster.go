@@ -139,11 +139,16 @@ func runCluster(ctx context.Context, cfg Config) (Report, error) {
 	if err := nc3.waitHealthy(2 * time.Minute); err != nil {
 		logf("warning: the NATS cluster is not healthy after the faults: %v", err)
 	}
+	if cfg.Soak > 0 {
+		concludeRSS(cfg, mem, &rep, logf)
+	}
 	if err := conclude(ctx, cfg, js, acc, exe, procs, &rep, logf); err != nil {
 		return rep, err
 	}
 	h.timeFirstRuns()
-	concludeRSS(cfg, mem, &rep, logf)
+	if cfg.Soak <= 0 {
+		concludeRSS(cfg, mem, &rep, logf)
+	}
 	rep.Total = time.Since(begin)
 	return rep, nil
 }

@@ -3,6 +3,7 @@ package chaos
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -45,7 +46,10 @@ func (c *natsCluster) rssTargets() []rssTarget {
 
 // concludeRSS takes the last RSS sample RSSAfter past the load's end and
 // puts every process's figures in the report; in a soak, a stage process
-// whose RSS kept growing is a violation.
+// whose RSS kept growing is a violation. A soak calls it before the
+// outcomes are checked and the dead letters replayed, so the release after
+// the load is measured with nothing else running, and logs the figures at
+// once: a check that fails to run does not lose them.
 func concludeRSS(cfg Config, mem *rssSampler, rep *Report, logf func(string, ...any)) {
 	logf("rss: last sample %v after the load", cfg.RSSAfter)
 	mem.finish(cfg.RSSAfter)
@@ -54,6 +58,9 @@ func concludeRSS(cfg Config, mem *rssSampler, rep *Report, logf func(string, ...
 	if cfg.Soak <= 0 {
 		return
 	}
+	var b strings.Builder
+	rep.printRSS(&b)
+	logf("%s", strings.TrimSuffix(b.String(), "\n"))
 	for i, f := range rep.RSS {
 		if f.Growing && mem.targets[i].stage {
 			rep.RSSViolations = append(rep.RSSViolations, fmt.Sprintf("rss: %s kept growing under steady load: %+.2f MiB/min over %v (from %s to a peak of %s)",
