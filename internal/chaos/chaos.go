@@ -48,9 +48,27 @@ type Config struct {
 	// NATSServer is the nats-server binary of the cluster topology; empty:
 	// Bins["nats-server"], else built into Dir.
 	NATSServer string
+	// ExecutorDown is how long the cluster topology stops the tool's
+	// executor under load (cluster_execdown.go); 0: 30s, negative: never.
+	ExecutorDown time.Duration
+	// Soak, when positive, runs load at Rate for that long with no faults
+	// and judges the RSS slope of every stage process (Calls is then
+	// Rate × Soak).
+	Soak time.Duration
+	// RSSEvery is how often the RSS of every process is sampled (default
+	// 5s); RSSWarmup how far into the load its baseline is taken (default
+	// 30s, at most a quarter of the load); RSSAfter how long after the
+	// load the last sample is taken (default 60s; the run waits for it).
+	RSSEvery, RSSWarmup, RSSAfter time.Duration
 }
 
 func (c *Config) setDefaults() {
+	if c.Soak > 0 {
+		if c.Rate == 0 {
+			c.Rate = 100
+		}
+		c.Calls = max(1, int(c.Soak.Seconds()*c.Rate))
+	}
 	if c.Calls == 0 {
 		c.Calls = 5000
 	}
@@ -81,6 +99,18 @@ func (c *Config) setDefaults() {
 	if c.Seed == 0 {
 		c.Seed = uint64(time.Now().UnixNano())
 	}
+	if c.ExecutorDown == 0 {
+		c.ExecutorDown = 30 * time.Second
+	}
+	if c.RSSEvery == 0 {
+		c.RSSEvery = 5 * time.Second
+	}
+	if c.RSSWarmup == 0 {
+		c.RSSWarmup = min(30*time.Second, time.Duration(float64(c.Calls)/c.Rate*float64(time.Second))/4)
+	}
+	if c.RSSAfter == 0 {
+		c.RSSAfter = time.Minute
+	}
 	if c.Log == nil {
 		c.Log = io.Discard
 	}
@@ -98,12 +128,20 @@ type Report struct {
 	Replay     ReplayCheck
 	Accounting Accounting // every run explained (account.go)
 	Topology   string
-	Faults     []Fault // the cluster topology's faults and their timings (cluster_havoc.go)
+	Faults     []Fault   // the cluster topology's faults and their timings (cluster_havoc.go)
+	ExecDown   *ExecDown // the executor-down fault's waits; nil when there was none
+	Soak       time.Duration
+	RSS        []RSSFigure // every process sampled (rss_sampler.go)
+	RSSEvery   time.Duration
+	RSSWarmup  time.Duration
+	// RSSViolations are the stage processes whose RSS kept growing in a
+	// soak.
+	RSSViolations []string
 }
 
 // OK reports whether no violation was found.
 func (r Report) OK() bool {
-	return len(r.Violations) == 0 && len(r.Replay.Violations) == 0 && len(r.Accounting.Violations) == 0
+	return len(r.Violations) == 0 && len(r.Replay.Violations) == 0 && len(r.Accounting.Violations) == 0 && len(r.RSSViolations) == 0
 }
 
 // KillCount is the total of SIGKILLs.
@@ -180,13 +218,27 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 		defer close(produced)
 		produce(loadCtx, js, prefix, cfg.Calls, cfg.Rate, time.Minute, acc)
 	}()
+	mem := startRSS(cfg.RSSEvery, stageTargets(procs))
+	mem.markLoadStart()
 	loadStart := time.Now()
-	if err := havoc(ctx, cfg, procs, exe, ns, rs, produced, &rep, logf); err != nil {
+	if cfg.Soak > 0 {
+		err = soak(ctx, cfg, produced, logf)
+	} else {
+		err = havoc(ctx, cfg, procs, exe, ns, rs, produced, &rep, logf)
+	}
+	if err != nil {
 		return rep, err
 	}
+	mem.markLoadEnd()
 	rep.Load = time.Since(loadStart)
+	if cfg.Soak > 0 {
+		concludeRSS(cfg, mem, &rep, logf)
+	}
 	if err := conclude(ctx, cfg, js, acc, exe, procs, &rep, logf); err != nil {
 		return rep, err
+	}
+	if cfg.Soak <= 0 {
+		concludeRSS(cfg, mem, &rep, logf)
 	}
 	rep.Total = time.Since(begin)
 	return rep, nil
@@ -204,7 +256,14 @@ func conclude(ctx context.Context, cfg Config, js jetstream.JetStream, acc *acce
 		logf("settle: %v", err)
 	}
 	rep.Settle = time.Since(settleStart)
-	results, _, err := readResults(ctx, js, 1)
+	// A cluster's passing errors (no responders while a consumer moves, a
+	// missed heartbeat) end one read, not the run: read again.
+	var results []result
+	err := testenv.Poll(2*time.Minute, time.Second, func() error {
+		var err error
+		results, _, err = readResults(ctx, js, 1)
+		return err
+	})
 	if err != nil {
 		return err
 	}
@@ -213,6 +272,9 @@ func conclude(ctx context.Context, cfg Config, js jetstream.JetStream, acc *acce
 		return err
 	}
 	runs := exe.Runs()
+	if rep.ExecDown != nil {
+		rep.ExecDown.measure(results, letters, acc.times(), exe.FirstRuns())
+	}
 	rep.Verdict = judge(ids, results, runs, letters)
 	rep.Accounting = account(ids, results, runs, letters)
 	rep.StatusQueries = exe.Queries()

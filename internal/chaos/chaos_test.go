@@ -22,6 +22,7 @@ func TestRun_kills_and_restarts_lose_and_double_no_call(t *testing.T) {
 		Bins:  testBins(t),
 		Calls: 300, Rate: 25, KillEvery: 2 * time.Second, AckWait: 3 * time.Second,
 		Settle: 2 * time.Minute, ReplayWait: time.Minute, Dir: dir, Log: &log,
+		RSSEvery: time.Second, RSSAfter: 2 * time.Second,
 	})
 	var out strings.Builder
 	rep.Print(&out)
@@ -41,6 +42,25 @@ func TestRun_kills_and_restarts_lose_and_double_no_call(t *testing.T) {
 	}
 	if rep.Accepted < 290 || rep.Executed == 0 || sum(rep.DeadLettered) == 0 {
 		t.Fatalf("accepted %d, executed %d, dead-lettered %d: the mix did not flow", rep.Accepted, rep.Executed, sum(rep.DeadLettered))
+	}
+	checkRSS(t, rep, 7)
+}
+
+// checkRSS asserts that the run sampled every one of its n stage processes
+// (and what else it names) under load and after it.
+func checkRSS(t *testing.T, rep Report, n int) {
+	t.Helper()
+	stages := 0
+	for _, f := range rep.RSS {
+		if !strings.HasPrefix(f.Process, "nats-") {
+			stages++
+		}
+		if f.Samples < 3 || f.Base <= 0 || f.Peak < f.Base || f.After <= 0 || f.AfterAt < 2*time.Second {
+			t.Errorf("rss of %s: %+v; want a baseline, a peak at least that, and a sample 2s after the load", f.Process, f)
+		}
+	}
+	if stages != n {
+		t.Errorf("rss figures of %d stage processes, want %d", stages, n)
 	}
 }
 

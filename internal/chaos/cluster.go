@@ -113,24 +113,42 @@ func runCluster(ctx context.Context, cfg Config) (Report, error) {
 	loadCtx, stopLoad := context.WithCancel(ctx)
 	defer stopLoad()
 	produced, faulted := make(chan struct{}), make(chan struct{})
+	held := faulted
+	if cfg.Soak > 0 {
+		held = nil // no faults to wait for
+	}
 	go func() {
 		defer close(produced)
-		produceHeld(loadCtx, js, prefix, cfg.Calls, cfg.Rate, time.Minute, acc, faulted)
+		produceHeld(loadCtx, js, prefix, cfg.Calls, cfg.Rate, time.Minute, acc, held)
 	}()
+	mem := startRSS(cfg.RSSEvery, append(stageTargets(procs), nc3.rssTargets()...))
+	mem.markLoadStart()
 	loadStart := time.Now()
 	h := &clusterHavoc{cfg: cfg, procs: procs, exe: exe, nats: nc3, redis: ss, js: js, rep: &rep, logf: logf, start: loadStart, acc: acc, faulted: faulted}
-	if err := h.run(ctx, produced); err != nil {
+	if cfg.Soak > 0 {
+		err = soak(ctx, cfg, produced, logf)
+	} else {
+		err = h.run(ctx, produced)
+	}
+	if err != nil {
 		return rep, err
 	}
+	mem.markLoadEnd()
 	rep.Load = time.Since(loadStart)
 	// The judge and the replay need every node current again.
 	if err := nc3.waitHealthy(2 * time.Minute); err != nil {
 		logf("warning: the NATS cluster is not healthy after the faults: %v", err)
 	}
+	if cfg.Soak > 0 {
+		concludeRSS(cfg, mem, &rep, logf)
+	}
 	if err := conclude(ctx, cfg, js, acc, exe, procs, &rep, logf); err != nil {
 		return rep, err
 	}
 	h.timeFirstRuns()
+	if cfg.Soak <= 0 {
+		concludeRSS(cfg, mem, &rep, logf)
+	}
 	rep.Total = time.Since(begin)
 	return rep, nil
 }

@@ -59,7 +59,8 @@ type clusterHavoc struct {
 	// holds the last tenth of the calls until then.
 	faulted chan struct{}
 
-	mu sync.Mutex
+	mu   sync.Mutex
+	last time.Time // when the last cluster fault (not a stage kill) began
 }
 
 func (h *clusterHavoc) record(f Fault) {
@@ -67,6 +68,9 @@ func (h *clusterHavoc) record(f Fault) {
 	defer h.mu.Unlock()
 	f.At, f.FirstRun = f.when.Sub(h.start), -1
 	h.rep.Faults = append(h.rep.Faults, f)
+	if f.Kind != FaultKillStage {
+		h.last = f.when
+	}
 	switch f.Kind {
 	case FaultKillStage:
 		h.rep.Kills[f.Target]++
@@ -163,8 +167,8 @@ func (h *clusterHavoc) run(ctx context.Context, produced <-chan struct{}) error 
 	}
 }
 
-// clusterFaults carries out the four cluster faults in turn once 10, 25,
-// 40 and 55 % of the calls are accepted (a failover slows the load and the
+// clusterFaults carries out the cluster faults in turn once 10, 25, 40,
+// 55 and 70 % of the calls are accepted (a failover slows the load and the
 // producer catches up in a burst, so a schedule by the clock would run the
 // last faults after it), the short ones first, each once the one before
 // has recovered. The producer holds the last tenth of the calls until they
@@ -175,6 +179,12 @@ func (h *clusterHavoc) clusterFaults(ctx context.Context, seed uint64) error {
 		at float64
 		do func(context.Context, *rand.Rand) error
 	}{{0.1, h.pauseNode}, {0.25, h.backlogRestart}, {0.4, h.killLeader}, {0.55, h.killPrimary}}
+	if h.cfg.ExecutorDown > 0 {
+		steps = append(steps, struct {
+			at float64
+			do func(context.Context, *rand.Rand) error
+		}{0.7, h.executorDown})
+	}
 	for _, s := range steps {
 		want := int(s.at * float64(h.cfg.Calls))
 		tick := time.NewTicker(20 * time.Millisecond)

@@ -15,8 +15,9 @@ import (
 // execute), while every stage is SIGKILLed at least once and each cluster
 // fault happens once: a NATS node paused, a stage restarted onto a backlog,
 // the Redis primary SIGKILLed (Sentinel promotes the replica), the gates
-// stream leader's node SIGKILLed (a new leader is elected). No call is
-// lost or executed twice, and every run of the executor is accounted for.
+// stream leader's node SIGKILLed (a new leader is elected), the executor
+// stopped for 5 s (under execute's retry budget). No call is lost or
+// executed twice, and every run of the executor is accounted for.
 func TestRunCluster_failovers_lose_and_double_no_call(t *testing.T) {
 	dir := t.TempDir()
 	var log strings.Builder
@@ -25,6 +26,7 @@ func TestRunCluster_failovers_lose_and_double_no_call(t *testing.T) {
 		Topology: TopologyCluster, Bins: testBins(t),
 		Calls: 300, Rate: 20, KillEvery: 1500 * time.Millisecond, AckWait: 3 * time.Second,
 		Settle: 3 * time.Minute, ReplayWait: time.Minute, Dir: dir, Log: &log,
+		ExecutorDown: 5 * time.Second, RSSEvery: time.Second, RSSAfter: 2 * time.Second,
 	})
 	var out strings.Builder
 	rep.Print(&out)
@@ -41,7 +43,7 @@ func TestRunCluster_failovers_lose_and_double_no_call(t *testing.T) {
 	for _, f := range rep.Faults {
 		kinds[f.Kind] = f
 	}
-	for _, k := range []string{FaultKillStage, FaultKillLeader, FaultKillPrimary, FaultPauseNATS, FaultBacklogStage} {
+	for _, k := range []string{FaultKillStage, FaultKillLeader, FaultKillPrimary, FaultPauseNATS, FaultBacklogStage, FaultExecutorDown} {
 		if _, ok := kinds[k]; !ok {
 			t.Errorf("no %s fault in the run", k)
 		}
@@ -60,6 +62,10 @@ func TestRunCluster_failovers_lose_and_double_no_call(t *testing.T) {
 	if f := kinds[FaultKillPrimary]; f.Recovered <= 0 || f.FirstRun < 0 {
 		t.Errorf("redis primary killed: promoted after %v, first executed call after %v; want both", f.Recovered, f.FirstRun)
 	}
+	if e := rep.ExecDown; e == nil || e.Down < 5*time.Second || e.Waited == 0 || e.WaitMax < 2*time.Second || e.FirstRun < 0 {
+		t.Errorf("executor down: %+v; want 5s down, calls that waited seconds for it, and a first executed call after it came back", e)
+	}
+	checkRSS(t, rep, 9)
 	a := rep.Accounting
 	if a.DistinctRuns != a.Executed+sum(a.RanNotExec) || a.Unexplained != 0 {
 		t.Errorf("accounting: %d executed, %d runs, %v ran otherwise, %d unexplained", a.Executed, a.DistinctRuns, a.RanNotExec, a.Unexplained)

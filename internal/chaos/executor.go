@@ -23,9 +23,11 @@ type Executor struct {
 	runs    map[string]int            // call id -> execution requests received
 	byKey   map[string]wire.ExecReply // idempotency key -> the answer given
 	queries int
-	flight  int         // execution requests being answered
-	times   []time.Time // when each execution request arrived, in order
-	sub     *nats.Subscription
+	flight  int                  // execution requests being answered
+	times   []time.Time          // when each execution request arrived, in order
+	first   map[string]time.Time // call id -> when its first execution request arrived
+	nc      *nats.Conn
+	sub     *nats.Subscription // nil while stopped (executor_down.go)
 	delay   time.Duration
 }
 
@@ -33,15 +35,10 @@ type Executor struct {
 // delay (in its own goroutine), so a killed execute process is often caught
 // mid-call: the tool ran, toolgate never heard the answer.
 func NewExecutor(nc *nats.Conn, delay time.Duration) (*Executor, error) {
-	x := &Executor{runs: map[string]int{}, byKey: map[string]wire.ExecReply{}, delay: delay}
-	sub, err := nc.Subscribe(streams.Exec(">"), func(m *nats.Msg) { go x.serve(m) })
-	if err != nil {
-		return nil, fmt.Errorf("chaos: executor: %w", err)
+	x := &Executor{runs: map[string]int{}, byKey: map[string]wire.ExecReply{}, first: map[string]time.Time{}, nc: nc, delay: delay}
+	if err := x.Start(); err != nil {
+		return nil, err
 	}
-	if err := sub.SetPendingLimits(-1, -1); err != nil {
-		return nil, fmt.Errorf("chaos: executor: %w", err)
-	}
-	x.sub = sub
 	return x, nil
 }
 
@@ -59,7 +56,11 @@ func (x *Executor) serve(m *nats.Msg) {
 	}
 	x.mu.Lock()
 	x.runs[id]++
-	x.times = append(x.times, time.Now())
+	now := time.Now()
+	x.times = append(x.times, now)
+	if _, ok := x.first[id]; !ok {
+		x.first[id] = now
+	}
 	n := x.runs[id]
 	rep := wire.ExecReply{OK: true, Result: json.RawMessage(fmt.Sprintf(`{"call":%q,"run":%d}`, id, n))}
 	if _, ok := x.byKey[key]; !ok {
@@ -102,7 +103,19 @@ func (x *Executor) Queries() int {
 }
 
 // Close unsubscribes.
-func (x *Executor) Close() { _ = x.sub.Unsubscribe() }
+func (x *Executor) Close() { x.Stop() }
+
+// FirstRuns returns a copy of when each call's first execution request
+// arrived.
+func (x *Executor) FirstRuns() map[string]time.Time {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	out := make(map[string]time.Time, len(x.first))
+	for k, v := range x.first {
+		out[k] = v
+	}
+	return out
+}
 
 // FirstRunAfter is when the first execution request after t arrived; false
 // when none has.

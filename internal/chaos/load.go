@@ -17,8 +17,20 @@ import (
 // those it gave up on.
 type accepted struct {
 	mu     sync.Mutex
-	kind   map[string]string // response id -> bench.Mix kind
-	refuse int               // publishes never acked within the retry bound
+	kind   map[string]string    // response id -> bench.Mix kind
+	at     map[string]time.Time // response id -> when its publish was acked
+	refuse int                  // publishes never acked within the retry bound
+}
+
+// times returns a copy of when each response was accepted.
+func (a *accepted) times() map[string]time.Time {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	out := make(map[string]time.Time, len(a.at))
+	for k, v := range a.at {
+		out[k] = v
+	}
+	return out
 }
 
 func (a *accepted) ids() map[string]string {
@@ -80,6 +92,10 @@ func produceHeld(ctx context.Context, js jetstream.JetStream, prefix string, n i
 			if err == nil {
 				acc.mu.Lock()
 				acc.kind[rid] = k.Name
+				if acc.at == nil {
+					acc.at = map[string]time.Time{}
+				}
+				acc.at[rid] = time.Now()
 				acc.mu.Unlock()
 				break
 			}

@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -27,6 +28,7 @@ type natsNode struct {
 	port, monitor   int
 	cmd             *exec.Cmd
 	done            chan struct{}
+	running         atomic.Int64 // the process id while it runs, else 0 (read by the RSS sampler)
 }
 
 // natsCluster is three nats-server processes joined by routes, each with
@@ -136,7 +138,8 @@ func (c *natsCluster) start(i int) error {
 		return fmt.Errorf("chaos: start %s: %w", n.name, err)
 	}
 	done := make(chan struct{})
-	go func() { _ = cmd.Wait(); logf.Close(); close(done) }()
+	n.running.Store(int64(cmd.Process.Pid))
+	go func() { _ = cmd.Wait(); n.running.Store(0); logf.Close(); close(done) }()
 	n.cmd, n.done = cmd, done
 	return nil
 }

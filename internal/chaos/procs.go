@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -157,6 +158,27 @@ func (p *proc) ready(total time.Duration) error {
 		}
 		return nil
 	})
+}
+
+// pid is the running process's id, 0 between an exit and its restart.
+func (p *proc) pid() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.cmd == nil || p.cmd.Process == nil {
+		return 0
+	}
+	select {
+	case <-p.done:
+		return 0
+	default:
+		return p.cmd.Process.Pid
+	}
+}
+
+// name is the process's name in the report: its log file's, e.g.
+// execute-1.
+func (p *proc) name() string {
+	return strings.TrimSuffix(filepath.Base(p.log), ".log")
 }
 
 func (p *proc) counts() (starts, exits int) {

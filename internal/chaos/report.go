@@ -25,7 +25,9 @@ func (r Report) Print(w io.Writer) {
 	fmt.Fprintf(w, "replay          %d letters, %d replayed, %d skipped, %d pending; outcomes: %s; newly executed %d, executed twice %d\n",
 		r.Replay.Letters, r.Replay.Replayed, r.Replay.Skipped, r.Replay.Pending, counts(r.Replay.Outcomes), r.Replay.NewlyExecuted, r.Replay.ExecutedTwice)
 	r.printCluster(w)
-	for _, v := range append(append(append([]string{}, r.Violations...), r.Replay.Violations...), r.Accounting.Violations...) {
+	r.printExecDown(w)
+	r.printRSS(w)
+	for _, v := range append(append(append(append([]string{}, r.Violations...), r.Replay.Violations...), r.Accounting.Violations...), r.RSSViolations...) {
 		fmt.Fprintln(w, "VIOLATION       "+v)
 	}
 	if r.OK() {

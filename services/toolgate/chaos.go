@@ -28,6 +28,10 @@ func chaosCmd(args []string) error {
 	topology := fs.String("topology", chaos.TopologySingle, "single (one NATS server, one redis-server) or cluster (three nats-server processes with R3 streams, Redis with a replica and three sentinels, two replicas of accumulate and execute; the stream leader's node, the Redis primary and every stage killed, a NATS node paused, a stage restarted onto a backlog)")
 	binDir := fs.String("bin", "", "directory of prebuilt stage binaries (make chaos builds them into bin/), and for --topology cluster its nats-server; empty: go build them at run time")
 	natsServer := fs.String("nats-server", "", "--topology cluster: the nats-server binary (the version toolgate embeds); empty: --bin's, else built from the module")
+	execDown := fs.Duration("executor-down", 30*time.Second, "--topology cluster: stop the tool's executor this long under load (keep it under execute's ~92 s retry budget, or calls are dead-lettered and counted); 0: never")
+	soak := fs.Duration("soak", 0, "run load at --rate for this long with no faults and report every stage process's RSS slope (MiB/min), failing on one that keeps growing; --n is ignored")
+	rssEvery := fs.Duration("rss-every", 5*time.Second, "how often every process's RSS is sampled")
+	rssAfter := fs.Duration("rss-after", time.Minute, "when after the load the last RSS sample is taken (the run waits for it)")
 	keep := fs.Bool("keep", false, "keep the work directory (stores and each stage's log)")
 	hostile := fs.Bool("hostile", false, "the hostile soak instead: toolgate up under a memory cap, valid calls at --rate for --duration, then again while issue 13's hostile inputs are published")
 	duration := fs.Duration("duration", 10*time.Second, "--hostile: valid load per phase (baseline, attack)")
@@ -56,6 +60,15 @@ func chaosCmd(args []string) error {
 	if *topology != chaos.TopologySingle && *topology != chaos.TopologyCluster {
 		return usageError("chaos --topology %q: want %s or %s", *topology, chaos.TopologySingle, chaos.TopologyCluster)
 	}
+	if *execDown <= 0 {
+		*execDown = -1 // Config: negative is never
+	}
+	if *soak < 0 || *rssEvery <= 0 || *rssAfter < 0 {
+		return usageError("chaos: --soak and --rss-after must not be negative, --rss-every must be positive")
+	}
+	if *rssAfter == 0 {
+		*rssAfter = time.Nanosecond // Config: 0 is the default minute
+	}
 	var bins map[string]string
 	if *binDir != "" {
 		if bins, err = chaos.LoadBins(*binDir); err != nil {
@@ -76,6 +89,7 @@ func chaosCmd(args []string) error {
 	rep, err := chaos.Run(ctx, chaos.Config{
 		Calls: *n, Rate: *rate, KillEvery: *every, AckWait: *ackWait, Settle: *settle, Seed: *seed, Dir: dir, Log: os.Stderr,
 		Topology: *topology, Bins: bins, NATSServer: *natsServer,
+		ExecutorDown: *execDown, Soak: *soak, RSSEvery: *rssEvery, RSSAfter: *rssAfter,
 	})
 	if err != nil {
 		return err

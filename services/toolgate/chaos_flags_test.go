@@ -18,3 +18,13 @@ func TestChaos_unknown_topology_or_empty_bin_dir_is_refused(t *testing.T) {
 		t.Errorf("--bin %s (empty): error %v, want one naming the missing accumulate binary", dir, err)
 	}
 }
+
+// A negative soak or a zero sampling interval is refused before anything
+// starts.
+func TestChaos_bad_rss_flags_are_refused(t *testing.T) {
+	for _, args := range [][]string{{"--soak", "-1m"}, {"--rss-every", "0s"}, {"--rss-after", "-5s"}} {
+		if err := chaosCmd(args); err == nil || !strings.Contains(err.Error(), "--rss-every must be positive") {
+			t.Errorf("%v: error %v, want a usage error", args, err)
+		}
+	}
+}

@@ -46,7 +46,8 @@ func commands() []command {
 		{"secrets", []string{"secrets init [--executor-groups G=T,T;G=T] [--tenants A,B] DIR   (passwords and keys for deploy/ and compose)"}, secretsCmd},
 		{"probe", []string{"probe [--timeout 3s] URL   (exit 0 when URL answers 200: the container healthcheck)"}, probe},
 		{"chaos", []string{
-			"chaos [--n 5000] [--rate 100] [--kill-every 2s] [--topology single|cluster] [--bin DIR] [--nats-server PATH] [--keep]",
+			"chaos [--n 5000] [--rate 100] [--kill-every 2s] [--topology single|cluster] [--bin DIR] [--nats-server PATH] [--executor-down 30s] [--rss-every 5s] [--rss-after 1m] [--keep]",
+			"chaos --soak 10m [--rate 50] [--topology single|cluster] [--bin DIR] [--rss-every 5s] [--rss-after 1m]",
 			"chaos --hostile [--duration 10s] [--rate 50] [--mem-cap 4GiB] [--inputs a,b] [--keep]",
 		}, chaosCmd},
 		{"bench", []string{"bench [--n 20000] [--size 1024] [--half 10s] [--rate 0] [--scenarios all|none|LIST] [--json FILE] [--tools FILE] [--redis URL] [--cpuprofile FILE] [--hop-encoding binary|json]"}, benchCmd},
