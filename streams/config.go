@@ -33,6 +33,14 @@ const (
 	// captured request never runs twice; each executor group may write only
 	// its own tools' keys (authz).
 	BucketExecReplay = wire.ExecReplayBucket
+	// BucketToolsShadow: the shadow revision of the tools (`toolgate tools
+	// apply --shadow`), one key, written by the admin and read by the
+	// policy stage, which compares every live call with it.
+	BucketToolsShadow = "toolgate_tools_shadow"
+	// BucketShadowReport: the differences the shadow would have made, a
+	// key per tool (counts and a few call ids, no arguments), written by
+	// the policy stage and read by `tools shadow report` and the console.
+	BucketShadowReport = "toolgate_shadow_report"
 )
 
 // Settings are the knobs of the declared topology.
@@ -165,6 +173,8 @@ func (s Settings) BucketConfigs() []jetstream.KeyValueConfig {
 		// request lives (wire.DefaultExecLifetime), so a replay within its
 		// lifetime is always caught and status queries answer after a restart.
 		{Bucket: BucketExecReplay, Description: "executor requests taken, by tool and idempotency key", History: 1, TTL: s.execReplayTTL(), Storage: s.Storage, Replicas: s.Replicas},
+		{Bucket: BucketToolsShadow, Description: "the shadow revision of the tool definitions", History: 1, Storage: s.Storage, Replicas: s.Replicas},
+		{Bucket: BucketShadowReport, Description: "what the shadow revision would have decided differently, per tool", History: 1, Storage: s.Storage, Replicas: s.Replicas},
 	}
 }
 

@@ -96,7 +96,10 @@ func buildTable() []Stage {
 	// A call it leaves waiting for a human is announced to its producer on
 	// the response's progress subject (wire.Waiting).
 	policy.Publishes = []string{batchMark("passed"), Gate(Policy), ProgressAll()}
-	policy.Buckets = []Bucket{{Name: BucketApprovals, Write: true}, {Name: BucketCalls}}
+	// It compares every call with the shadow revision of the tools, if
+	// one is applied, and counts the differences (internal/shadow).
+	policy.Buckets = []Bucket{{Name: BucketApprovals, Write: true}, {Name: BucketCalls},
+		{Name: BucketToolsShadow}, {Name: BucketShadowReport, Write: true}}
 	repair := gate(Repair, []call.Status{call.InvalidJSON, call.Truncated, call.SchemaInvalid, call.NoSuchTool}, "")
 	execute := gate(Execute, []call.Status{call.Approved}, call.Approved)
 	// It decides atomic batches.

@@ -14,9 +14,13 @@ const Console = "console"
 func consoleRole() *Permissions {
 	var pub []string
 	// Read and watch: status records, tool definitions (and their
-	// history); approvals are decided with compare-and-set; a replay
+	// history), the shadow; approvals are decided with compare-and-set; a replay
 	// updates the call's status record (dlq.Replay).
 	pub = append(pub, kvRead(streams.BucketTools)...)
+	// The shadow page: the shadow revision and its report (counts, call
+	// ids, no arguments); never the recorded input.
+	pub = append(pub, kvRead(streams.BucketToolsShadow)...)
+	pub = append(pub, kvRead(streams.BucketShadowReport)...)
 	pub = append(pub, kvWrite(streams.BucketCalls)...)
 	pub = append(pub, kvWrite(streams.BucketApprovals)...)
 	// Streams read through short-lived ordered consumers: results (a

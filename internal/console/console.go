@@ -115,6 +115,7 @@ func (s *Server) Handler() http.Handler {
 	s.route(mux, "POST "+Prefix+"dlq/purge/confirm", Operator, s.purge)
 	s.route(mux, "GET "+Prefix+"tools", Viewer, s.toolsPage)
 	s.route(mux, "GET "+Prefix+"tools/{name}", Viewer, s.toolPage)
+	s.route(mux, "GET "+Prefix+"shadow", Viewer, s.shadowPage)
 	s.route(mux, "GET "+Prefix+"events", Viewer, s.events)
 	return secure(mux)
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/toolgate/toolgate/internal/parse"
 	"github.com/toolgate/toolgate/internal/pipeline"
 	"github.com/toolgate/toolgate/internal/registry"
+	"github.com/toolgate/toolgate/internal/shadow"
 	"github.com/toolgate/toolgate/streams"
 )
 
@@ -70,6 +71,12 @@ type Deps struct {
 	// Exec signs executor requests and bounds HTTP destinations (execute
 	// only; flags_exec.go).
 	Exec ExecConfig
+	// Shadow compares every call the policy gate decides with the shadow
+	// revision of the tools, if one is applied (policy only; nil: none).
+	Shadow *shadow.Comparer
+	// ShadowFlush is how often the counts are written (default
+	// shadow.FlushEvery).
+	ShadowFlush time.Duration
 	// may says what this process's NATS user may read beyond its own work
 	// (grants.go); nil: anything.
 	may mayFunc

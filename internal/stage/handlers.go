@@ -35,7 +35,11 @@ func handler(st string, d Deps, acc *ingest.Accumulate) (worker.Handler, error) 
 		return d.Emit.Handler(st, (&gates.Business{Tools: d.Tools, Now: now}).Handle), nil
 	case streams.Policy:
 		pol := &gates.Policy{Tools: d.Tools, Approvals: d.Approvals, ApprovalTTL: d.ApprovalTTL, Now: now}
-		return d.Emit.Handler(st, pol.Handle), nil
+		h := pol.Handle
+		if d.Shadow != nil {
+			h = d.Shadow.Wrap(h)
+		}
+		return d.Emit.Handler(st, h), nil
 	case streams.Repair:
 		rep := &gates.Repair{Tools: d.Tools, Now: now, Model: d.Repair, Budget: repairBudget(d.Settings)}
 		return d.Emit.Handler(st, rep.Handle), nil

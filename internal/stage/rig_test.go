@@ -31,6 +31,8 @@ type rig struct {
 	configure func(*Config)
 	// server adjusts the embedded NATS server's options (e.g. MaxPayload).
 	server []func(*server.Options)
+	// before runs once the tools are applied, before the stages start.
+	before func(*pipe)
 }
 
 // rigUser is the producer user startRig lets assert identity: pipe.publish
@@ -64,6 +66,9 @@ func startRig(t *testing.T, r rig) *pipe {
 		}
 		return map[string]any{"done": name, "call": c.ID}, nil
 	})
+	if r.before != nil {
+		r.before(p)
+	}
 	cfg := Config{
 		NATSURL: srv.ClientURL(), RedisURL: rds.URL(), Stages: streams.Names(),
 		Log:         zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.WarnLevel),

@@ -61,6 +61,9 @@ type Config struct {
 	// ends as approval_expired (default 15 min); ApprovalSweep is how often
 	// the policy stage looks for expired approvals (default 5s).
 	ApprovalTTL, ApprovalSweep time.Duration
+	// ShadowFlush is how often the policy stage writes the shadow's
+	// counts (default shadow.FlushEvery; tests shorten it).
+	ShadowFlush time.Duration
 
 	// Repair is the repair model (TOOLGATE_REPAIR_*, see RepairFlags); an
 	// empty Endpoint means none: failures go back to the caller unrepaired.
@@ -213,11 +216,15 @@ func Run(ctx context.Context, cfg Config, ready chan<- struct{}) error {
 		return err
 	}
 	defer stopTrace(context.Background())
+	cmp, err := watchShadow(ctx, cfg, js, log)
+	if err != nil {
+		return err
+	}
 	set, err := New(cfg.Stages, Deps{
 		NC: nc, JS: js, Tools: reg, Store: store, Settings: cfg.Settings, Limits: cfg.Limits, Owner: owner, Log: log, Observe: m.Observe, Gap: m.Gap, Malformed: malformed,
 		ApprovalTTL: cfg.ApprovalTTL, ApprovalSweep: cfg.ApprovalSweep, Repair: repairModel, StreamIdle: cfg.StreamIdle, StreamMaxEvents: cfg.StreamMaxEvents,
 		TolerantProviders: cfg.TolerantProviders, Emit: emit, Identity: verifier, AssertUsers: cfg.AssertUsers,
-		Exec: execCfg, may: may, Trace: tp,
+		Exec: execCfg, may: may, Trace: tp, Shadow: cmp, ShadowFlush: cfg.ShadowFlush,
 	})
 	if err != nil {
 		return err

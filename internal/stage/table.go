@@ -87,5 +87,9 @@ func buildPolicy(d Deps) (Built, error) {
 	if err != nil {
 		return Built{}, err
 	}
-	return Built{Handler: h, Background: []func(context.Context){sw.Run}}, nil
+	bg := []func(context.Context){sw.Run}
+	if d.Shadow != nil {
+		bg = append(bg, func(ctx context.Context) { d.Shadow.Run(ctx, d.ShadowFlush) })
+	}
+	return Built{Handler: h, Background: bg}, nil
 }

@@ -23,10 +23,11 @@ type toolsSub struct {
 
 func toolsSubs() []toolsSub {
 	return []toolsSub{
-		{"apply", "tools apply -f FILE|- [--policy FILE] [--prune] [--executor-groups G=T,T;G=T] [--what-if [--since 24h] [--tool NAME] [--json]]", toolsApply},
+		{"apply", "tools apply -f FILE|- [--policy FILE] [--prune] [--executor-groups G=T,T;G=T] [--what-if [--since 24h] [--tool NAME] [--json] | --shadow] | --promote", toolsApply},
 		{"ls", "tools ls", toolsLs},
 		{"show", "tools show NAME", toolsShow},
 		{"import", "tools import --mcp URL|COMMAND [--timeout D]", toolsImport},
+		{"shadow", "tools shadow ACTION [--json]   (ACTION: report, promote or drop)", toolsShadow},
 	}
 }
 

@@ -25,11 +25,19 @@ func toolsApply(args []string, tio toolsIO) error {
 	prune := fs.Bool("prune", false, "delete registered tools that the file does not define")
 	groups := fs.String("executor-groups", os.Getenv("TOOLGATE_EXECUTOR_GROUPS"), "the executor groups of the toolgate up (or deploy/) applied to, as given to it (TOOLGATE_EXECUTOR_GROUPS): warn of tools no group may serve; unset, not checked")
 	wf := addWhatIfFlags(fs) // tools_whatif.go
+	shadowOn := fs.Bool("shadow", false, "store the definitions as the shadow revision beside the live ones: every call of their tools is also decided by it, which never acts; see toolgate tools shadow report (tools_shadow.go)")
+	promote := fs.Bool("promote", false, "make the shadow revision live (as toolgate tools shadow promote); takes no -f")
 	ops, err := parseFlags(fs, args)
 	if err != nil {
 		return err
 	}
 	switch {
+	case *promote && (*file != "" || *shadowOn || *wf.on):
+		return usageError("tools apply: --promote makes the stored shadow live and takes no -f, --shadow or --what-if")
+	case *promote:
+		return shadowPromote(*url, tio)
+	case *shadowOn && (*wf.on || *prune):
+		return usageError("tools apply: --shadow cannot be combined with --what-if or --prune (a shadow overlays the live tools it names)")
 	case len(ops) > 0:
 		return usageError("tools apply: unexpected %q: the file goes after -f", ops[0])
 	case *file == "":
@@ -49,6 +57,9 @@ func toolsApply(args []string, tio toolsIO) error {
 	}
 	if *wf.on {
 		return toolsWhatIf(defs, *url, wf, tio)
+	}
+	if *shadowOn {
+		return toolsShadowApply(defs, name, *url, tio)
 	}
 	nc, js, err := connect(*url)
 	if err != nil {
