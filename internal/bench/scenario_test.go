@@ -165,8 +165,9 @@ func TestCores_measure_the_four_gates_on_a_valid_call(t *testing.T) {
 	var in []string
 	for _, c := range cores {
 		positive(t, c.Name, float64(c.PerCall))
+		positive(t, c.Name+" CPU", float64(c.CPU))
 		if c.InGateTotal {
-			sum += c.PerCall
+			sum += c.CPU
 			in = append(in, c.Name)
 		}
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 
 	"github.com/toolgate/toolgate/internal/call"
+	"github.com/toolgate/toolgate/internal/execute"
 	"github.com/toolgate/toolgate/internal/identity"
 	"github.com/toolgate/toolgate/internal/seal"
 	"github.com/toolgate/toolgate/pkg/wire"
@@ -77,11 +78,22 @@ func trustCores(approved call.Envelope) ([]CoreCost, error) {
 	if err != nil {
 		return nil, err
 	}
+	signer, err := execute.NewSigner(priv)
+	if err != nil {
+		return nil, err
+	}
 	req := wire.ExecRequest{CallID: sealed.CallID, IdempotencyKey: "idem-" + sealed.CallID, Tool: sealed.ToolName, Body: sealed.Arguments}
 	now := time.Unix(1700000000, 0)
 	var header string
-	if err := add("request signature", "wire.SignExec (ed25519) of the executor request", TrustToolgate, func() error {
-		header, err = wire.SignExec(req, now, priv)
+	if err := add("request signature", "execute.Signer.Sign as execute signs by default: ed25519 v1 and v2 of the executor request", TrustToolgate, func() error {
+		header, err = signer.Sign(req, now)
+		return err
+	}); err != nil {
+		return nil, err
+	}
+	// Not counted: what --exec-signature-v1=false makes of the row above.
+	if err := add("request signature, v2 alone", "execute.Signer.Sign with --exec-signature-v1=false (not counted: not the default)", "", func() error {
+		_, err := signer.WithoutV1().Sign(req, now)
 		return err
 	}); err != nil {
 		return nil, err
@@ -92,8 +104,8 @@ func trustCores(approved call.Envelope) ([]CoreCost, error) {
 	}
 	cores = append(cores, jwtCores...)
 	pub := priv.Public().(ed25519.PublicKey)
-	if err := add("executor's check", "wire.VerifyExec (ed25519), as pkg/toolserver does", TrustExecutor, func() error {
-		return wire.VerifyExec(header, req, now, 0, pub)
+	if err := add("executor's check", "wire.VerifyExecWindow (ed25519, the v2), as pkg/toolserver does", TrustExecutor, func() error {
+		return wire.VerifyExecWindow(header, req, wire.ExecWindow{Now: now}, pub)
 	}); err != nil {
 		return nil, err
 	}
@@ -172,15 +184,15 @@ func jwtCosts(now time.Time) ([]CoreCost, error) {
 	return []CoreCost{seen, first}, nil
 }
 
-// TrustTotals sums the trust cores: toolgate's per valid call, and the
-// executor's.
+// TrustTotals sums the trust cores' CPU: toolgate's per valid call, and
+// the executor's.
 func TrustTotals(cores []CoreCost) (own, executor time.Duration) {
 	for _, c := range cores {
 		switch c.Trust {
 		case TrustToolgate:
-			own += c.PerCall
+			own += c.CPU
 		case TrustExecutor:
-			executor += c.PerCall
+			executor += c.CPU
 		}
 	}
 	return own, executor

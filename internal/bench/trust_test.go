@@ -25,11 +25,11 @@ func TestSealAll_seals_as_the_stages_do_so_execute_accepts_it(t *testing.T) {
 
 func TestTrustTotals_count_toolgates_work_and_the_executors_apart(t *testing.T) {
 	own, exec := TrustTotals([]CoreCost{
-		{Name: "parse", PerCall: time.Second, InGateTotal: true},
-		{Name: "seals", PerCall: 3 * time.Microsecond, Trust: TrustToolgate},
-		{Name: "token", PerCall: time.Microsecond, Trust: TrustToolgate},
-		{Name: "token, first sight", PerCall: time.Millisecond},
-		{Name: "executor's check", PerCall: 50 * time.Microsecond, Trust: TrustExecutor},
+		{Name: "parse", CPU: time.Second, InGateTotal: true},
+		{Name: "seals", CPU: 3 * time.Microsecond, PerCall: time.Second, Trust: TrustToolgate},
+		{Name: "token", CPU: time.Microsecond, Trust: TrustToolgate},
+		{Name: "token, first sight", CPU: time.Millisecond},
+		{Name: "executor's check", CPU: 50 * time.Microsecond, Trust: TrustExecutor},
 	})
 	if own != 4*time.Microsecond || exec != 50*time.Microsecond {
 		t.Fatalf("own %v, executor %v; want 4µs and 50µs", own, exec)

@@ -20,6 +20,26 @@ type Signer struct {
 	keys     []ed25519.PrivateKey
 	now      func() time.Time
 	lifetime time.Duration
+	v2Only   bool
+}
+
+// WithoutV1 returns s signing a v2 alone, without the v1 beside it
+// (--exec-signature-v1=false): one ed25519 signature a request instead of
+// two, for when every executor verifies the expiry (pkg/toolserver since
+// e= exists); an executor that reads only v1 refuses such a request.
+func (s *Signer) WithoutV1() *Signer {
+	c := *s
+	c.v2Only = true
+	return &c
+}
+
+// Sign is the Toolgate-Signature value of r issued at now: what execute
+// sends (exported for the bench's trust table).
+func (s *Signer) Sign(r wire.ExecRequest, now time.Time) (string, error) {
+	if s.v2Only {
+		return wire.SignExecV2(r, now, now.Add(s.Lifetime()), s.keys...)
+	}
+	return wire.SignExecUntil(r, now, now.Add(s.Lifetime()), s.keys...)
 }
 
 // WithLifetime returns s signing requests that expire d after they are
@@ -88,7 +108,7 @@ func (s *Signer) header(req Request, query string, body []byte) (string, error) 
 		return "", nil
 	}
 	now := s.now()
-	h, err := wire.SignExecUntil(wire.ExecRequest{CallID: req.CallID, IdempotencyKey: req.IdempotencyKey, Tool: req.Tool, Query: query, Body: body}, now, now.Add(s.Lifetime()), s.keys...)
+	h, err := s.Sign(wire.ExecRequest{CallID: req.CallID, IdempotencyKey: req.IdempotencyKey, Tool: req.Tool, Query: query, Body: body}, now)
 	if err != nil {
 		return "", fmt.Errorf("%w: %w: %v", ErrNotRun, ErrCannotRun, err)
 	}

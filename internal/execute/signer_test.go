@@ -140,3 +140,25 @@ func TestSigningKeys_rotation_file_signs_with_every_key(t *testing.T) {
 		}
 	}
 }
+
+// Without v1 the execute stage signs once a request, and what it sends
+// still verifies as pkg/toolserver checks it (the expiry required).
+func TestSigner_without_v1_signs_a_v2_alone_that_verifies(t *testing.T) {
+	s := testSigner(t)
+	r := wire.ExecRequest{CallID: "resp-1-0", IdempotencyKey: "k", Tool: "create_invoice", Body: []byte(`{"amount":5}`)}
+	now := time.Now()
+	both, err := s.Sign(r, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	alone, err := s.WithoutV1().Sign(r, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(both, ",v1=") || strings.Contains(alone, "v1=") || !strings.Contains(alone, ",v2=") {
+		t.Fatalf("default %q, without v1 %q", both, alone)
+	}
+	if err := wire.VerifyExecWindow(alone, r, wire.ExecWindow{Now: now, RequireExpiry: true}, s.Public()...); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -3,6 +3,7 @@ package seal
 import (
 	"crypto/hmac"
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/binary"
 	"hash"
 	"sync"
@@ -14,20 +15,40 @@ import (
 // version, so old seals never verify against a new meaning.
 const version = "toolgate-seal/v1"
 
-// mac is the MAC of seal s on envelope e, chained to the seal before it
-// (prev: its MAC, "" for the first). It covers every field of s but MAC,
-// the envelope's response id, request (tenant, principal, roles, dry run,
-// tolerance, conversation, identity) and batch, and prev. A carrier's seal
-// (carrier) covers only the batch's id and atomicity: the calls recovered
-// from it are numbered by the parse gate.
-func mac(k Key, s call.Seal, e *call.Envelope, prev string, carrier bool) []byte {
+// macText is the MAC of seal s on envelope e as a seal writes it (base64url,
+// no padding), chained to the seal before it (prev: its MAC, "" for the
+// first). It covers every field of s but MAC, the envelope's response id,
+// request (tenant, principal, roles, dry run, tolerance, conversation,
+// identity) and batch, and prev. A carrier's seal (carrier) covers only the
+// batch's id and atomicity: the calls recovered from it are numbered by the
+// parse gate.
+func macText(k Key, s call.Seal, e *call.Envelope, prev string, carrier bool) string {
+	m := k.state()
+	defer k.done(m)
+	var out [macTextLen]byte
+	base64.RawURLEncoding.Encode(out[:], m.sum(s, e, prev, carrier))
+	return string(out[:])
+}
+
+// macTextLen is the length of a MAC's text: base64url of 32 bytes.
+const macTextLen = 43
+
+// macMatches reports, in constant time, whether text is the MAC of seal s
+// as a seal writes it.
+func macMatches(text string, k Key, s call.Seal, e *call.Envelope, prev string, carrier bool) bool {
+	m := k.state()
+	defer k.done(m)
+	sum := m.sum(s, e, prev, carrier)
+	var want [macTextLen]byte
+	base64.RawURLEncoding.Encode(want[:], sum)
+	return hmac.Equal(want[:], stringBytes(text))
+}
+
+// sum is the MAC of seal s on e (see macText), in m's own buffer: valid until m
+// is used again.
+func (m *macState) sum(s call.Seal, e *call.Envelope, prev string, carrier bool) []byte {
 	r := e.Request
-	n := 128 + len(s.Key) + len(s.Stage) + len(s.Status) + len(s.Call) + len(s.Tool) + len(s.Raw) + len(s.Args) + len(s.Approval) +
-		len(e.ResponseID) + len(r.Tenant) + len(r.Principal) + len(r.Conversation) + len(r.Identity) + len(e.Batch.ID) + len(prev)
-	for _, role := range r.Roles {
-		n += 4 + len(role)
-	}
-	b := make([]byte, 0, n) // one allocation: this runs at every gate
+	b := m.buf[:0]
 	b = field(b, version)
 	b = field(b, s.Key)
 	b = field(b, s.Stage)
@@ -57,29 +78,49 @@ func mac(k Key, s call.Seal, e *call.Envelope, prev string, carrier bool) []byte
 	}
 	b = flag(b, e.Batch.Atomic)
 	b = field(b, prev)
-	return k.sum(b)
-}
-
-// macPool hands out HMAC-SHA256 states keyed with secret. A state is Reset
-// to its keyed start before each use, so a seal costs no new state and no
-// hashing of the key's pads: ten MACs a call (five seals, five checks).
-func macPool(secret []byte) *sync.Pool {
-	return &sync.Pool{New: func() any { return hmac.New(sha256.New, secret) }}
-}
-
-// sum is the HMAC-SHA256 of b under k.
-func (k Key) sum(b []byte) []byte {
-	if k.macs == nil { // a Key not made by New
-		h := hmac.New(sha256.New, k.Secret)
-		h.Write(b)
-		return h.Sum(nil)
+	if cap(b) <= maxKeptBuffer {
+		m.buf = b // grown to fit: the next seal appends without growing
 	}
-	h := k.macs.Get().(hash.Hash)
-	h.Reset()
-	h.Write(b)
-	out := h.Sum(nil)
-	k.macs.Put(h)
-	return out
+	m.h.Reset()
+	m.h.Write(b)
+	m.out = m.h.Sum(m.out[:0])
+	return m.out
+}
+
+// maxKeptBuffer bounds the buffer a pooled state keeps: a hostile envelope
+// with long fields gets a buffer of its own, not one every later seal holds.
+const maxKeptBuffer = 4 << 10
+
+// macState is an HMAC-SHA256 state keyed with one key's secret and the
+// buffers a seal needs: its covered bytes and its MAC. A state is Reset to
+// its keyed start before each use, so a seal costs no new state, no hashing
+// of the key's pads and no allocation but its own text: ten MACs a call
+// (five seals, five checks).
+type macState struct {
+	h   hash.Hash
+	buf []byte
+	out []byte
+}
+
+func macPool(secret []byte) *sync.Pool {
+	return &sync.Pool{New: func() any {
+		return &macState{h: hmac.New(sha256.New, secret), buf: make([]byte, 0, 512), out: make([]byte, 0, sha256.Size)}
+	}}
+}
+
+// state is a keyed state of k from its pool; a fresh one for a Key not
+// made by New.
+func (k Key) state() *macState {
+	if k.macs == nil {
+		return &macState{h: hmac.New(sha256.New, k.Secret)}
+	}
+	return k.macs.Get().(*macState)
+}
+
+func (k Key) done(m *macState) {
+	if k.macs != nil {
+		k.macs.Put(m)
+	}
 }
 
 // field appends s with its length, so no two sequences of fields encode

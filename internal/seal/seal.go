@@ -1,7 +1,6 @@
 package seal
 
 import (
-	"encoding/base64"
 	"fmt"
 	"strconv"
 
@@ -20,27 +19,34 @@ func (kr *Keyring) Seal(stage string, e *call.Envelope) error {
 		return fmt.Errorf("seal: this process holds no seal key of the %s stage (TOOLGATE_SEAL_KEYS)", stage)
 	}
 	k := kr.keys[stage][0]
-	s := call.Seal{
-		Stage: stage, Status: e.Status, Call: e.CallID, Tool: e.ToolName, Raw: RawHash(e.RawArguments),
-		Args: ArgsHash(e.Arguments), Rev: e.ToolRevision, Key: k.ID,
+	var before call.Seal // what the seal before hashed: the same bytes keep its strings
+	if n := len(e.Seals); n > 0 {
+		before = e.Seals[n-1]
 	}
+	s := call.Seal{Stage: stage, Status: e.Status, Call: e.CallID, Tool: e.ToolName, Rev: e.ToolRevision, Key: k.ID}
+	raw := e.RawArguments
 	if e.Carrier {
-		s.Raw = RawHash(e.Text)
+		raw = e.Text
+	}
+	s.Raw = sumHex(stringBytes(raw), before.Raw)
+	// Parse seals the canonical form's hash (the one a human approves);
+	// every gate after it the hash of the bytes it carries, which execute
+	// demands equal to parse's: so the arguments are the canonical form
+	// parse made and no byte of them changed after it, with one
+	// canonicalisation a call.
+	switch {
+	case stage == Parse:
+		s.Args = ArgsHash(e.Arguments)
+	case len(e.Arguments) > 0:
+		s.Args = sumHex(e.Arguments, before.Args)
 	}
 	if stage == Policy {
 		s.Approval = ApprovalOf(e.Approval)
 	}
-	s.MAC = base64.RawURLEncoding.EncodeToString(mac(k, s, e, lastMAC(e.Seals), e.Carrier))
+	s.MAC = macText(k, s, e, before.MAC, e.Carrier)
 	// A fresh array: e may share its seals with the envelope it came from.
 	e.Seals = append(e.Seals[:len(e.Seals):len(e.Seals)], s)
 	return nil
-}
-
-func lastMAC(seals []call.Seal) string {
-	if n := len(seals); n > 0 {
-		return seals[n-1].MAC
-	}
-	return ""
 }
 
 func quote(s string) string { return strconv.Quote(s) }

@@ -1,9 +1,8 @@
 package seal
 
 import (
-	"crypto/hmac"
-	"encoding/base64"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/toolgate/toolgate/internal/call"
@@ -56,31 +55,35 @@ func (kr *Keyring) Verify(e *call.Envelope) ([]string, error) {
 	if src < 0 {
 		return nil, fail(Accumulate, "no accumulate or repair seal: the call never entered the pipeline")
 	}
-	at := map[string]int{}
+	gates := Gates()
+	at := make([]int, len(gates)) // where each gate's seal is, in gates' order
 	last := src
-	for _, g := range Gates() {
-		at[g] = -1
+	for gi, g := range gates {
+		at[gi] = -1
 		for i := src + 1; i < len(e.Seals); i++ {
 			if e.Seals[i].Stage == g {
-				at[g] = i
+				at[gi] = i
 			}
 		}
 		switch {
-		case at[g] < 0:
+		case at[gi] < 0:
 			return nil, fail(g, "no %s seal after the call's last entry (seal %d, %s): the call did not pass the %s gate", g, src, e.Seals[src].Stage, g)
-		case at[g] < last:
-			return nil, fail(g, "the %s seal (seal %d) comes before the seal of the gate ahead of it (seal %d): the gates did not pass the call in order", g, at[g], last)
+		case at[gi] < last:
+			return nil, fail(g, "the %s seal (seal %d) comes before the seal of the gate ahead of it (seal %d): the gates did not pass the call in order", g, at[gi], last)
 		}
-		last = at[g]
+		last = at[gi]
 	}
 	s0 := e.Seals[src]
 	carrier := s0.Call != e.CallID
-	args, raw := ArgsHash(e.Arguments), RawHash(e.RawArguments)
+	// The bytes as carried: parse sealed the canonical form's hash, so
+	// arguments that are not exactly the canonical form it made fail below.
+	args, raw := BytesHash(e.Arguments), RawHash(e.RawArguments)
 	if !carrier && s0.Tool != e.ToolName {
 		return nil, fail(s0.Stage, "the %s seal was made for tool %q, not %q", s0.Stage, s0.Tool, e.ToolName)
 	}
-	for _, g := range Gates() {
-		s := e.Seals[at[g]]
+	sealOf := func(g string) call.Seal { return e.Seals[at[slices.Index(gates, g)]] }
+	for gi, g := range gates {
+		s := e.Seals[at[gi]]
 		switch {
 		case s.Tool != e.ToolName:
 			return nil, fail(g, "the %s seal was made for tool %q, not %q", g, s.Tool, e.ToolName)
@@ -90,23 +93,24 @@ func (kr *Keyring) Verify(e *call.Envelope) ([]string, error) {
 			return nil, fail(g, "the %s seal was made for revision %d of %s, the call names revision %d", g, s.Rev, e.ToolName, e.ToolRevision)
 		}
 	}
-	p := e.Seals[at[Parse]]
+	p := sealOf(Parse)
 	switch {
 	case p.Raw != raw:
 		return nil, fail(Parse, "the parse seal was made for other raw arguments than the call carries")
 	case !carrier && s0.Raw != p.Raw:
 		return nil, fail(Parse, "the parse seal was made for other raw arguments than the %s seal", s0.Stage)
 	}
-	pol := e.Seals[at[Policy]]
+	pol := sealOf(Policy)
 	switch {
 	case pol.Approval != ApprovalOf(e.Approval):
 		return nil, fail(Policy, "the policy seal covers another approval decision than the call carries")
 	case e.Approval != nil && e.Approval.Hash != args:
 		return nil, fail(Policy, "the approval was given for other arguments than the call carries")
 	}
-	checked := []string{s0.Stage + " " + s0.Key}
-	for _, g := range Gates() {
-		checked = append(checked, g+" "+e.Seals[at[g]].Key)
+	checked := make([]string, 0, 1+len(gates))
+	checked = append(checked, s0.Stage+" "+s0.Key)
+	for gi, g := range gates {
+		checked = append(checked, g+" "+e.Seals[at[gi]].Key)
 	}
 	return checked, nil
 }
@@ -131,12 +135,11 @@ func (kr *Keyring) verifyOne(e *call.Envelope, i int) error {
 	if carrier && (i != 0 || s.Stage != Accumulate || e.Source != call.SourceTextJSON) {
 		return fail(s.Stage, "seal %d was made for call %q, not %q", i, clip(s.Call), e.CallID)
 	}
-	got, err := base64.RawURLEncoding.DecodeString(s.MAC)
 	prev := ""
 	if i > 0 {
 		prev = e.Seals[i-1].MAC
 	}
-	if err != nil || !hmac.Equal(got, mac(k, s, e, prev, carrier)) {
+	if !macMatches(s.MAC, k, s, e, prev, carrier) {
 		return fail(s.Stage, "seal %d does not verify: it was forged, or the call was edited after the %s gate passed it", i, s.Stage)
 	}
 	return nil

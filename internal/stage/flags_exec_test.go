@@ -73,3 +73,41 @@ func TestExecConfig_up_keeps_the_pair_in_its_secrets_dir(t *testing.T) {
 		t.Fatal("a configured key was replaced")
 	}
 }
+
+func TestExecFlags_signature_v1_is_on_unless_turned_off(t *testing.T) {
+	for _, c := range []struct {
+		env, flag string
+		off, bad  bool
+	}{
+		{},
+		{env: "false", off: true},
+		{env: "false", flag: "true"},
+		{flag: "0", off: true},
+		{flag: "sometimes", bad: true},
+	} {
+		fs := flag.NewFlagSet("t", flag.ContinueOnError)
+		build := ExecFlags(fs, func(k string) string {
+			if k == "TOOLGATE_EXEC_SIGNATURE_V1" {
+				return c.env
+			}
+			return ""
+		})
+		var args []string
+		if c.flag != "" {
+			args = []string{"-exec-signature-v1", c.flag}
+		}
+		if err := fs.Parse(args); err != nil {
+			t.Fatal(err)
+		}
+		got, err := build()
+		if c.bad {
+			if err == nil || !strings.Contains(err.Error(), "exec-signature-v1") {
+				t.Errorf("%+v: %v, want an error naming the flag", c, err)
+			}
+			continue
+		}
+		if err != nil || got.NoSignatureV1 != c.off {
+			t.Errorf("%+v: v1 off %v (%v), want %v", c, got.NoSignatureV1, err, c.off)
+		}
+	}
+}

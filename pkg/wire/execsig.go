@@ -183,6 +183,33 @@ func SignExecUntil(r ExecRequest, at, expires time.Time, keys ...ed25519.Private
 	return b.String(), nil
 }
 
+// SignExecV2 is SignExecUntil without the v1s: t, e and a v2 per key, one
+// ed25519 signature a key instead of two, for executors that all verify
+// the expiry (pkg/toolserver since e= exists). An executor that reads
+// only v1 refuses it.
+func SignExecV2(r ExecRequest, at, expires time.Time, keys ...ed25519.PrivateKey) (string, error) {
+	if len(keys) == 0 {
+		return "", errors.New("wire: exec signature: no signing key")
+	}
+	t, e := at.Unix(), expires.Unix()
+	if e <= t {
+		return "", errors.New("wire: exec signature: the expiry is not after the issue time")
+	}
+	m2, err := ExecSignedContentV2(t, e, r)
+	if err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	b.WriteString("t=" + strconv.FormatInt(t, 10) + ",e=" + strconv.FormatInt(e, 10))
+	for _, k := range keys {
+		if len(k) != ed25519.PrivateKeySize {
+			return "", errors.New("wire: exec signature: a signing key is not an ed25519 private key")
+		}
+		b.WriteString(",v2=" + base64.StdEncoding.EncodeToString(ed25519.Sign(k, m2)))
+	}
+	return b.String(), nil
+}
+
 // SignExec returns the Toolgate-Signature header value for r at time at,
 // one v1 per key (several during a rotation), without an expiry: what
 // execute stages before SignExecUntil sent.

@@ -57,8 +57,8 @@ func printReport(w io.Writer, r bench.Report) {
 	}
 	fmt.Fprintln(w, "\nlongest time a stage stood still, ready for input while input waited on its consumer, per step:")
 	fmt.Fprint(w, bench.FormatStandStills(r.StandStills))
-	fmt.Fprintln(w, "\npure cores on one valid OpenAI chat create_invoice call (testing.Benchmark):")
-	fmt.Fprintln(w, "| core | function | per call | allocs | bytes |\n|---|---|---|---|---|")
+	fmt.Fprintln(w, "\npure cores on one valid OpenAI chat create_invoice call (testing.Benchmark; CPU: the process's CPU time per call, GC included; wall: elapsed, which a loaded machine inflates):")
+	fmt.Fprintln(w, "| core | function | CPU per call | wall per call | allocs | bytes |\n|---|---|---|---|---|---|")
 	for _, c := range r.Cores {
 		name := c.Name
 		switch {
@@ -69,10 +69,10 @@ func printReport(w io.Writer, r bench.Report) {
 		case c.Trust == bench.TrustExecutor:
 			name += " (the executor's)"
 		}
-		fmt.Fprintf(w, "| %s | %s | %s | %d | %d |\n", name, c.What, us(c.PerCall), c.AllocsPer, c.BytesPer)
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %d | %d |\n", name, c.What, us(c.CPU), us(c.PerCall), c.AllocsPer, c.BytesPer)
 	}
-	fmt.Fprintf(w, "* in the gates' total: %s\n", us(r.GatesPerCall))
-	fmt.Fprintf(w, "† in toolgate's trust per valid call: %s; the executor's check, apart: %s\n", us(r.TrustPerCall), us(r.ExecutorTrust))
+	fmt.Fprintf(w, "* in the gates' total (CPU): %s\n", us(r.GatesPerCall))
+	fmt.Fprintf(w, "† in toolgate's trust CPU per valid call: %s; the executor's check, apart: %s\n", us(r.TrustPerCall), us(r.ExecutorTrust))
 	fmt.Fprintln(w)
 	fmt.Fprint(w, bench.FormatGoals(r.Goals))
 }
