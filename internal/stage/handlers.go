@@ -37,7 +37,10 @@ func handler(st string, d Deps, acc *ingest.Accumulate) (worker.Handler, error) 
 		pol := &gates.Policy{Tools: d.Tools, Approvals: d.Approvals, ApprovalTTL: d.ApprovalTTL, Now: now}
 		return d.Emit.Handler(st, pol.Handle), nil
 	case streams.Repair:
-		rep := &gates.Repair{Tools: d.Tools, Now: now, Model: d.Repair, Budget: repairBudget(d.Settings)}
+		rep := &gates.Repair{Tools: d.Tools, Now: now, Budget: repairBudget(d.Settings)}
+		if d.Repair != nil { // a nil *Client in the interface would not be nil
+			rep.Model = d.Repair
+		}
 		return d.Emit.Handler(st, rep.Handle), nil
 	case streams.Execute:
 		if d.Store == nil {
