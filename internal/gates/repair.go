@@ -41,8 +41,9 @@ import (
 type Repair struct {
 	Tools Tools
 	Now   Clock
-	// Model is the repair model; nil: no endpoint configured.
-	Model *model.Client
+	// Model is the repair model (internal/model/modelclient); nil: no
+	// endpoint configured.
+	Model Model
 	// Budget bounds one delivery's model requests, retries and waits
 	// included; 0: only the client's own bounds. Keep it below the
 	// consumer's AckWait so a slow model never makes JetStream hand the
@@ -149,4 +150,11 @@ func (r *Repair) apply(e call.Envelope, failure call.Status, why string, ans ans
 		e.Failure = failure
 	}
 	return []call.Envelope{e}, nil
+}
+
+// Model is what the repair gate needs of the repair model's client
+// (modelclient.Client): the gate links no HTTP code of its own.
+type Model interface {
+	Config() model.Config
+	Complete(ctx context.Context, req model.Request) (body []byte, requests int, err error)
 }

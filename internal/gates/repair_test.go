@@ -11,6 +11,7 @@ import (
 
 	"github.com/toolgate/toolgate/internal/call"
 	"github.com/toolgate/toolgate/internal/model"
+	"github.com/toolgate/toolgate/internal/model/modelclient"
 	"github.com/toolgate/toolgate/internal/model/modeltest"
 	"github.com/toolgate/toolgate/internal/tool"
 	"github.com/toolgate/toolgate/internal/worker"
@@ -80,7 +81,7 @@ func newRepairGate(t *testing.T, srv *modeltest.Server, adjust func(*model.Confi
 	if adjust != nil {
 		adjust(&cfg)
 	}
-	c, err := model.NewClient(cfg, nil)
+	c, err := modelclient.NewClient(cfg, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -69,7 +69,7 @@ func wholeFiles() map[string]string {
 // Files renders every generated file, keyed by its path from the module
 // root.
 func Files() (map[string][]byte, error) {
-	t, err := template.New("gen").Funcs(template.FuncMap{"join": strings.Join}).ParseFS(templates, "templates/*.tmpl")
+	t, err := template.New("gen").Funcs(template.FuncMap{"join": strings.Join, "bind": bindFunc}).ParseFS(templates, "templates/*.tmpl")
 	if err != nil {
 		return nil, fmt.Errorf("gen: %w", err)
 	}
@@ -226,4 +226,14 @@ func main() {
 		}
 		fmt.Println("wrote", p)
 	}
+}
+
+// bindFunc names internal/stage's binding of a stage (parse: BindParse),
+// which its services/<stage>/main.go passes to stage.Main so the binary
+// links only that stage's code.
+func bindFunc(stage string) string {
+	if stage == "" {
+		return ""
+	}
+	return "Bind" + strings.ToUpper(stage[:1]) + stage[1:]
 }

@@ -1,13 +1,13 @@
-// Package model is a small client for the two wire protocols that cover nearly
-// every LLM deployment: OpenAI-compatible Chat Completions ("openai-chat":
-// OpenAI, vLLM, llama.cpp server, Ollama's /v1, LiteLLM) and Anthropic
-// Messages ("anthropic"). It sends one request offering one tool with the
-// protocol's forced tool choice and returns the raw response body, which the
-// caller reads with the same provider normalizer as any other response.
+// Package model holds the repair model's configuration and the two wire
+// protocols that cover nearly every LLM deployment: OpenAI-compatible Chat
+// Completions ("openai-chat": OpenAI, vLLM, llama.cpp server, Ollama's /v1,
+// LiteLLM) and Anthropic Messages ("anthropic"): a request offering one tool
+// with the protocol's forced tool choice, encoded (Encode), and the errors a
+// caller classifies (HTTPError, Retryable).
 //
-// The package is pure: no NATS, no Redis. Retries are bounded and only happen
-// for failures that cannot have had a side effect worth protecting (a repair
-// request has none): 408, 429, 5xx, network errors and per-request timeouts.
+// The package is pure: no HTTP, no NATS, no Redis, no files (internal/arch
+// checks what it links). The client that sends the requests, with its
+// bounded retries, is internal/model/modelclient.
 package model
 
 import (

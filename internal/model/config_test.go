@@ -1,9 +1,7 @@
 package model
 
 import (
-	"encoding/json"
 	"errors"
-	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -43,36 +41,5 @@ func TestValidate_rejects_bad_fields_naming_what_to_set(t *testing.T) {
 				t.Fatalf("err = %v, want ErrInvalidConfig containing %q", err, tc.want)
 			}
 		})
-	}
-}
-
-func TestConfig_api_key_never_printed_or_marshalled(t *testing.T) {
-	const key = "sk-ant-very-secret"
-	c := Config{Protocol: ProtocolAnthropic, Endpoint: "https://api.anthropic.com", Model: "claude", APIKey: key}
-	cl, err := NewClient(c, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	js, err := json.Marshal(c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	outs := map[string]string{"json": string(js)}
-	for _, verb := range []string{"%v", "%+v", "%#v", "%s", "%q", "%x"} {
-		outs["config "+verb] = fmt.Sprintf(verb, c)
-		outs["*config "+verb] = fmt.Sprintf(verb, &c)
-		outs["client "+verb] = fmt.Sprintf(verb, cl)
-	}
-	outs["nested"] = fmt.Sprintf("%+v", struct{ Repair Config }{c})
-	for name, out := range outs {
-		if strings.Contains(out, key) {
-			t.Errorf("%s prints the key: %s", name, out)
-		}
-		if !strings.Contains(out, "[redacted]") {
-			t.Errorf("%s does not say the key is set: %s", name, out)
-		}
-	}
-	if !strings.Contains(outs["config %+v"], "Model:claude") {
-		t.Errorf("%%+v lost the other fields: %s", outs["config %+v"])
 	}
 }

@@ -3,8 +3,6 @@ package model
 import (
 	"errors"
 	"fmt"
-	"net/http"
-	"strings"
 	"time"
 )
 
@@ -19,9 +17,6 @@ var (
 	ErrExhausted = errors.New("model: retries exhausted")
 )
 
-// maxErrorBody bounds how much of an error response is kept in HTTPError.
-const maxErrorBody = 512
-
 // HTTPError is a non-2xx answer from the model endpoint.
 type HTTPError struct {
 	Protocol Protocol
@@ -29,15 +24,18 @@ type HTTPError struct {
 	// Body is the start of the response body (at most 512 bytes) with the
 	// API key, if the server echoed it, replaced by "[redacted]".
 	Body string
-	// RetryAfter is the server's Retry-After, zero when absent.
-	RetryAfter time.Duration
-
-	hasRetryAfter bool
+	// StatusText is the status's name (net/http's StatusText), filled by
+	// the client; this package links no HTTP code.
+	StatusText string
+	// RetryAfter is the server's Retry-After, zero when absent;
+	// HasRetryAfter says whether the server sent one.
+	RetryAfter    time.Duration
+	HasRetryAfter bool
 }
 
 // Error says which protocol answered what.
 func (e *HTTPError) Error() string {
-	msg := fmt.Sprintf("model: %s: HTTP %d %s", e.Protocol, e.Status, http.StatusText(e.Status))
+	msg := fmt.Sprintf("model: %s: HTTP %d %s", e.Protocol, e.Status, e.StatusText)
 	if e.Body != "" {
 		msg += ": " + e.Body
 	}
@@ -48,7 +46,7 @@ func (e *HTTPError) Error() string {
 // 408, 429 and every 5xx. Other 4xx (bad request, bad key, unknown model)
 // are permanent.
 func (e *HTTPError) Retryable() bool {
-	return e.Status == http.StatusRequestTimeout || e.Status == http.StatusTooManyRequests || e.Status >= 500
+	return e.Status == 408 || e.Status == 429 || e.Status >= 500 // Request Timeout, Too Many Requests, 5xx
 }
 
 // Retryable reports whether err, as returned by Complete, is worth trying
@@ -67,21 +65,13 @@ func Retryable(err error) bool {
 	if errors.Is(err, ErrExhausted) || errors.Is(err, ErrTimeout) {
 		return true
 	}
-	var ne *netError
-	return errors.As(err, &ne)
+	var te *TransportError
+	return errors.As(err, &te)
 }
 
-// netError marks a transport failure (connection refused, reset, DNS) so it
-// is told apart from permanent failures.
-type netError struct{ err error }
+// TransportError marks a transport failure (connection refused, reset,
+// DNS) so it is told apart from permanent failures.
+type TransportError struct{ Err error }
 
-func (e *netError) Error() string { return "model: transport: " + e.err.Error() }
-func (e *netError) Unwrap() error { return e.err }
-
-// redact replaces every occurrence of key in s.
-func redact(s, key string) string {
-	if key == "" {
-		return s
-	}
-	return strings.ReplaceAll(s, key, "[redacted]")
-}
+func (e *TransportError) Error() string { return "model: transport: " + e.Err.Error() }
+func (e *TransportError) Unwrap() error { return e.Err }

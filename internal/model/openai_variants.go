@@ -2,7 +2,6 @@ package model
 
 import (
 	"fmt"
-	"net/http"
 	"net/url"
 	"strings"
 )
@@ -67,18 +66,18 @@ func IsAzureEndpoint(endpoint string) bool {
 	return strings.HasSuffix(strings.ToLower(u.Hostname()), ".openai.azure.com")
 }
 
-// azure reports whether cfg talks to Azure OpenAI: set explicitly, or
+// AzureOpenAI reports whether c talks to Azure OpenAI: set explicitly, or
 // detected from the endpoint's host.
-func (c Config) azure() bool {
+func (c Config) AzureOpenAI() bool {
 	return c.Protocol == ProtocolOpenAIChat && (c.Azure || IsAzureEndpoint(c.Endpoint))
 }
 
-// azureURL builds the deployment URL
+// AzureURL builds the deployment URL
 // https://RESOURCE.openai.azure.com/openai/deployments/DEPLOYMENT/chat/completions?api-version=V.
 // The endpoint may be the resource root (the deployment is then Config.Model),
 // the deployment URL, or the full chat/completions URL; an api-version in its
 // query wins over Config.APIVersion only when the latter is empty.
-func azureURL(cfg Config) (string, error) {
+func AzureURL(cfg Config) (string, error) {
 	u, err := url.Parse(cfg.Endpoint)
 	if err != nil {
 		return "", fmt.Errorf("%w: endpoint %q: %v", ErrInvalidConfig, cfg.Endpoint, err)
@@ -103,17 +102,4 @@ func azureURL(cfg Config) (string, error) {
 	}
 	u.RawQuery = q.Encode()
 	return u.String(), nil
-}
-
-// setAuth writes the OpenAI-chat authentication header: Azure's "api-key",
-// else "Authorization: Bearer".
-func setAuth(h http.Header, cfg Config) {
-	if cfg.APIKey == "" {
-		return
-	}
-	if cfg.azure() {
-		h.Set("api-key", cfg.APIKey)
-		return
-	}
-	h.Set("Authorization", "Bearer "+cfg.APIKey)
 }

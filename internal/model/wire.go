@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"strings"
 )
 
@@ -86,8 +85,8 @@ type anthropicTool struct {
 
 const emptyObjectSchema = `{"type":"object"}`
 
-// encode encodes req in cfg's protocol.
-func encode(cfg Config, req Request) ([]byte, error) {
+// Encode encodes req in cfg's protocol: the body of one completion request.
+func Encode(cfg Config, req Request) ([]byte, error) {
 	if req.Tool.Name == "" {
 		return nil, fmt.Errorf("model: request offers no tool; set Request.Tool.Name")
 	}
@@ -139,8 +138,8 @@ func encode(cfg Config, req Request) ([]byte, error) {
 	return b, nil
 }
 
-// endpointURL is the full URL of the protocol's completion call.
-func endpointURL(cfg Config) string {
+// EndpointURL is the full URL of the protocol's completion call.
+func EndpointURL(cfg Config) string {
 	base := strings.TrimRight(cfg.Endpoint, "/")
 	switch cfg.Protocol {
 	case ProtocolAnthropic:
@@ -156,20 +155,5 @@ func endpointURL(cfg Config) string {
 			return base
 		}
 		return base + "/chat/completions"
-	}
-}
-
-// setHeaders writes the protocol's content type and authentication headers.
-func setHeaders(h http.Header, cfg Config) {
-	h.Set("Content-Type", "application/json")
-	h.Set("Accept", "application/json")
-	switch cfg.Protocol {
-	case ProtocolAnthropic:
-		h.Set("anthropic-version", AnthropicVersion)
-		if cfg.APIKey != "" {
-			h.Set("x-api-key", cfg.APIKey)
-		}
-	default:
-		setAuth(h, cfg)
 	}
 }

@@ -10,10 +10,11 @@ import (
 	"time"
 
 	"github.com/toolgate/toolgate/internal/model"
+	"github.com/toolgate/toolgate/internal/model/modelclient"
 	"github.com/toolgate/toolgate/internal/provider"
 )
 
-// The flow the repair gate wires: Prompt -> model.Client.Complete against a
+// The flow the repair gate wires: Prompt -> modelclient.Client.Complete against a
 // scripted server speaking the protocol -> provider.ParseResponse with the
 // protocol as provider name -> Answer. Each case counts the model requests.
 
@@ -73,7 +74,7 @@ func TestFlow_prompt_complete_normalize_answer(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			srv, count := scriptedServer(t, tc.replies...)
 			cfg := model.Config{Protocol: tc.p, Endpoint: srv.URL + "/v1", Model: "m", APIKey: "k"}
-			c, err := model.NewClient(cfg, srv.Client(), model.WithSleep(func(ctx context.Context, _ time.Duration) error { return ctx.Err() }))
+			c, err := modelclient.NewClient(cfg, srv.Client(), modelclient.WithSleep(func(ctx context.Context, _ time.Duration) error { return ctx.Err() }))
 			if err != nil {
 				t.Fatal(err)
 			}

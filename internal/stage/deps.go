@@ -11,7 +11,7 @@ import (
 	"github.com/toolgate/toolgate/internal/approval"
 	"github.com/toolgate/toolgate/internal/idem"
 	"github.com/toolgate/toolgate/internal/identity"
-	"github.com/toolgate/toolgate/internal/model"
+	"github.com/toolgate/toolgate/internal/model/modelclient"
 	"github.com/toolgate/toolgate/internal/parse"
 	"github.com/toolgate/toolgate/internal/pipeline"
 	"github.com/toolgate/toolgate/internal/registry"
@@ -53,7 +53,7 @@ type Deps struct {
 	// (default 5s).
 	ApprovalTTL, ApprovalSweep time.Duration
 	// Repair is the repair model; nil: the repair gate calls nothing.
-	Repair *model.Client
+	Repair *modelclient.Client
 	// Emit turns what the gates return into messages and tells the process
 	// of each transition (metrics, logs, sensitive fields); nil: no hooks.
 	Emit *pipeline.Emitter

@@ -42,7 +42,7 @@ func TestMain_taken_health_port_exits_non_zero(t *testing.T) {
 	addr := takenPort(t)
 	env := map[string]string{"TOOLGATE_NATS_URL": srv.ClientURL(), "TOOLGATE_HTTP_ADDR": addr}
 	done := make(chan int, 1)
-	go func() { done <- Main(streams.Parse, nil, func(k string) string { return env[k] }) }()
+	go func() { done <- Main(BindParse(), nil, func(k string) string { return env[k] }) }()
 	select {
 	case code := <-done:
 		if code == 0 {
@@ -58,11 +58,11 @@ func TestMain_taken_health_port_exits_non_zero(t *testing.T) {
 func TestMain_bad_stream_max_events_is_refused_before_start(t *testing.T) {
 	for _, v := range []string{"many", "0", "-5"} {
 		env := map[string]string{"TOOLGATE_NATS_URL": "nats://127.0.0.1:1", "TOOLGATE_STREAM_MAX_EVENTS": v}
-		if code := Main(streams.Accumulate, nil, func(k string) string { return env[k] }); code != 2 {
+		if code := Main(BindAccumulate(), nil, func(k string) string { return env[k] }); code != 2 {
 			t.Errorf("TOOLGATE_STREAM_MAX_EVENTS=%q: Main returned %d, want 2 (a usage error)", v, code)
 		}
 	}
-	if code := Main(streams.Accumulate, []string{"--stream-max-events", "-1"}, func(string) string { return "" }); code != 2 {
+	if code := Main(BindAccumulate(), []string{"--stream-max-events", "-1"}, func(string) string { return "" }); code != 2 {
 		t.Errorf("--stream-max-events -1: Main returned %d, want 2", code)
 	}
 }

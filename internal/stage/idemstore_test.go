@@ -46,7 +46,7 @@ func TestMain_execute_without_redis_refuses_to_start(t *testing.T) {
 	srv := testenv.RunJetStream(t)
 	env := map[string]string{"TOOLGATE_NATS_URL": srv.ClientURL(), "TOOLGATE_HTTP_ADDR": ""}
 	done := make(chan int, 1)
-	go func() { done <- Main(streams.Execute, nil, func(k string) string { return env[k] }) }()
+	go func() { done <- Main(BindExecute(), nil, func(k string) string { return env[k] }) }()
 	select {
 	case code := <-done:
 		if code != 2 {

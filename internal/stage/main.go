@@ -13,9 +13,11 @@ import (
 )
 
 // Main is the body of every services/<stage>/main.go: flags with TOOLGATE_*
-// defaults (read through getenv, which main passes in), run until SIGTERM,
-// drain, exit. It returns the process exit code.
-func Main(stageName string, args []string, getenv func(string) string) int {
+// defaults (read through getenv, which main passes in), run the one stage b
+// binds until SIGTERM, drain, exit. It returns the process exit code. Only
+// b's code is reachable from it, so the binary links no other gate.
+func Main(b Binding, args []string, getenv func(string) string) int {
+	stageName := b.name
 	fs := flag.NewFlagSet(stageName, flag.ContinueOnError)
 	flagged := Flags(fs, getenv, ServiceDefaults())
 	if err := fs.Parse(args); err != nil {
@@ -40,7 +42,7 @@ func Main(stageName string, args []string, getenv func(string) string) int {
 	cfg.Log = zerolog.New(os.Stderr).Level(lv).With().Timestamp().Str("service", stageName).Logger()
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
-	if err := Run(ctx, cfg, nil); err != nil {
+	if err := run(ctx, cfg, map[string]Binding{stageName: b}, nil); err != nil {
 		cfg.Log.Error().Err(err).Msg("stopped")
 		return 1
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/toolgate/toolgate/internal/model"
+	"github.com/toolgate/toolgate/internal/model/modelclient"
 	"github.com/toolgate/toolgate/streams"
 )
 
@@ -32,7 +33,7 @@ const DefaultRepairTimeout = 20 * time.Second
 //	--repair-azure-api-version TOOLGATE_REPAIR_AZURE_API_VERSION
 //
 // The key itself is read only from TOOLGATE_REPAIR_API_KEY (a flag would
-// show it in process listings) or the key file, through model.LoadAPIKey.
+// show it in process listings) or the key file, through modelclient.LoadAPIKey.
 // Without an endpoint the returned Config is zero and the repair gate calls
 // nothing; setting other repair options without one is an error, since it
 // is surely a mistake.
@@ -52,7 +53,7 @@ func RepairFlags(fs *flag.FlagSet, getenv func(string) string) func() (model.Con
 		if err != nil {
 			return model.Config{}, fmt.Errorf("stage: --repair-azure %q is not true or false (TOOLGATE_REPAIR_AZURE)", *azure)
 		}
-		key, err := model.LoadAPIKey(getenv("TOOLGATE_REPAIR_API_KEY"), *keyFile)
+		key, err := modelclient.LoadAPIKey(getenv("TOOLGATE_REPAIR_API_KEY"), *keyFile)
 		if err != nil {
 			return model.Config{}, err
 		}
@@ -88,7 +89,7 @@ func RepairFlags(fs *flag.FlagSet, getenv func(string) string) func() (model.Con
 // repairClient builds the repair model's client when this process runs the
 // repair stage and an endpoint is configured; nil otherwise. It logs where
 // the model is, never the key.
-func repairClient(cfg Config, log zerolog.Logger) (*model.Client, error) {
+func repairClient(cfg Config, log zerolog.Logger) (*modelclient.Client, error) {
 	runs := false
 	for _, s := range cfg.Stages {
 		runs = runs || s == streams.Repair
@@ -100,13 +101,13 @@ func repairClient(cfg Config, log zerolog.Logger) (*model.Client, error) {
 		log.Info().Msg("no repair endpoint (TOOLGATE_REPAIR_ENDPOINT): failed calls go back to the caller as tool-result errors")
 		return nil, nil
 	}
-	c, err := model.NewClient(cfg.Repair, nil)
+	c, err := modelclient.NewClient(cfg.Repair, nil)
 	if err != nil {
 		return nil, fmt.Errorf("stage: repair model: %w", err)
 	}
 	rc := c.Config()
 	log.Info().Str("protocol", string(rc.Protocol)).Str("endpoint", rc.Endpoint).Str("model", rc.Model).
-		Bool("api_key_set", rc.APIKey != "").Str("tokens_field", string(rc.TokensField)).Bool("azure", rc.Azure || model.IsAzureEndpoint(rc.Endpoint)).Dur("timeout", rc.Timeout).Int("max_retries", rc.MaxRetries).
+		Bool("api_key_set", rc.APIKey != "").Str("tokens_field", string(rc.TokensField)).Bool("azure", rc.AzureOpenAI()).Dur("timeout", rc.Timeout).Int("max_retries", rc.MaxRetries).
 		Dur("budget", repairBudget(cfg.Settings)).Msg("repair model configured")
 	return c, nil
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/toolgate/toolgate/internal/model"
+	"github.com/toolgate/toolgate/internal/model/modelclient"
 )
 
 func TestRepairFlags_tokens_field_and_azure_from_env_and_flags(t *testing.T) {
@@ -28,7 +29,7 @@ func TestRepairFlags_tokens_field_and_azure_from_env_and_flags(t *testing.T) {
 		t.Errorf("--repair-azure=maybe: %v", err)
 	}
 	cfg, _ = repairFlagsFrom(t, map[string]string{"TOOLGATE_REPAIR_ENDPOINT": "http://h/v1", "TOOLGATE_REPAIR_MODEL": "m", "TOOLGATE_REPAIR_TOKENS_FIELD": "max_output"})
-	if _, err := model.NewClient(cfg, nil); err == nil || !strings.Contains(err.Error(), "TOOLGATE_REPAIR_TOKENS_FIELD") {
+	if _, err := modelclient.NewClient(cfg, nil); err == nil || !strings.Contains(err.Error(), "TOOLGATE_REPAIR_TOKENS_FIELD") {
 		t.Errorf("unknown tokens field: %v", err)
 	}
 }

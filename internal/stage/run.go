@@ -131,8 +131,15 @@ func (c *Config) Validate() error {
 
 // Run connects, applies the declared topology, and runs the stages until
 // ctx is done; then it drains in-flight work and returns. ready, when not
-// nil, is closed once every stage consumes.
+// nil, is closed once every stage consumes. Every stage is bound (toolgate
+// up links them all); a stage binary runs only its own through Main.
 func Run(ctx context.Context, cfg Config, ready chan<- struct{}) error {
+	return run(ctx, cfg, bindings(), ready)
+}
+
+// run is Run with the stages' code given: binds holds at least the
+// bindings of cfg.Stages.
+func run(ctx context.Context, cfg Config, binds map[string]Binding, ready chan<- struct{}) error {
 	cfg.setDefaults()
 	if err := cfg.Validate(); err != nil {
 		return err
@@ -194,23 +201,6 @@ func Run(ctx context.Context, cfg Config, ready chan<- struct{}) error {
 		Waits: approvalWaits(js, cfg.ApprovalTTL), Notify: notifier(nc, may), JSONHops: cfg.JSONHops}
 	defer watchCluster(m, cfg.Stages, js, may)() // metrics_sources.go
 	m.KnownTools(reg.Names)
-	repairModel, err := repairClient(cfg, log)
-	if err != nil {
-		return err
-	}
-	store, closeStore, err := openStore(ctx, cfg, js, log)
-	if err != nil {
-		return err
-	}
-	defer closeStore()
-	execCfg, err := cfg.Exec.resolve(cfg.Stages, log)
-	if err != nil {
-		return err
-	}
-	verifier, err := identityVerifier(ctx, cfg, log) // flags_identity.go
-	if err != nil {
-		return err
-	}
 	tp, stopTrace, err := tracing.Setup(ctx, "toolgate-"+strings.Join(cfg.Stages, "-")) // OTEL_* env; off without an endpoint
 	if err != nil {
 		return err
@@ -220,12 +210,24 @@ func Run(ctx context.Context, cfg Config, ready chan<- struct{}) error {
 	if err != nil {
 		return err
 	}
-	set, err := New(cfg.Stages, Deps{
-		NC: nc, JS: js, Tools: reg, Store: store, Settings: cfg.Settings, Limits: cfg.Limits, Owner: owner, Log: log, Observe: m.Observe, Gap: m.Gap, Malformed: malformed,
-		ApprovalTTL: cfg.ApprovalTTL, ApprovalSweep: cfg.ApprovalSweep, Repair: repairModel, StreamIdle: cfg.StreamIdle, StreamMaxEvents: cfg.StreamMaxEvents,
-		TolerantProviders: cfg.TolerantProviders, Emit: emit, Identity: verifier, AssertUsers: cfg.AssertUsers,
-		Exec: execCfg, may: may, Trace: tp, Shadow: cmp, ShadowFlush: cfg.ShadowFlush,
-	})
+	d := Deps{
+		NC: nc, JS: js, Tools: reg, Settings: cfg.Settings, Limits: cfg.Limits, Owner: owner, Log: log, Observe: m.Observe, Gap: m.Gap, Malformed: malformed,
+		ApprovalTTL: cfg.ApprovalTTL, ApprovalSweep: cfg.ApprovalSweep, StreamIdle: cfg.StreamIdle, StreamMaxEvents: cfg.StreamMaxEvents,
+		TolerantProviders: cfg.TolerantProviders, Emit: emit, AssertUsers: cfg.AssertUsers,
+		Exec: cfg.Exec, may: may, Trace: tp, Shadow: cmp, ShadowFlush: cfg.ShadowFlush,
+	}
+	for _, st := range cfg.Stages { // the store, the repair model, the identity issuer: open.go
+		b, ok := binds[st]
+		if !ok || b.open == nil {
+			continue // an unbound stage is refused by newSet
+		}
+		release, err := b.open(ctx, cfg, &d)
+		if err != nil {
+			return err
+		}
+		defer release()
+	}
+	set, err := newSet(cfg.Stages, binds, d)
 	if err != nil {
 		return err
 	}

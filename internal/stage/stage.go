@@ -26,6 +26,11 @@ type Set struct {
 // streams.Table (table.go), a worker on its main consumer and one on each of
 // its Extra consumers.
 func New(stages []string, d Deps) (*Set, error) {
+	return newSet(stages, bindings(), d)
+}
+
+// newSet is New with the stages' code given.
+func newSet(stages []string, binds map[string]Binding, d Deps) (*Set, error) {
 	if d.Now == nil {
 		d.Now = time.Now
 	}
@@ -33,7 +38,6 @@ func New(stages []string, d Deps) (*Set, error) {
 		d.Malformed = logMalformed(d.Log)
 	}
 	s := &Set{workers: map[string]*worker.Worker{}}
-	binds := bindings()
 	for _, st := range stages {
 		row, ok := streams.Lookup(st)
 		b, bound := binds[st]

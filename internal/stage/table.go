@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/toolgate/toolgate/internal/approval"
-	"github.com/toolgate/toolgate/internal/ingest"
 	"github.com/toolgate/toolgate/internal/worker"
 	"github.com/toolgate/toolgate/streams"
 )
@@ -20,34 +19,32 @@ type Built struct {
 	Background []func(context.Context)
 }
 
-// binding is the runtime half of a row of streams.Table.
-type binding struct {
+// Binding is the runtime half of a row of streams.Table: the code of one
+// stage. Each services/<stage>/main.go passes only its own (BindParse, ...,
+// handlers.go) to Main, so a stage binary links its own gate and not the
+// others'; Run, for toolgate up, binds every stage (bindings).
+type Binding struct {
+	name        string
 	concurrency int // handler goroutines unless Deps.Concurrency says; 0: 1
 	// key, when set, keeps the inputs of one key in order while inputs of
 	// other keys are handled concurrently (worker.Config.Key).
-	key   func(worker.Msg) string
+	key func(worker.Msg) string
+	// open, when set, readies in d what this stage alone uses (execute's
+	// idempotency store, the repair model, accumulate's identity issuer)
+	// before any gate is built; the func it returns releases it.
+	open  func(ctx context.Context, cfg Config, d *Deps) (func(), error)
 	build func(d Deps) (Built, error)
 }
 
-// bindings binds every stage name of streams.Table to its code: a stage
-// whose gate is one handler (handlers.go) needs no entry of its own here.
-func bindings() map[string]binding {
-	b := map[string]binding{}
-	for _, st := range streams.Names() {
-		b[st] = binding{build: func(d Deps) (Built, error) {
-			h, err := handler(st, d, nil)
-			return Built{Handler: h}, err
-		}}
+// Name is the stage the binding binds.
+func (b Binding) Name() string { return b.name }
+
+// bindings binds every stage name of streams.Table to its code.
+func bindings() map[string]Binding {
+	b := map[string]Binding{}
+	for _, bd := range []Binding{BindAccumulate(), BindParse(), BindValidate(), BindBusiness(), BindPolicy(), BindRepair(), BindExecute()} {
+		b[bd.name] = bd
 	}
-	// Each whole response waits for its response-id claim, a round trip to
-	// the server that takes milliseconds under load: responses are handled
-	// concurrently, the inputs of one (a stream's events) in order. At 8
-	// goroutines accumulate still held the pipeline back (bench: 2,113
-	// calls/s; 64: 2,455, with every other stage's backlog at zero).
-	b[streams.Accumulate] = binding{concurrency: 64, key: ingest.Key, build: buildAccumulate}
-	b[streams.Policy] = binding{build: buildPolicy}
-	// It waits on tools.
-	b[streams.Execute] = binding{concurrency: 16, build: b[streams.Execute].build}
 	return b
 }
 
@@ -56,11 +53,7 @@ func bindings() map[string]binding {
 // timer consumer): they share its cache of stream assemblies and progress.
 func buildAccumulate(d Deps) (Built, error) {
 	acc := accumulate(d)
-	h, err := handler(streams.Accumulate, d, acc)
-	if err != nil {
-		return Built{}, err
-	}
-	return Built{Handler: h, Extra: map[string]worker.Handler{streams.AccumulateTimer: acc.HandleTimer}}, nil
+	return Built{Handler: acc.Handle, Extra: map[string]worker.Handler{streams.AccumulateTimer: acc.HandleTimer}}, nil
 }
 
 // buildPolicy: calls waiting for a human live in the approvals bucket, and
@@ -83,13 +76,11 @@ func buildPolicy(d Deps) (Built, error) {
 		return Built{}, fmt.Errorf("stage: calls bucket: %w", err)
 	}
 	sw := &approval.Sweeper{Store: d.Approvals, JS: d.JS, Every: d.ApprovalSweep, Now: d.Now, Log: d.Log, Calls: calls}
-	h, err := handler(streams.Policy, d, nil)
-	if err != nil {
-		return Built{}, err
-	}
+	h := policyGate(d).Handle
 	bg := []func(context.Context){sw.Run}
 	if d.Shadow != nil {
+		h = d.Shadow.Wrap(h)
 		bg = append(bg, func(ctx context.Context) { d.Shadow.Run(ctx, d.ShadowFlush) })
 	}
-	return Built{Handler: h, Background: bg}, nil
+	return Built{Handler: d.Emit.Handler(streams.Policy, h), Background: bg}, nil
 }

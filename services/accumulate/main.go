@@ -9,4 +9,4 @@ import (
 	"github.com/toolgate/toolgate/internal/stage"
 )
 
-func main() { os.Exit(stage.Main("accumulate", os.Args[1:], os.Getenv)) }
+func main() { os.Exit(stage.Main(stage.BindAccumulate(), os.Args[1:], os.Getenv)) }

@@ -9,4 +9,4 @@ import (
 	"github.com/toolgate/toolgate/internal/stage"
 )
 
-func main() { os.Exit(stage.Main("business", os.Args[1:], os.Getenv)) }
+func main() { os.Exit(stage.Main(stage.BindBusiness(), os.Args[1:], os.Getenv)) }

@@ -11,4 +11,4 @@ import (
 	"github.com/toolgate/toolgate/internal/stage"
 )
 
-func main() { os.Exit(stage.Main("execute", os.Args[1:], os.Getenv)) }
+func main() { os.Exit(stage.Main(stage.BindExecute(), os.Args[1:], os.Getenv)) }

@@ -9,4 +9,4 @@ import (
 	"github.com/toolgate/toolgate/internal/stage"
 )
 
-func main() { os.Exit(stage.Main("policy", os.Args[1:], os.Getenv)) }
+func main() { os.Exit(stage.Main(stage.BindPolicy(), os.Args[1:], os.Getenv)) }

@@ -9,4 +9,4 @@ import (
 	"github.com/toolgate/toolgate/internal/stage"
 )
 
-func main() { os.Exit(stage.Main("repair", os.Args[1:], os.Getenv)) }
+func main() { os.Exit(stage.Main(stage.BindRepair(), os.Args[1:], os.Getenv)) }

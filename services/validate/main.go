@@ -9,4 +9,4 @@ import (
 	"github.com/toolgate/toolgate/internal/stage"
 )
 
-func main() { os.Exit(stage.Main("validate", os.Args[1:], os.Getenv)) }
+func main() { os.Exit(stage.Main(stage.BindValidate(), os.Args[1:], os.Getenv)) }

@@ -1,4 +1,4 @@
-package model
+package modelclient
 
 import (
 	"context"
@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/toolgate/toolgate/internal/model"
 )
 
 // strictOpenAI answers like OpenAI for a model that refuses max_tokens: a 400
@@ -40,16 +42,16 @@ func strictOpenAI(t *testing.T) (*httptest.Server, func() []map[string]any) {
 }
 
 func TestComplete_reasoning_models_send_max_completion_tokens(t *testing.T) {
-	for _, model := range []string{"o1", "o1-mini", "o3", "o3-mini-2025-01-31", "o4-mini", "gpt-5", "gpt-5-mini", "openai/gpt-5-nano"} {
-		t.Run(model, func(t *testing.T) {
+	for _, name := range []string{"o1", "o1-mini", "o3", "o3-mini-2025-01-31", "o4-mini", "gpt-5", "gpt-5-mini", "openai/gpt-5-nano"} {
+		t.Run(name, func(t *testing.T) {
 			srv, bodies := strictOpenAI(t)
-			c, err := NewClient(Config{Protocol: ProtocolOpenAIChat, Endpoint: srv.URL + "/v1", Model: model, MaxTokens: 700}, srv.Client())
+			c, err := NewClient(model.Config{Protocol: model.ProtocolOpenAIChat, Endpoint: srv.URL + "/v1", Model: name, MaxTokens: 700}, srv.Client())
 			if err != nil {
 				t.Fatal(err)
 			}
 			body, n, err := c.Complete(context.Background(), testRequest())
 			if err != nil || n != 1 || string(body) != openAIOK {
-				t.Fatalf("Complete: n=%d err=%v; the server refuses max_tokens for %s", n, err, model)
+				t.Fatalf("Complete: n=%d err=%v; the server refuses max_tokens for %s", n, err, name)
 			}
 			if got := bodies()[0]["max_completion_tokens"]; got != float64(700) {
 				t.Errorf("max_completion_tokens = %v, want 700", got)
@@ -61,7 +63,7 @@ func TestComplete_reasoning_models_send_max_completion_tokens(t *testing.T) {
 func TestComplete_tokens_field_is_configurable(t *testing.T) {
 	srv, bodies := strictOpenAI(t)
 	// A deployment or proxy alias hides the model family: the operator says so.
-	c, err := NewClient(Config{Protocol: ProtocolOpenAIChat, Endpoint: srv.URL + "/v1", Model: "my-reasoner", TokensField: TokensMaxCompletionTokens}, srv.Client())
+	c, err := NewClient(model.Config{Protocol: model.ProtocolOpenAIChat, Endpoint: srv.URL + "/v1", Model: "my-reasoner", TokensField: model.TokensMaxCompletionTokens}, srv.Client())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,44 +72,44 @@ func TestComplete_tokens_field_is_configurable(t *testing.T) {
 	}
 	// Forcing max_tokens on an o-series model sends it, and the server's 400
 	// comes back permanent, with its message.
-	c, err = NewClient(Config{Protocol: ProtocolOpenAIChat, Endpoint: srv.URL + "/v1", Model: "o3", TokensField: TokensMaxTokens}, srv.Client())
+	c, err = NewClient(model.Config{Protocol: model.ProtocolOpenAIChat, Endpoint: srv.URL + "/v1", Model: "o3", TokensField: model.TokensMaxTokens}, srv.Client())
 	if err != nil {
 		t.Fatal(err)
 	}
 	_, n, err := c.Complete(context.Background(), testRequest())
-	var he *HTTPError
+	var he *model.HTTPError
 	if n != 1 || !errors.As(err, &he) || he.Status != 400 || !strings.Contains(err.Error(), "max_completion_tokens") {
 		t.Fatalf("n=%d err=%v; want the 400 once", n, err)
 	}
-	if b := bodies()[1]; b["max_tokens"] != float64(DefaultMaxTokens) || b["max_completion_tokens"] != nil {
+	if b := bodies()[1]; b["max_tokens"] != float64(model.DefaultMaxTokens) || b["max_completion_tokens"] != nil {
 		t.Errorf("forced max_tokens body = %v", b)
 	}
 }
 
 func TestComplete_other_models_keep_max_tokens(t *testing.T) {
-	for _, model := range []string{"gpt-4o", "qwen2.5-7b", "ollama", "o", "omni-7b", "gpt-4.1"} {
-		if NeedsCompletionTokens(model) {
-			t.Errorf("NeedsCompletionTokens(%q) = true", model)
+	for _, name := range []string{"gpt-4o", "qwen2.5-7b", "ollama", "o", "omni-7b", "gpt-4.1"} {
+		if model.NeedsCompletionTokens(name) {
+			t.Errorf("NeedsCompletionTokens(%q) = true", name)
 		}
 	}
 	srv := newScripted(t, reply{status: 200, body: openAIOK})
-	c, _ := newTestClient(t, ProtocolOpenAIChat, srv, func(c *Config) { c.Model = "gpt-4o" })
+	c, _ := newTestClient(t, model.ProtocolOpenAIChat, srv, func(c *model.Config) { c.Model = "gpt-4o" })
 	if _, _, err := c.Complete(context.Background(), testRequest()); err != nil {
 		t.Fatal(err)
 	}
 	m := decodeBody(t, srv.requests()[0].body)
-	if m["max_tokens"] != float64(DefaultMaxTokens) || m["max_completion_tokens"] != nil {
+	if m["max_tokens"] != float64(model.DefaultMaxTokens) || m["max_completion_tokens"] != nil {
 		t.Errorf("body = %v; vLLM/llama.cpp know only max_tokens", m)
 	}
 }
 
 func TestValidate_rejects_unknown_tokens_field_and_bad_api_version(t *testing.T) {
-	for _, c := range []Config{
-		{Protocol: ProtocolOpenAIChat, Endpoint: "http://h/v1", Model: "m", TokensField: "max_output_tokens"},
-		{Protocol: ProtocolOpenAIChat, Endpoint: "http://h/v1", Model: "m", Azure: true, APIVersion: "1&x=2"},
-		{Protocol: ProtocolAnthropic, Endpoint: "http://h", Model: "m", Azure: true},
+	for _, c := range []model.Config{
+		{Protocol: model.ProtocolOpenAIChat, Endpoint: "http://h/v1", Model: "m", TokensField: "max_output_tokens"},
+		{Protocol: model.ProtocolOpenAIChat, Endpoint: "http://h/v1", Model: "m", Azure: true, APIVersion: "1&x=2"},
+		{Protocol: model.ProtocolAnthropic, Endpoint: "http://h", Model: "m", Azure: true},
 	} {
-		if err := c.Validate(); !errors.Is(err, ErrInvalidConfig) {
+		if err := c.Validate(); !errors.Is(err, model.ErrInvalidConfig) {
 			t.Errorf("Validate(%v) = %v, want ErrInvalidConfig", c, err)
 		}
 	}
@@ -155,12 +157,12 @@ func (s *strictAzure) last() *http.Request {
 func TestComplete_azure_sends_api_key_to_the_deployment_url(t *testing.T) {
 	srv := newStrictAzure(t, "repair-gpt4o", "azure-key-1")
 	for _, tc := range []struct{ name, endpoint, version, want string }{
-		{"resource root, deployment from model", srv.URL, "", DefaultAzureAPIVersion},
+		{"resource root, deployment from model", srv.URL, "", model.DefaultAzureAPIVersion},
 		{"deployment url", srv.URL + "/openai/deployments/repair-gpt4o/", "2025-04-01-preview", "2025-04-01-preview"},
 		{"full url with api-version", srv.URL + "/openai/deployments/repair-gpt4o/chat/completions?api-version=2024-06-01", "", "2024-06-01"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c, err := NewClient(Config{Protocol: ProtocolOpenAIChat, Endpoint: tc.endpoint, Model: "repair-gpt4o", APIKey: "azure-key-1", Azure: true, APIVersion: tc.version}, srv.Client())
+			c, err := NewClient(model.Config{Protocol: model.ProtocolOpenAIChat, Endpoint: tc.endpoint, Model: "repair-gpt4o", APIKey: "azure-key-1", Azure: true, APIVersion: tc.version}, srv.Client())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -187,7 +189,7 @@ func TestComplete_azure_is_detected_from_the_host(t *testing.T) {
 	hc := &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
 		return (&net.Dialer{}).DialContext(ctx, network, addr)
 	}}}
-	c, err := NewClient(Config{Protocol: ProtocolOpenAIChat, Endpoint: "http://myres.openai.azure.com", Model: "dep1", APIKey: "k"}, hc)
+	c, err := NewClient(model.Config{Protocol: model.ProtocolOpenAIChat, Endpoint: "http://myres.openai.azure.com", Model: "dep1", APIKey: "k"}, hc)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -200,8 +202,8 @@ func TestComplete_azure_is_detected_from_the_host(t *testing.T) {
 }
 
 func TestComplete_azure_rejects_a_deployment_with_a_slash(t *testing.T) {
-	_, err := NewClient(Config{Protocol: ProtocolOpenAIChat, Endpoint: "https://r.openai.azure.com", Model: "a/../b", Azure: true}, nil)
-	if !errors.Is(err, ErrInvalidConfig) {
+	_, err := NewClient(model.Config{Protocol: model.ProtocolOpenAIChat, Endpoint: "https://r.openai.azure.com", Model: "a/../b", Azure: true}, nil)
+	if !errors.Is(err, model.ErrInvalidConfig) {
 		t.Fatalf("err = %v", err)
 	}
 }

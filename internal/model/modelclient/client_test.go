@@ -1,4 +1,4 @@
-package model
+package modelclient
 
 import (
 	"context"
@@ -9,13 +9,15 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/toolgate/toolgate/internal/model"
 )
 
 func TestComplete_429_with_retry_after_then_success_waits_as_told(t *testing.T) {
-	for _, p := range []Protocol{ProtocolOpenAIChat, ProtocolAnthropic} {
+	for _, p := range []model.Protocol{model.ProtocolOpenAIChat, model.ProtocolAnthropic} {
 		t.Run(string(p), func(t *testing.T) {
 			ok := openAIOK
-			if p == ProtocolAnthropic {
+			if p == model.ProtocolAnthropic {
 				ok = anthropicOK
 			}
 			srv := newScripted(t,
@@ -42,7 +44,7 @@ func TestComplete_retry_after_http_date_is_read_against_the_clock(t *testing.T) 
 		reply{status: 503, header: map[string]string{"Retry-After": now.Add(4 * time.Second).Format(http.TimeFormat)}},
 		reply{status: 200, body: openAIOK})
 	sl := &sleeps{}
-	c, err := NewClient(Config{Protocol: ProtocolOpenAIChat, Endpoint: srv.URL, Model: "m"}, srv.Client(),
+	c, err := NewClient(model.Config{Protocol: model.ProtocolOpenAIChat, Endpoint: srv.URL, Model: "m"}, srv.Client(),
 		WithSleep(sl.sleep), WithClock(func() time.Time { return now }))
 	if err != nil {
 		t.Fatal(err)
@@ -57,14 +59,14 @@ func TestComplete_retry_after_http_date_is_read_against_the_clock(t *testing.T) 
 
 func TestComplete_500_every_time_gives_up_after_max_retries_plus_one(t *testing.T) {
 	srv := newScripted(t, reply{status: 500, body: `{"error":"boom"}`})
-	c, sl := newTestClient(t, ProtocolOpenAIChat, srv, func(c *Config) { c.MaxRetries = 2; c.MaxBackoff = 800 * time.Millisecond })
+	c, sl := newTestClient(t, model.ProtocolOpenAIChat, srv, func(c *model.Config) { c.MaxRetries = 2; c.MaxBackoff = 800 * time.Millisecond })
 	_, n, err := c.Complete(context.Background(), testRequest())
 	if n != 3 || len(srv.requests()) != 3 {
 		t.Fatalf("requests = %d (server saw %d), want 3", n, len(srv.requests()))
 	}
-	var he *HTTPError
-	if !errors.Is(err, ErrExhausted) || !errors.As(err, &he) || he.Status != 500 || !Retryable(err) {
-		t.Fatalf("err = %v; want ErrExhausted wrapping HTTPError 500, retryable", err)
+	var he *model.HTTPError
+	if !errors.Is(err, model.ErrExhausted) || !errors.As(err, &he) || he.Status != 500 || !model.Retryable(err) {
+		t.Fatalf("err = %v; want model.ErrExhausted wrapping model.HTTPError 500, retryable", err)
 	}
 	// Exponential with equal jitter: [250ms,500ms], then [400ms,800ms] (capped).
 	backoffSchedule(t, sl.all(), 2, 800*time.Millisecond)
@@ -72,11 +74,11 @@ func TestComplete_500_every_time_gives_up_after_max_retries_plus_one(t *testing.
 
 func TestComplete_400_is_permanent_and_not_retried(t *testing.T) {
 	srv := newScripted(t, reply{status: 400, body: `{"error":{"message":"tool_choice not supported"}}`}, reply{status: 200, body: openAIOK})
-	c, sl := newTestClient(t, ProtocolOpenAIChat, srv, nil)
+	c, sl := newTestClient(t, model.ProtocolOpenAIChat, srv, nil)
 	_, n, err := c.Complete(context.Background(), testRequest())
-	var he *HTTPError
-	if n != 1 || !errors.As(err, &he) || he.Status != 400 || Retryable(err) || errors.Is(err, ErrExhausted) {
-		t.Fatalf("n=%d err=%v; want one request and a permanent HTTPError 400", n, err)
+	var he *model.HTTPError
+	if n != 1 || !errors.As(err, &he) || he.Status != 400 || model.Retryable(err) || errors.Is(err, model.ErrExhausted) {
+		t.Fatalf("n=%d err=%v; want one request and a permanent model.HTTPError 400", n, err)
 	}
 	if !strings.Contains(err.Error(), "tool_choice not supported") || len(sl.all()) != 0 {
 		t.Errorf("err = %v, waits = %v", err, sl.all())
@@ -85,10 +87,10 @@ func TestComplete_400_is_permanent_and_not_retried(t *testing.T) {
 
 func TestComplete_retry_after_beyond_max_backoff_is_returned_not_waited(t *testing.T) {
 	srv := newScripted(t, reply{status: 429, header: map[string]string{"Retry-After": "3600"}})
-	c, sl := newTestClient(t, ProtocolAnthropic, srv, nil)
+	c, sl := newTestClient(t, model.ProtocolAnthropic, srv, nil)
 	_, n, err := c.Complete(context.Background(), testRequest())
-	var he *HTTPError
-	if n != 1 || !errors.As(err, &he) || he.RetryAfter != time.Hour || !Retryable(err) {
+	var he *model.HTTPError
+	if n != 1 || !errors.As(err, &he) || he.RetryAfter != time.Hour || !model.Retryable(err) {
 		t.Fatalf("n=%d err=%v; want the 429 at once with RetryAfter 1h", n, err)
 	}
 	if len(sl.all()) != 0 {
@@ -98,12 +100,12 @@ func TestComplete_retry_after_beyond_max_backoff_is_returned_not_waited(t *testi
 
 func TestComplete_hanging_server_times_out_after_bounded_requests(t *testing.T) {
 	srv := newScripted(t, reply{hang: true})
-	c, sl := newTestClient(t, ProtocolOpenAIChat, srv, func(c *Config) { c.Timeout = 50 * time.Millisecond; c.MaxRetries = 1 })
+	c, sl := newTestClient(t, model.ProtocolOpenAIChat, srv, func(c *model.Config) { c.Timeout = 50 * time.Millisecond; c.MaxRetries = 1 })
 	_, n, err := c.Complete(context.Background(), testRequest())
-	if n != 2 || len(srv.requests()) != 2 || !errors.Is(err, ErrTimeout) || !errors.Is(err, ErrExhausted) {
-		t.Fatalf("n=%d (server saw %d) err=%v; want 2 requests ending in ErrExhausted wrapping ErrTimeout", n, len(srv.requests()), err)
+	if n != 2 || len(srv.requests()) != 2 || !errors.Is(err, model.ErrTimeout) || !errors.Is(err, model.ErrExhausted) {
+		t.Fatalf("n=%d (server saw %d) err=%v; want 2 requests ending in model.ErrExhausted wrapping ErrTimeout", n, len(srv.requests()), err)
 	}
-	backoffSchedule(t, sl.all(), 1, DefaultMaxBackoff)
+	backoffSchedule(t, sl.all(), 1, model.DefaultMaxBackoff)
 }
 
 // backoffSchedule checks waits are the retries' backoff, written out: before
@@ -141,45 +143,45 @@ func TestComplete_connection_refused_is_retried_then_exhausted(t *testing.T) {
 		return dial(ctx, network, address)
 	}
 	sl := &sleeps{}
-	c, err := NewClient(Config{Protocol: ProtocolOpenAIChat, Endpoint: "http://" + addr + "/v1", Model: "m", MaxRetries: 2}, &http.Client{Transport: tr}, WithSleep(sl.sleep))
+	c, err := NewClient(model.Config{Protocol: model.ProtocolOpenAIChat, Endpoint: "http://" + addr + "/v1", Model: "m", MaxRetries: 2}, &http.Client{Transport: tr}, WithSleep(sl.sleep))
 	if err != nil {
 		t.Fatal(err)
 	}
 	_, n, err := c.Complete(context.Background(), testRequest())
-	if n != 3 || dials.Load() != 3 || !errors.Is(err, ErrExhausted) || !Retryable(err) {
+	if n != 3 || dials.Load() != 3 || !errors.Is(err, model.ErrExhausted) || !model.Retryable(err) {
 		t.Fatalf("n=%d (dialled %d) err=%v; want 3 requests, exhausted", n, dials.Load(), err)
 	}
-	backoffSchedule(t, sl.all(), 2, DefaultMaxBackoff)
+	backoffSchedule(t, sl.all(), 2, model.DefaultMaxBackoff)
 }
 
 func TestComplete_cancelled_context_stops_while_waiting(t *testing.T) {
 	srv := newScripted(t, reply{status: 503})
 	ctx, cancel := context.WithCancel(context.Background())
-	c, err := NewClient(Config{Protocol: ProtocolOpenAIChat, Endpoint: srv.URL, Model: "m"}, srv.Client(),
+	c, err := NewClient(model.Config{Protocol: model.ProtocolOpenAIChat, Endpoint: srv.URL, Model: "m"}, srv.Client(),
 		WithSleep(func(ctx context.Context, d time.Duration) error { cancel(); return ctx.Err() }))
 	if err != nil {
 		t.Fatal(err)
 	}
 	_, n, err := c.Complete(ctx, testRequest())
-	if n != 1 || !errors.Is(err, context.Canceled) || errors.Is(err, ErrExhausted) {
+	if n != 1 || !errors.Is(err, context.Canceled) || errors.Is(err, model.ErrExhausted) {
 		t.Fatalf("n=%d err=%v; want to stop after 1 request with context.Canceled", n, err)
 	}
 }
 
 func TestComplete_cancelled_context_sends_nothing(t *testing.T) {
 	srv := newScripted(t, reply{status: 200, body: openAIOK})
-	c, _ := newTestClient(t, ProtocolOpenAIChat, srv, nil)
+	c, _ := newTestClient(t, model.ProtocolOpenAIChat, srv, nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	_, n, err := c.Complete(ctx, testRequest())
-	if n != 0 || len(srv.requests()) != 0 || !errors.Is(err, context.Canceled) || Retryable(err) {
+	if n != 0 || len(srv.requests()) != 0 || !errors.Is(err, context.Canceled) || model.Retryable(err) {
 		t.Fatalf("n=%d err=%v; want no request and context.Canceled", n, err)
 	}
 }
 
 func TestComplete_api_key_echoed_by_server_is_redacted_from_errors(t *testing.T) {
 	srv := newScripted(t, reply{status: 401, body: `{"error":"invalid key sk-test-secret-123"}`})
-	c, _ := newTestClient(t, ProtocolAnthropic, srv, nil)
+	c, _ := newTestClient(t, model.ProtocolAnthropic, srv, nil)
 	_, _, err := c.Complete(context.Background(), testRequest())
 	if err == nil || strings.Contains(err.Error(), "sk-test-secret-123") || !strings.Contains(err.Error(), "[redacted]") {
 		t.Fatalf("err = %v; want the key redacted", err)
@@ -188,8 +190,8 @@ func TestComplete_api_key_echoed_by_server_is_redacted_from_errors(t *testing.T)
 
 func TestComplete_negative_max_retries_means_one_request(t *testing.T) {
 	srv := newScripted(t, reply{status: 502})
-	c, _ := newTestClient(t, ProtocolOpenAIChat, srv, func(c *Config) { c.MaxRetries = -1 })
-	if _, n, err := c.Complete(context.Background(), testRequest()); n != 1 || !errors.Is(err, ErrExhausted) {
+	c, _ := newTestClient(t, model.ProtocolOpenAIChat, srv, func(c *model.Config) { c.MaxRetries = -1 })
+	if _, n, err := c.Complete(context.Background(), testRequest()); n != 1 || !errors.Is(err, model.ErrExhausted) {
 		t.Fatalf("n=%d err=%v", n, err)
 	}
 }

@@ -1,4 +1,4 @@
-package model
+package modelclient
 
 import (
 	"context"
@@ -8,6 +8,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/toolgate/toolgate/internal/model"
 )
 
 // reply is one scripted answer of the test server.
@@ -91,11 +93,11 @@ const (
 	anthropicOK = `{"id":"msg_1","type":"message","role":"assistant","model":"m","content":[{"type":"tool_use","id":"toolu_1","name":"create_invoice","input":{"amount":5}}],"stop_reason":"tool_use"}`
 )
 
-func testRequest() Request {
-	return Request{
+func testRequest() model.Request {
+	return model.Request{
 		System: "fix it",
 		User:   "the call was invalid",
-		Tool: Tool{
+		Tool: model.Tool{
 			Name:        "create_invoice",
 			Description: "Create an invoice",
 			Schema:      []byte(`{"type":"object","properties":{"amount":{"type":"number"}},"required":["amount"]}`),
@@ -104,9 +106,9 @@ func testRequest() Request {
 }
 
 // newTestClient builds a client for srv with waits recorded, not slept.
-func newTestClient(t *testing.T, p Protocol, srv *scripted, mutate func(*Config)) (*Client, *sleeps) {
+func newTestClient(t *testing.T, p model.Protocol, srv *scripted, mutate func(*model.Config)) (*Client, *sleeps) {
 	t.Helper()
-	cfg := Config{Protocol: p, Endpoint: srv.URL + "/v1", Model: "m", APIKey: "sk-test-secret-123"}
+	cfg := model.Config{Protocol: p, Endpoint: srv.URL + "/v1", Model: "m", APIKey: "sk-test-secret-123"}
 	if mutate != nil {
 		mutate(&cfg)
 	}

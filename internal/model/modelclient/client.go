@@ -1,4 +1,4 @@
-package model
+package modelclient
 
 import (
 	"bytes"
@@ -10,6 +10,8 @@ import (
 	"net"
 	"net/http"
 	"time"
+
+	"github.com/toolgate/toolgate/internal/model"
 )
 
 // maxResponse bounds the response body read; a repair answer is one tool
@@ -19,7 +21,7 @@ const maxResponse = 4 << 20
 // Client sends requests to one configured model endpoint. It is safe for
 // concurrent use.
 type Client struct {
-	cfg   Config
+	cfg   model.Config
 	hc    *http.Client
 	url   string
 	sleep func(context.Context, time.Duration) error
@@ -56,17 +58,17 @@ func WithClock(now func() time.Time) Option {
 // NewClient validates cfg (filling defaults) and returns a Client that sends
 // through hc; a nil hc means a new http.Client. Config.Timeout is applied
 // per request through the context, so hc may be shared.
-func NewClient(cfg Config, hc *http.Client, opts ...Option) (*Client, error) {
+func NewClient(cfg model.Config, hc *http.Client, opts ...Option) (*Client, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
 	if hc == nil {
 		hc = &http.Client{}
 	}
-	u := endpointURL(cfg)
-	if cfg.azure() {
+	u := model.EndpointURL(cfg)
+	if cfg.AzureOpenAI() {
 		var err error
-		if u, err = azureURL(cfg); err != nil {
+		if u, err = model.AzureURL(cfg); err != nil {
 			return nil, err
 		}
 	}
@@ -80,7 +82,7 @@ func NewClient(cfg Config, hc *http.Client, opts ...Option) (*Client, error) {
 }
 
 // Config returns the validated configuration, defaults filled in.
-func (c *Client) Config() Config { return c.cfg }
+func (c *Client) Config() model.Config { return c.cfg }
 
 // String describes the client without its API key.
 func (c *Client) String() string { return "model.Client" + c.cfg.String() }
@@ -101,8 +103,8 @@ func (c *Client) Format(f fmt.State, _ rune) { fmt.Fprint(f, c.String()) }
 // the error wraps ErrExhausted and the last failure. A permanent failure
 // (another 4xx) returns after one request as an *HTTPError. A cancelled ctx
 // stops at once, also while waiting, and the error wraps ctx.Err().
-func (c *Client) Complete(ctx context.Context, req Request) (body []byte, requests int, err error) {
-	payload, err := encode(c.cfg, req)
+func (c *Client) Complete(ctx context.Context, req model.Request) (body []byte, requests int, err error) {
+	payload, err := model.Encode(c.cfg, req)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -118,15 +120,15 @@ func (c *Client) Complete(ctx context.Context, req Request) (body []byte, reques
 		if ctx.Err() != nil {
 			return nil, n, fmt.Errorf("model: stopped: %w", ctx.Err())
 		}
-		if !Retryable(err) {
+		if !model.Retryable(err) {
 			return nil, n, err
 		}
 		if n >= limit {
-			return nil, n, fmt.Errorf("%w after %d requests: %w", ErrExhausted, n, err)
+			return nil, n, fmt.Errorf("%w after %d requests: %w", model.ErrExhausted, n, err)
 		}
 		wait := backoff(n, c.cfg.MaxBackoff, c.rand())
-		var he *HTTPError
-		if errors.As(err, &he) && he.hasRetryAfter {
+		var he *model.HTTPError
+		if errors.As(err, &he) && he.HasRetryAfter {
 			if he.RetryAfter > c.cfg.MaxBackoff {
 				return nil, n, err
 			}
@@ -157,8 +159,8 @@ func (c *Client) once(ctx context.Context, payload []byte) ([]byte, error) {
 		return nil, c.transportError(ctx, rctx, err)
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		he := &HTTPError{Protocol: c.cfg.Protocol, Status: resp.StatusCode, Body: cut(redact(string(b), c.cfg.APIKey), maxErrorBody)}
-		he.RetryAfter, he.hasRetryAfter = parseRetryAfter(resp.Header.Get("Retry-After"), c.now())
+		he := &model.HTTPError{Protocol: c.cfg.Protocol, Status: resp.StatusCode, StatusText: http.StatusText(resp.StatusCode), Body: cut(redact(string(b), c.cfg.APIKey), maxErrorBody)}
+		he.RetryAfter, he.HasRetryAfter = parseRetryAfter(resp.Header.Get("Retry-After"), c.now())
 		return nil, he
 	}
 	if len(b) > maxResponse {
@@ -169,16 +171,16 @@ func (c *Client) once(ctx context.Context, payload []byte) ([]byte, error) {
 
 // transportError turns a failed Do or body read into ErrTimeout when the
 // per-request deadline passed, the parent's error when it was cancelled, and
-// a retryable netError otherwise.
+// a retryable model.TransportError otherwise.
 func (c *Client) transportError(parent, rctx context.Context, err error) error {
 	if parent.Err() != nil {
 		return parent.Err()
 	}
 	var ne net.Error
 	if errors.Is(rctx.Err(), context.DeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout()) {
-		return fmt.Errorf("%w: no complete answer from %s within %s", ErrTimeout, c.url, c.cfg.Timeout)
+		return fmt.Errorf("%w: no complete answer from %s within %s", model.ErrTimeout, c.url, c.cfg.Timeout)
 	}
-	return &netError{err: err}
+	return &model.TransportError{Err: err}
 }
 
 // sleepCtx waits d or until ctx ends.

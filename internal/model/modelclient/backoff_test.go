@@ -1,4 +1,4 @@
-package model
+package modelclient
 
 import (
 	"testing"
