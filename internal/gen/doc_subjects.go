@@ -20,6 +20,9 @@ import (
 func subjectFuncs() map[string]string {
 	return map[string]string{
 		"InStream":         streams.InStream("<response-id>"),
+		"InTenantResponse": tenantPlaceholder(streams.InTenantResponse(tenantToken)),
+		"InTenantStream":   tenantPlaceholder(streams.InTenantStream(tenantToken, "<response-id>")),
+		"InTenantStreams":  streams.InTenantStreams(),
 		"Gate":             streams.Gate("<stage>"),
 		"Results":          tenantPlaceholder(streams.Results(tenantToken, "<response-id>")),
 		"ResultsOf":        streams.ResultsOf("<response-id>"),
