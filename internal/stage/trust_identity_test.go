@@ -53,11 +53,18 @@ type trustRig struct {
 
 func startTrustRig(t *testing.T, withIssuer bool, configure ...func(*Config)) *trustRig {
 	t.Helper()
+	return startTrustRigFor(t, authz.DefaultConfig(), withIssuer, configure...)
+}
+
+// startTrustRigFor is startTrustRig with the users of ac, as `toolgate up
+// --tenants` makes them.
+func startTrustRigFor(t *testing.T, ac authz.Config, withIssuer bool, configure ...func(*Config)) *trustRig {
+	t.Helper()
 	pw := map[string]string{}
-	for _, u := range authz.Names() {
+	for _, u := range ac.Names() {
 		pw[u] = "pw-" + u
 	}
-	users, err := natsusers.Users(pw)
+	users, err := natsusers.ConfigUsers(ac, pw)
 	if err != nil {
 		t.Fatal(err)
 	}
