@@ -83,6 +83,10 @@ func InTenantStream(tenant, responseID string) string {
 	return wire.InTenantStream(tenant, responseID)
 }
 
+// InTenantResponses matches the whole responses of every tenant
+// (wire.InTenantResponse).
+func InTenantResponses() string { return wire.InTenantPrefix + "*.response" }
+
 // InTenantStreams matches the stream events of every tenant
 // (wire.InTenantStream); accumulate reads a stream back on its own subject.
 func InTenantStreams() string { return wire.InTenantPrefix + "*.stream.>" }

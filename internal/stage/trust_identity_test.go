@@ -217,9 +217,11 @@ func TestTrust_stream_injection_ends_stream_conflict(t *testing.T) {
 			return []string{wire.HeaderToken, r.issuer.token("acme", "alice", "billing")},
 				[]string{wire.HeaderToken, r.issuer.token("evil", "mallory"), streams.HeaderTenant, "acme", streams.HeaderPrincipal, "alice"}
 		}, "principal mallory (verified)"},
+		// Tenant-less: without an issuer a tenant comes only from its own
+		// subject (TestTrust_tenant_stream_is_its_tenants_alone).
 		{"dev mode", false, func(*trustRig) ([]string, []string) {
-			return []string{streams.HeaderTenant, "acme", streams.HeaderPrincipal, "alice"},
-				[]string{streams.HeaderTenant, "acme", streams.HeaderPrincipal, "mallory"}
+			return []string{streams.HeaderPrincipal, "alice"},
+				[]string{streams.HeaderPrincipal, "mallory"}
 		}, "principal mallory (unverified)"},
 	} {
 		t.Run(mode.name, func(t *testing.T) {
