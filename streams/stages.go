@@ -117,7 +117,7 @@ func buildTable() []Stage {
 		}},
 		Publishes: []string{TimerSubject(), ResponseDone("*"), ProgressAll()},
 		Buckets:   []Bucket{{Name: BucketResponses}, {Name: BucketResponseIDs, Write: true}},
-		Reads:     []string{InStream(">")},
+		Reads:     []string{InStream(">"), InTenantStreams()},
 	}
 	return []Stage{accumulate, parse, validate, business, policy, repair, execute}
 }

@@ -72,6 +72,25 @@ const InStreamPrefix = subjectInStream
 // InStream is the subject of one provider stream's events.
 func InStream(responseID string) string { return subjectInStream + responseID }
 
+// InTenantResponse is where tenant's producer publishes whole responses
+// (wire.InTenantResponse); only that tenant's producer user may, and
+// accumulate takes the tenant from the subject.
+func InTenantResponse(tenant string) string { return wire.InTenantResponse(tenant) }
+
+// InTenantStream is the subject of one of tenant's provider streams
+// (wire.InTenantStream): its events are that tenant's alone.
+func InTenantStream(tenant, responseID string) string {
+	return wire.InTenantStream(tenant, responseID)
+}
+
+// InTenantResponses matches the whole responses of every tenant
+// (wire.InTenantResponse).
+func InTenantResponses() string { return wire.InTenantPrefix + "*.response" }
+
+// InTenantStreams matches the stream events of every tenant
+// (wire.InTenantStream); accumulate reads a stream back on its own subject.
+func InTenantStreams() string { return wire.InTenantPrefix + "*.stream.>" }
+
 // Gate is the internal input subject of a stage after accumulate.
 func Gate(stage string) string { return subjectGate + stage }
 

@@ -51,24 +51,31 @@ func TestTSProducer_publishes_and_reads_its_outcome(t *testing.T) {
 	sh(t, dir, nil, npm, "ci", "--prefer-offline", "--no-audit", "--no-fund")
 	sh(t, dir, nil, npm, "exec", "--", "tsc", "-p", ".")
 
-	p := pipetest.Start(t, pipetest.Options{})
+	p := pipetest.Start(t, pipetest.Options{Tenants: []string{"acme"}})
 	p.Serve(t, func(tool string, c toolserver.Call) (any, error) {
 		return map[string]any{"invoice_id": "inv_ts_1", "tool": tool}, nil
 	})
-	out := sh(t, dir, []string{"NATS_URL=" + p.URL, "NATS_USER=" + authz.Producer, "NATS_PASSWORD=" + p.Passwords[authz.Producer],
-		"TOOLGATE_RESPONSE_ID=ts-invoice-1", "TOOLGATE_CALLS=1", "TOOLGATE_WAIT_MS=60000"},
-		node, filepath.Join("dist", "producer.js"), filepath.Join(pipetest.Root(), "examples", "responses", "valid-invoice.json"))
-	var got struct {
-		CallID string          `json:"call_id"`
-		Tool   string          `json:"tool"`
-		Status string          `json:"status"`
-		Result json.RawMessage `json:"result"`
-	}
-	line := strings.TrimSpace(out[strings.LastIndex(strings.TrimSpace(out), "\n")+1:])
-	if err := json.Unmarshal([]byte(line), &got); err != nil {
-		t.Fatalf("last line %q: %v\n%s", line, err, out)
-	}
-	if got.CallID != "ts-invoice-1-0" || got.Tool != "create_invoice" || got.Status != "executed" || !strings.Contains(string(got.Result), "inv_ts_1") {
-		t.Fatalf("outcome %+v\n%s", got, out)
+	// The tenant-less producer, and a tenant's on its tenant's own
+	// subject (the only ingest subject producer-acme may publish on).
+	for _, test := range []struct{ user, tenant, rid, callID string }{
+		{authz.Producer, "", "ts-invoice-1", "ts-invoice-1-0"},
+		{authz.ProducerUser("acme"), "acme", "ts-invoice-2", "acme=ts-invoice-2-0"},
+	} {
+		out := sh(t, dir, []string{"NATS_URL=" + p.URL, "NATS_USER=" + test.user, "NATS_PASSWORD=" + p.Passwords[test.user],
+			"TOOLGATE_TENANT=" + test.tenant, "TOOLGATE_RESPONSE_ID=" + test.rid, "TOOLGATE_CALLS=1", "TOOLGATE_WAIT_MS=60000"},
+			node, filepath.Join("dist", "producer.js"), filepath.Join(pipetest.Root(), "examples", "responses", "valid-invoice.json"))
+		var got struct {
+			CallID string          `json:"call_id"`
+			Tool   string          `json:"tool"`
+			Status string          `json:"status"`
+			Result json.RawMessage `json:"result"`
+		}
+		line := strings.TrimSpace(out[strings.LastIndex(strings.TrimSpace(out), "\n")+1:])
+		if err := json.Unmarshal([]byte(line), &got); err != nil {
+			t.Fatalf("%s: last line %q: %v\n%s", test.user, line, err, out)
+		}
+		if got.CallID != test.callID || got.Tool != "create_invoice" || got.Status != "executed" || !strings.Contains(string(got.Result), "inv_ts_1") {
+			t.Fatalf("%s: outcome %+v, want call %s executed\n%s", test.user, got, test.callID, out)
+		}
 	}
 }

@@ -213,10 +213,12 @@ func (c Config) Role(user string) (*Permissions, error) {
 	for _, t := range append([]string{""}, c.Tenants...) {
 		if u := ProducerUser(t); u == user {
 			return &Permissions{
-				// Its own asserting subject too (wire.InAsResponse):
-				// accumulate grants what it asserts only where the
-				// deployment lists it (--identity-assert-users).
-				Publish: append(ingest(), wire.InAsResponse(u)),
+				// Its tenant's own subjects and nothing shared
+				// (tenantIngest); its own asserting subject too
+				// (wire.InAsResponse): accumulate grants what it asserts
+				// only where the deployment lists it
+				// (--identity-assert-users).
+				Publish: append(tenantIngest(t), wire.InAsResponse(u)),
 				// Results and progress are published per tenant
 				// (wire.Results), so a producer sees only its own.
 				Subscribe: []string{wire.TenantResults(t), wire.TenantProgress(t), InboxPrefix(u) + ".>"},
@@ -233,6 +235,18 @@ func (c Config) Role(user string) (*Permissions, error) {
 
 // ingest is what a producer publishes: responses and stream events.
 func ingest() []string { return []string{streams.SubjectInResponse, streams.InStream("*")} }
+
+// tenantIngest is what tenant's producer publishes: the shared subjects for
+// no tenant, else only the tenant's own (wire.InTenantResponse and
+// wire.InTenantStream), where accumulate takes the tenant from the subject.
+// A tenant's producer gets nothing shared: there it could squat the ids of
+// the tenant-less producer.
+func tenantIngest(tenant string) []string {
+	if tenant == "" {
+		return ingest()
+	}
+	return []string{wire.InTenantResponse(tenant), wire.InTenantStream(tenant, "*")}
+}
 
 // executor grants an executor group its tools' subjects and the discovery
 // subjects of the NATS micro service named after the group (pkg/toolserver:

@@ -64,6 +64,13 @@ func ingest(subject string) bool {
 		user, ok = strings.CutSuffix(user, ".response")
 		return ok && user != "" && !strings.Contains(user, ".")
 	}
+	if tok, rest, ok := wire.SplitInTenant(subject); ok {
+		if rest == "response" {
+			return wire.TenantToken(tok) == tok || strings.HasPrefix(tok, "~")
+		}
+		rid, ok := strings.CutPrefix(rest, "stream.")
+		return ok && call.ValidResponseID(rid)
+	}
 	rid, ok := strings.CutPrefix(subject, streams.InStreamPrefix)
 	return ok && call.ValidResponseID(rid)
 }

@@ -83,11 +83,15 @@ type Accumulate struct {
 // Handle implements worker.Handler for toolgate.in.> : whole responses on
 // toolgate.in.response, stream events on toolgate.in.stream.<response-id>.
 func (a *Accumulate) Handle(ctx context.Context, m worker.Msg) ([]worker.Output, error) {
-	if strings.HasPrefix(m.Subject, streams.InStreamPrefix) {
-		return a.handleEvent(ctx, m)
+	if ref, ok := streamOf(m.Subject); ok {
+		return a.handleEvent(ctx, m, ref)
 	}
 	rid := responseID(m)
 	prov := m.Header.Get(streams.HeaderProvider)
+	if _, rest, ok := wire.SplitInTenant(m.Subject); ok && rest != "response" {
+		return a.reject(m, rid, prov, "", CodeBadSubject, fmt.Sprintf("subject %s is no ingest subject: a tenant publishes on %s and %s",
+			shortValue(m.Subject, 128), wire.InTenantPrefix+"<tenant>.response", wire.InTenantPrefix+"<tenant>.stream.<response-id>"))
+	}
 	s := a.senderOn(m.Subject, m.Header, a.Now())
 	if s.err != nil {
 		return a.refuseIdentity(m, rid, prov, s.err)
@@ -224,15 +228,22 @@ func (a *Accumulate) reject(m worker.Msg, rid, prov, tenant, code, why string) (
 	return append(outs, a.raw(code, m, fmt.Errorf("%s", why))), nil
 }
 
-// refuseIdentity records a message whose identity was refused: a rejected
-// result under no tenant (the sender's tenant is unknown: a claimed one
-// would let anyone write into that tenant's results) and a dead letter.
-// Its message id is the input's, so it never stands in for the result of
-// a genuine response with the same id.
+// refuseIdentity records a message whose identity was refused (err, a
+// refusal or the issuer's error): a rejected result under the tenant of
+// the tenant subject it came on, which only that tenant's producer may
+// publish on, else under no tenant (a claimed one would let anyone write
+// into that tenant's results), and a dead letter. Its message id is the
+// input's, so it never stands in for the result of a genuine response with
+// the same id.
 func (a *Accumulate) refuseIdentity(m worker.Msg, rid, prov string, err error) ([]worker.Output, error) {
-	return a.conflict(m, rid, prov, "", call.Rejected, CodeIdentityInvalid, fmt.Sprint(m.StreamSeq),
-		err.Error()+": nothing of this response runs; send a valid token of the issuer in header "+wire.HeaderToken)
+	r := refusalOf(err)
+	return a.conflict(m, rid, prov, r.lane, call.Rejected, r.code, fmt.Sprint(m.StreamSeq),
+		r.why+": nothing of this response runs; "+r.hint)
 }
+
+// CodeBadSubject rejects input on a tenant's ingest subject that is neither
+// its response nor its stream subject.
+const CodeBadSubject = "bad_subject"
 
 // conflict records a refused arrival: a response-level result with status
 // st on tenant's results, with a message id of its own (key), and the input

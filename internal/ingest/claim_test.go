@@ -11,6 +11,7 @@ import (
 
 	"github.com/toolgate/toolgate/internal/call"
 	"github.com/toolgate/toolgate/internal/worker"
+	"github.com/toolgate/toolgate/pkg/wire"
 	"github.com/toolgate/toolgate/streams"
 )
 
@@ -21,7 +22,7 @@ func wholeMsg(rid, tenant, city string, seq uint64) worker.Msg {
 	h.Set(streams.HeaderProvider, "openai-chat")
 	h.Set(streams.HeaderResponseID, rid)
 	h.Set(streams.HeaderTenant, tenant)
-	return worker.Msg{Subject: streams.SubjectInResponse, Header: h, Data: fmt.Appendf(nil, weatherBody, city), StreamSeq: seq}
+	return worker.Msg{Subject: wire.InResponseFor(tenant), Header: h, Data: fmt.Appendf(nil, weatherBody, city), StreamSeq: seq}
 }
 
 // parseInputs are the envelopes outs hand to parse, and whether any of them
@@ -59,7 +60,7 @@ func TestClaim_ids_are_per_tenant_and_claims_from_before_are_read(t *testing.T) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	legacy := claimWhole(a.sender(old.Header, time.Now()), old.Data)
+	legacy := claimWhole(a.senderOn(old.Subject, old.Header, time.Now()), old.Data)
 	data, _ := json.Marshal(legacy)
 	if _, err := kv.Create(ctx, "old-1", data); err != nil {
 		t.Fatal(err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"slices"
 	"strings"
 	"time"
@@ -31,18 +32,138 @@ type sender struct {
 	withheld []string
 }
 
-// senderOn is who sent a whole response on subject with headers h: on the
-// subject of a producer user (wire.InAsResponse) the deployment allows to
-// assert identity (AssertUsers), without an issuer, tenant, principal and
-// roles are its headers', marked asserted; otherwise as sender says.
+// senderOn is who sent a message on subject with headers h, handled (or
+// stored) at at. On a tenant's own subject (wire.InTenantPrefix), which
+// only that tenant's producer user may publish on, the tenant is the
+// subject's (laneSender). On the subject of a producer user
+// (wire.InAsResponse) the deployment allows to assert identity
+// (AssertUsers), without an issuer, tenant, principal and roles are its
+// headers', marked asserted. Anywhere else it is as sharedSender says.
 func (a *Accumulate) senderOn(subject string, h nats.Header, at time.Time) sender {
+	if tok, _, ok := wire.SplitInTenant(subject); ok {
+		return a.laneSender(tok, h, at)
+	}
 	user, ok := assertingUser(subject)
 	if a.Identity != nil || !ok || !slices.Contains(a.AssertUsers, user) {
-		return a.sender(h, at)
+		return a.sharedSender(h, at)
 	}
 	req := RequestOf(h)
 	req.Identity = call.IdentityAsserted
 	return sender{req: req, binding: strings.Join([]string{"asserted", user, req.Tenant, req.Principal, strings.Join(req.Roles, ",")}, "\x00")}
+}
+
+// sharedSender is who sent a message on a subject every producer may
+// publish on (toolgate.in.response, toolgate.in.stream.<id>): as sender
+// says, except that without an issuer a Toolgate-Tenant header is refused
+// (tenant_not_granted) — anyone may publish there, so a tenant it names
+// would let one tenant's producer run calls as another and squat its
+// response ids. Refused rather than run tenant-less: the call would run
+// under an identity its producer did not ask for, where it cannot read the
+// result.
+func (a *Accumulate) sharedSender(h nats.Header, at time.Time) sender {
+	s := a.sender(h, at)
+	if a.Identity != nil || s.err != nil || s.req.Tenant == "" {
+		return s
+	}
+	s.err = &senderRefusal{code: CodeTenantNotGranted, lane: "", why: fmt.Sprintf("header %s names tenant %s on %s, which every producer may publish on, and no issuer verifies it",
+		wire.HeaderTenant, shortValue(s.req.Tenant, 64), wire.SubjectInResponse+" or "+wire.InStreamPrefix+"<response-id>"),
+		hint: fmt.Sprintf("publish as that tenant's producer user on its own subjects, %s or %s, or leave the header out", wire.InTenantResponse(s.req.Tenant), wire.InTenantStream(s.req.Tenant, "<response-id>"))}
+	return s
+}
+
+// laneSender is who sent a message on tenant token tok's own subject: the
+// tenant is the subject's. With an issuer, the token's tenant must be it;
+// without one, a Toolgate-Tenant header must be it too (a producer that
+// names another tenant is confused or hostile: refused, tenant_not_granted).
+func (a *Accumulate) laneSender(tok string, h nats.Header, at time.Time) sender {
+	s := a.sender(h, at)
+	lane := laneTenant(tok)
+	switch {
+	case s.err != nil:
+		if r, ok := s.err.(*senderRefusal); ok {
+			r.lane = lane
+		} else {
+			s.err = &senderRefusal{code: CodeIdentityInvalid, lane: lane, why: s.err.Error(), hint: tokenHint}
+		}
+		return s
+	case !validTenantToken(tok):
+		s.err = &senderRefusal{code: CodeTenantNotGranted, why: fmt.Sprintf("subject token %q is not a tenant", shortValue(tok, 64)),
+			hint: "publish on " + wire.InTenantPrefix + "<tenant>.response with a tenant of 1-64 letters, digits, '-' or '_'"}
+		return s
+	case a.Identity != nil && wire.TenantToken(s.req.Tenant) != tok:
+		s.err = &senderRefusal{code: CodeTenantNotGranted, lane: lane, why: fmt.Sprintf("the token's tenant %s is not the subject's (%s)", shortValue(orNone(s.req.Tenant), 64), tok),
+			hint: "publish on the subjects of the token's tenant, " + wire.InTenantResponse(s.req.Tenant)}
+		return s
+	case a.Identity != nil:
+		return s
+	case lane == "":
+		s.err = &senderRefusal{code: CodeTenantNotGranted, why: fmt.Sprintf("subject token %q names no tenant toolgate can tell without an issuer", tok),
+			hint: "publish on the subjects of a tenant of 1-64 letters, digits, '-' or '_'"}
+		return s
+	case s.req.Tenant != "" && s.req.Tenant != lane:
+		s.err = &senderRefusal{code: CodeTenantNotGranted, lane: lane, why: fmt.Sprintf("header %s names tenant %s on the subject of tenant %s", wire.HeaderTenant, shortValue(s.req.Tenant, 64), lane),
+			hint: "leave the header out, or send it with the subject's tenant"}
+		return s
+	}
+	s.req.Tenant = lane
+	s.binding = strings.Join([]string{"unverified", lane, s.req.Principal, strings.Join(s.withheld, ",")}, "\x00")
+	return s
+}
+
+// laneTenant is the tenant a tenant token stands for, "" when the token is
+// a digest (wire.TenantToken of a tenant that is not a plain token), which
+// names no tenant by itself.
+func laneTenant(tok string) string {
+	if tok == "" || tok[0] == '~' || wire.TenantToken(tok) != tok {
+		return ""
+	}
+	return tok
+}
+
+// validTenantToken reports whether tok is what wire.TenantToken makes: a
+// plain tenant, or "~" and 32 hex digits.
+func validTenantToken(tok string) bool {
+	if laneTenant(tok) != "" {
+		return true
+	}
+	if len(tok) != 33 || tok[0] != '~' {
+		return false
+	}
+	_, err := hex.DecodeString(tok[1:])
+	return err == nil
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "(none)"
+	}
+	return s
+}
+
+// CodeTenantNotGranted refuses a message whose tenant is not its sender's:
+// a Toolgate-Tenant header on a shared subject without an issuer, or a
+// tenant (header or token) other than that of the tenant subject it came
+// on. Nothing of it runs.
+const CodeTenantNotGranted = "tenant_not_granted"
+
+const tokenHint = "send a valid token of the issuer in header " + wire.HeaderToken
+
+// senderRefusal is why a sender was refused: the code its response ends with,
+// the tenant whose results hear of it (the subject's, which only that
+// tenant's producer may publish on; "" otherwise) and what to do.
+type senderRefusal struct {
+	code, lane, why, hint string
+}
+
+func (r *senderRefusal) Error() string { return r.why }
+
+// refusalOf is err as a refusal: a bare error is an identity refused by
+// the issuer.
+func refusalOf(err error) *senderRefusal {
+	if r, ok := err.(*senderRefusal); ok {
+		return r
+	}
+	return &senderRefusal{code: CodeIdentityInvalid, why: err.Error(), hint: tokenHint}
 }
 
 // assertingUser is the user whose own whole-response subject subject is
@@ -62,7 +183,8 @@ func assertingUser(subject string) (string, bool) {
 // without one (dev mode) tenant and principal come from those headers,
 // marked unverified, and roles are granted none: anyone who can publish
 // could claim any role, so a policy on roles would be decoration. The
-// claimed roles are recorded in the call's history (withheld).
+// claimed roles are recorded in the call's history (withheld). Who may
+// name a tenant is the subject's to say (senderOn).
 func (a *Accumulate) sender(h nats.Header, at time.Time) sender {
 	req := RequestOf(h)
 	if a.Identity == nil {

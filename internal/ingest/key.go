@@ -1,10 +1,8 @@
 package ingest
 
 import (
-	"strings"
-
 	"github.com/toolgate/toolgate/internal/worker"
-	"github.com/toolgate/toolgate/streams"
+	"github.com/toolgate/toolgate/pkg/wire"
 )
 
 // Key is the response an input of accumulate belongs to: the id a stream
@@ -13,8 +11,11 @@ import (
 // responses concurrently (worker.Config.Key), so the response-id claim's
 // round trip to the server no longer holds up every other response.
 func Key(m worker.Msg) string {
-	if rid, ok := strings.CutPrefix(m.Subject, streams.InStreamPrefix); ok {
-		return "s:" + rid
+	if ref, ok := streamOf(m.Subject); ok {
+		return "s:" + ref.key()
+	}
+	if tok, _, ok := wire.SplitInTenant(m.Subject); ok {
+		return "r:" + tok + "=" + responseID(m)
 	}
 	return "r:" + responseID(m)
 }

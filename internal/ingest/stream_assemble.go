@@ -231,7 +231,8 @@ func (asm *assembly) why(idle time.Duration) string {
 // events as an SSE transcript (which `toolgate publish` can send again), and
 // the stream sequence of the last event, so a dead letter built from it has
 // an id no other input shares.
-func (asm *assembly) msg(rid string) worker.Msg {
+func (asm *assembly) msg(ref streamRef) worker.Msg {
+	rid := ref.rid
 	var b bytes.Buffer
 	for _, ev := range asm.events() {
 		for _, line := range bytes.Split(ev.data, []byte("\n")) {
@@ -248,7 +249,7 @@ func (asm *assembly) msg(rid string) worker.Msg {
 	h.Del(streams.HeaderSeq)
 	h.Del(nats.MsgIdHdr)
 	h.Set(streams.HeaderResponseID, rid)
-	return worker.Msg{Subject: streams.InStream(rid), Header: h, Data: b.Bytes(), StreamSeq: asm.lastSeq}
+	return worker.Msg{Subject: ref.subject(), Header: h, Data: b.Bytes(), StreamSeq: asm.lastSeq}
 }
 
 // evidenceMsg is the dead-letter input of a stream refused for its size or
@@ -257,8 +258,8 @@ func (asm *assembly) msg(rid string) worker.Msg {
 // it cannot be stored whole), under the stream sequence of the event that
 // crossed the limit. The events themselves stay in TOOLGATE_IN until they
 // age out.
-func (asm *assembly) evidenceMsg(rid string, crossedAt uint64) worker.Msg {
-	m := asm.msg(rid)
+func (asm *assembly) evidenceMsg(ref streamRef, crossedAt uint64) worker.Msg {
+	m := asm.msg(ref)
 	m.StreamSeq = crossedAt
 	return m
 }

@@ -85,7 +85,7 @@ func FuzzAssemble(f *testing.F) {
 			}
 		}
 		_ = asm.why(time.Minute)
-		_ = asm.msg("r")
+		_ = asm.msg(streamRef{rid: "r"})
 		_ = asm.evidence()
 		if asm.done {
 			// Done only when 1..k are present and k is terminal: replay them.

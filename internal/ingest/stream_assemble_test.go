@@ -102,7 +102,7 @@ func TestAssembly_why_names_the_cause(t *testing.T) {
 func TestAssembly_msg_is_a_transcript_that_splits_back_into_the_events(t *testing.T) {
 	evs := []event{{seq: 2, data: []byte(`{"b":2}`)}, {seq: 1, data: []byte(`{"a":1}`)}}
 	asm := assemble(stored(provider.Ollama, evs...), DefaultMaxStreamEvents)
-	m := asm.msg("r1")
+	m := asm.msg(streamRef{rid: "r1"})
 	got, err := provider.SplitTranscript(m.Data)
 	if err != nil {
 		t.Fatal(err)

@@ -22,8 +22,10 @@ type binding struct {
 	who   func(nats.Header, time.Time) sender // nil: dev mode, headers on trust
 	owner *sender                             // the first accepted event's sender
 	// invalid: the first accepted event's identity was refused (no valid
-	// token), the whole stream is identity_invalid.
-	invalid string
+	// token, a tenant not granted), the whole stream is refused with
+	// invalidErr's code.
+	invalid    string
+	invalidErr *senderRefusal
 	// conflict: why the stream is not one producer's; it ends
 	// stream_conflict and nothing of it executes.
 	conflict string
@@ -35,7 +37,7 @@ const CodeStreamConflict = "stream_conflict"
 
 func (b *binding) senderOf(ev storedEvent) sender {
 	if b.who == nil {
-		return (&Accumulate{}).sender(ev.header, ev.at)
+		return (&Accumulate{}).sharedSender(ev.header, ev.at)
 	}
 	return b.who(ev.header, ev.at)
 }
@@ -52,6 +54,9 @@ func (b *binding) bind(ev storedEvent, prov string) {
 	case s.err != nil && b.owner == nil:
 		if b.invalid == "" {
 			b.invalid = fmt.Sprintf("%s: %v", at, s.err)
+			r := *refusalOf(s.err)
+			r.why = b.invalid
+			b.invalidErr = &r
 		}
 	case s.err != nil:
 		b.conflict = fmt.Sprintf("%s carries no valid identity (%v); the stream's events before it came from %s", at, s.err, describe(*b.owner))

@@ -80,8 +80,8 @@ func (c *assemblyCache) settled(rid string) bool {
 	return ok && e.asm == nil && e.settled // forget's entry; a live one's flag is e.mu's
 }
 
-// forget drops everything this replica holds for rid's stream.
-func (a *Accumulate) forget(rid string) {
-	a.asm.forget(rid)
-	a.prog.forget(rid)
+// forget drops everything this replica holds for ref's stream.
+func (a *Accumulate) forget(ref streamRef) {
+	a.asm.forget(ref.key())
+	a.prog.forget(ref.key())
 }

@@ -273,11 +273,11 @@ func TestStream_a_settled_stream_is_not_settled_again_by_a_caller_that_came_late
 	publishRaw(t, r, rid, provider.Anthropic, "1", anthropicStart)
 	publishRaw(t, r, rid, provider.Anthropic, "2", anthropicStop)
 	ctx := context.Background()
-	first, wait, err := a.settle(ctx, rid, false)
+	first, wait, err := a.settle(ctx, streamRef{rid: rid}, false)
 	if err != nil || wait != 0 || len(first) == 0 {
 		t.Fatalf("first settle: %d outputs, wait %v, %v; want the stream settled", len(first), wait, err)
 	}
-	again, wait, err := a.settle(ctx, rid, false)
+	again, wait, err := a.settle(ctx, streamRef{rid: rid}, false)
 	if err != nil || wait != 0 || len(again) != 0 {
 		t.Fatalf("second settle: %d outputs, wait %v, %v; want nothing (already settled here)", len(again), wait, err)
 	}

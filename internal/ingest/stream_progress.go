@@ -51,7 +51,8 @@ type progressEntry struct {
 // accumulator, so it holds however events were ordered or spread over
 // replicas. A stream whose events outgrow the budget, or that shows more
 // calls than Limits.MaxCalls, is no longer tracked.
-func (a *Accumulate) progress(rid, prov string, ev storedEvent) (terminal bool) {
+func (a *Accumulate) progress(ref streamRef, prov string, ev storedEvent) (terminal bool) {
+	rid, key := ref.rid, ref.key()
 	probe, err := provider.NewAccumulator(prov, maxTokens(ev.header)...)
 	if err != nil {
 		return false
@@ -62,19 +63,20 @@ func (a *Accumulate) progress(rid, prov string, ev storedEvent) (terminal bool) 
 	// (Bedrock's messageStop and metadata); settling looks at the whole.
 	terminal = probe.Done() || probe.MayEnd() || len(cap) > 0 && provider.EndsCappedStream(prov, ev.data)
 
-	if a.asm.settled(rid) {
+	if a.asm.settled(key) {
 		// Settled already (the timer, or another event, read the whole
 		// stream first): a fresh accumulator fed the remaining events would
 		// show a call with no name and a count from the middle.
 		return terminal
 	}
-	p, tracked := a.prog.feed(rid, prov, ev, a.progressBudget(), a.Limits.CheckCalls)
+	p, tracked := a.prog.feed(key, prov, ev, a.progressBudget(), a.Limits.CheckCalls)
 	if terminal {
-		a.prog.forget(rid)
+		a.prog.forget(key)
 	}
 	if tracked && a.JS != nil {
+		p.ResponseID = rid
 		if data, err := json.Marshal(p); err == nil {
-			_ = a.JS.Conn().Publish(streams.Progress(a.tenantOf(ev.header), rid), data) // display only: a lost one costs nothing
+			_ = a.JS.Conn().Publish(streams.Progress(a.tenantOf(ref, ev.header), rid), data) // display only: a lost one costs nothing
 		}
 	}
 	return terminal

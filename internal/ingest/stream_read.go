@@ -92,13 +92,13 @@ func (a *Accumulate) handles(ctx context.Context) (jetstream.Stream, jetstream.K
 	return a.js.in, a.js.done, nil
 }
 
-// finished reports whether rid's stream was already assembled or given up on.
-func (a *Accumulate) finished(ctx context.Context, rid string) (bool, error) {
+// finished reports whether ref's stream was already assembled or given up on.
+func (a *Accumulate) finished(ctx context.Context, ref streamRef) (bool, error) {
 	_, kv, err := a.handles(ctx)
 	if err != nil {
 		return false, err
 	}
-	_, err = kv.Get(ctx, rid)
+	_, err = kv.Get(ctx, ref.key())
 	switch {
 	case err == nil:
 		return true, nil
@@ -108,19 +108,19 @@ func (a *Accumulate) finished(ctx context.Context, rid string) (bool, error) {
 	return false, fmt.Errorf("accumulate: responses bucket: %w", err)
 }
 
-// readInto feeds asm every message TOOLGATE_IN holds for rid's stream
+// readInto feeds asm every message TOOLGATE_IN holds for ref's stream
 // subject after the last one asm has seen, in stream order, through a
 // short-lived ephemeral consumer that is deleted afterwards. Nothing is
 // acked or consumed: the events stay stored for the next reader (a replica,
 // the timer, an operator). It reports how many events were new. A stream
 // that stores more than maxEvents events or more than MaxBody bytes stops
 // the read with errTooMany or errTooLarge.
-func (a *Accumulate) readInto(ctx context.Context, rid string, asm *assembly) (int, error) {
+func (a *Accumulate) readInto(ctx context.Context, ref streamRef, asm *assembly) (int, error) {
 	in, _, err := a.handles(ctx)
 	if err != nil {
 		return 0, err
 	}
-	subj := streams.InStream(rid)
+	subj := ref.subject()
 	cfg := jetstream.ConsumerConfig{
 		FilterSubject:     subj,
 		DeliverPolicy:     jetstream.DeliverAllPolicy,

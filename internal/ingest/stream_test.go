@@ -292,13 +292,13 @@ func TestStream_no_progress_after_the_stream_settled(t *testing.T) {
 		_, ok := a.prog.m.get(rid)
 		return ok
 	}
-	a.progress(rid, f.provider, storedEvent{seq: 1, data: f.events[0]})
+	a.progress(streamRef{rid: rid}, f.provider, storedEvent{seq: 1, data: f.events[0]})
 	if !held() {
 		t.Fatal("an open stream's progress is not followed")
 	}
 	a.asm.entry(rid, a.maxEvents(), assemblyBudget, a.sender) // settle's assembly
-	a.forget(rid)                                             // and what it does once settled
-	a.progress(rid, f.provider, storedEvent{seq: 4, data: f.events[3]})
+	a.forget(streamRef{rid: rid})                             // and what it does once settled
+	a.progress(streamRef{rid: rid}, f.provider, storedEvent{seq: 4, data: f.events[3]})
 	if held() {
 		t.Fatal("a settled stream got a fresh progress accumulator")
 	}

@@ -41,7 +41,8 @@ func weatherStream(city string) []string {
 // publishAs publishes one stream event with identity headers.
 func publishAs(t *testing.T, r *streamRig, rid string, seq int, data string, hdr map[string]string) {
 	t.Helper()
-	m := &nats.Msg{Subject: streams.InStream(rid), Data: []byte(data), Header: nats.Header{}}
+	// A tenant's producer publishes on its tenant's own subject.
+	m := &nats.Msg{Subject: wire.InStreamFor(hdr[streams.HeaderTenant], rid), Data: []byte(data), Header: nats.Header{}}
 	m.Header.Set(streams.HeaderProvider, provider.Anthropic)
 	m.Header.Set(streams.HeaderSeq, fmt.Sprint(seq))
 	for k, v := range hdr {
@@ -116,14 +117,14 @@ func TestStream_an_identical_duplicate_is_harmless(t *testing.T) {
 }
 
 // TestStream_an_event_of_another_sender_ends_stream_conflict: in dev mode an
-// event with other Toolgate-Tenant/Principal/Roles headers than the
+// event with other Toolgate-Principal/Roles headers than the
 // stream's first used to be assembled in; now it ends the stream.
 func TestStream_an_event_of_another_sender_ends_stream_conflict(t *testing.T) {
 	r := newStreamRig(t, 5*time.Second)
 	runAccumulate(t, r.js, gate(r.js, time.Hour), nil)
 	rid := "two-senders"
-	victim := map[string]string{streams.HeaderTenant: "acme", streams.HeaderPrincipal: "alice"}
-	attacker := map[string]string{streams.HeaderTenant: "acme", streams.HeaderPrincipal: "mallory", streams.HeaderRoles: "admin"}
+	victim := map[string]string{streams.HeaderPrincipal: "alice"}
+	attacker := map[string]string{streams.HeaderPrincipal: "mallory", streams.HeaderRoles: "admin"}
 	for i, ev := range weatherStream("Oslo") {
 		who := victim
 		if i >= 2 {

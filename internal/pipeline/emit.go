@@ -74,7 +74,11 @@ func (em *Emitter) Outputs(stage string, e call.Envelope) ([]worker.Output, erro
 	if WritesStatus(stage, e) {
 		rec := em.statusOf(stage, e, pub)
 		status := em.fitJSON(rec, e.CallID, e.ResponseID)
-		outs = append(outs, worker.Output{Subject: streams.CallStatus(e.CallID), Data: status})
+		// Its message id, like the hop's: a call made again from a
+		// response stored twice (the same content under a new
+		// Nats-Msg-Id, issue 39) finds its hop dropped as a duplicate, and
+		// without one its record went back to this stage's and stayed there.
+		outs = append(outs, worker.Output{Subject: streams.CallStatus(e.CallID), MsgID: id("status:" + string(e.Status)), Data: status})
 		em.notifyWaiting(e, pub, rec.Waiting) // display only, before the record is stored: a redelivery tells again
 	}
 	outs = append(outs, batch.Marks(pub, CutText)...)

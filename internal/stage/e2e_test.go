@@ -38,6 +38,10 @@ func startPipeline(t *testing.T) *pipe { return startRig(t, rig{}) }
 func (p *pipe) publish(rid, provider string, body []byte, extra ...string) {
 	p.t.Helper()
 	m := nats.NewMsg(streams.SubjectInResponse)
+	if i := slices.Index(extra, streams.HeaderTenant); i >= 0 && i+1 < len(extra) {
+		// A tenant's producer publishes on its tenant's own subject.
+		m.Subject = wire.InResponseFor(extra[i+1])
+	}
 	if slices.Contains(extra, streams.HeaderRoles) {
 		// Roles count only from a user the deployment lets assert them
 		// (startRig lists rigUser), on its own subject.

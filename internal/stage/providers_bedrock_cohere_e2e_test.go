@@ -15,12 +15,12 @@ import (
 	"github.com/toolgate/toolgate/streams"
 )
 
-// publishEvents publishes a stream's events on toolgate.in.stream.<rid> as a
-// producer does, numbered from 1, with the tenant given.
+// publishEvents publishes a stream's events on the subject of tenant's
+// streams (wire.InStreamFor) as a producer does, numbered from 1, with the tenant given.
 func (p *pipe) publishEvents(rid, prov, tenant string, events [][]byte) {
 	p.t.Helper()
 	for i, ev := range events {
-		m := nats.NewMsg(streams.InStream(rid))
+		m := nats.NewMsg(wire.InStreamFor(tenant, rid))
 		m.Data = ev
 		m.Header.Set(streams.HeaderProvider, prov)
 		m.Header.Set(streams.HeaderResponseID, rid)

@@ -53,11 +53,18 @@ type trustRig struct {
 
 func startTrustRig(t *testing.T, withIssuer bool, configure ...func(*Config)) *trustRig {
 	t.Helper()
+	return startTrustRigFor(t, authz.DefaultConfig(), withIssuer, configure...)
+}
+
+// startTrustRigFor is startTrustRig with the users of ac, as `toolgate up
+// --tenants` makes them.
+func startTrustRigFor(t *testing.T, ac authz.Config, withIssuer bool, configure ...func(*Config)) *trustRig {
+	t.Helper()
 	pw := map[string]string{}
-	for _, u := range authz.Names() {
+	for _, u := range ac.Names() {
 		pw[u] = "pw-" + u
 	}
-	users, err := natsusers.Users(pw)
+	users, err := natsusers.ConfigUsers(ac, pw)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -210,9 +217,11 @@ func TestTrust_stream_injection_ends_stream_conflict(t *testing.T) {
 			return []string{wire.HeaderToken, r.issuer.token("acme", "alice", "billing")},
 				[]string{wire.HeaderToken, r.issuer.token("evil", "mallory"), streams.HeaderTenant, "acme", streams.HeaderPrincipal, "alice"}
 		}, "principal mallory (verified)"},
+		// Tenant-less: without an issuer a tenant comes only from its own
+		// subject (TestTrust_tenant_stream_is_its_tenants_alone).
 		{"dev mode", false, func(*trustRig) ([]string, []string) {
-			return []string{streams.HeaderTenant, "acme", streams.HeaderPrincipal, "alice"},
-				[]string{streams.HeaderTenant, "acme", streams.HeaderPrincipal, "mallory"}
+			return []string{streams.HeaderPrincipal, "alice"},
+				[]string{streams.HeaderPrincipal, "mallory"}
 		}, "principal mallory (unverified)"},
 	} {
 		t.Run(mode.name, func(t *testing.T) {

@@ -102,8 +102,26 @@ func (src Source) inputs(ctx context.Context, in jetstream.Stream, f func(*jetst
 		return time.Now(), nil
 	}
 	kept = info.State.FirstTime
+	// The shared subject, then every tenant's own (wire.InTenantResponse),
+	// whose tenant is the subject's (as accumulate takes it).
+	for _, subject := range []string{streams.SubjectInResponse, streams.InTenantResponses()} {
+		if err := src.inputsOn(ctx, in, subject, first, last, func(m *jetstream.RawStreamMsg) {
+			if tok, _, ok := wire.SplitInTenant(m.Subject); ok && m.Header.Get(streams.HeaderTenant) == "" {
+				m.Header.Set(streams.HeaderTenant, tok)
+			}
+			f(m)
+		}); err != nil {
+			return kept, err
+		}
+	}
+	return kept, nil
+}
+
+// inputsOn hands f every message on subject (a filter) that in holds
+// between first and last, from slack before src.Since, in order.
+func (src Source) inputsOn(ctx context.Context, in jetstream.Stream, subject string, first, last uint64, f func(*jetstream.RawStreamMsg)) error {
 	get := func(seq uint64) (*jetstream.RawStreamMsg, error) {
-		m, err := in.GetMsg(ctx, seq, jetstream.WithGetMsgSubject(streams.SubjectInResponse))
+		m, err := in.GetMsg(ctx, seq, jetstream.WithGetMsgSubject(subject))
 		if errors.Is(err, jetstream.ErrMsgNotFound) {
 			return nil, nil
 		}
@@ -119,7 +137,7 @@ func (src Source) inputs(ctx context.Context, in jetstream.Stream, f func(*jetst
 		mid := lo + (hi-lo)/2
 		m, err := get(mid)
 		if err != nil {
-			return kept, err
+			return err
 		}
 		if m == nil || !m.Time.Before(src.Since.Add(-slack)) {
 			hi = mid
@@ -131,7 +149,7 @@ func (src Source) inputs(ctx context.Context, in jetstream.Stream, f func(*jetst
 	for seq := lo; seq <= last; {
 		m, err := get(seq)
 		if err != nil {
-			return kept, err
+			return err
 		}
 		if m == nil || m.Sequence > last {
 			break
@@ -143,7 +161,7 @@ func (src Source) inputs(ctx context.Context, in jetstream.Stream, f func(*jetst
 			src.Progress(seq-lo, last+1-lo)
 		}
 	}
-	return kept, nil
+	return nil
 }
 
 // window is the re-evaluation of one window: the records of its calls,

@@ -35,19 +35,25 @@ func Refused(r *wire.ResponseResult) error {
 	return fmt.Errorf("%w: response %s: %s", ErrConflict, r.ResponseID, r.Text)
 }
 
-// PublishResponse publishes one complete provider response body on
-// toolgate.in.response with Nats-Msg-Id <response-id>:<sha256 of the sender
+// PublishResponse publishes one complete provider response body on its
+// tenant's subject, toolgate.in.t.<tenant>.response (toolgate.in.response
+// for no tenant; see tenantOf), with Nats-Msg-Id <response-id>:<sha256 of the sender
 // and the body>,
 // so a retried publish is stored once and reported as ErrDuplicate, while
 // other content under the same id is stored and refused by toolgate
 // (response_id_conflict, which a Watch receives; see Refused).
 func (p *Producer) PublishResponse(ctx context.Context, m Meta, body []byte) error {
+	tenant, err := p.tenantOf(m)
+	if err != nil {
+		return err
+	}
+	m.Tenant = tenant // in the header too, so the message id's digest tells tenants apart
 	h, err := m.header()
 	if err != nil {
 		return err
 	}
 	h.Set(nats.MsgIdHdr, m.ResponseID+":"+digest(h, body))
-	subj := wire.SubjectInResponse
+	subj := wire.InResponseFor(tenant)
 	if p.as != "" {
 		subj = wire.InAsResponse(p.as)
 	}
@@ -62,7 +68,8 @@ func (p *Producer) PublishResponse(ctx context.Context, m Meta, body []byte) err
 }
 
 // PublishStream publishes a provider stream's events, in order, on
-// toolgate.in.stream.<response-id>: event i has Toolgate-Seq i+1 and
+// toolgate.in.t.<tenant>.stream.<response-id> (toolgate.in.stream.<response-id>
+// for no tenant; see tenantOf): event i has Toolgate-Seq i+1 and
 // Nats-Msg-Id <response-id>:<i+1>:<sha256 of the sender and the event>, so a
 // retried event
 // is stored once while a different one for the same seq is stored and
@@ -73,11 +80,16 @@ func (p *Producer) PublishResponse(ctx context.Context, m Meta, body []byte) err
 // its events hold the provider's terminal event. When JetStream already held
 // every message it returns ErrDuplicate: nothing new was sent.
 func (p *Producer) PublishStream(ctx context.Context, m Meta, events [][]byte, end string) error {
+	tenant, err := p.tenantOf(m)
+	if err != nil {
+		return err
+	}
+	m.Tenant = tenant // in the header too, so the message id's digest tells tenants apart
 	h, err := m.header()
 	if err != nil {
 		return err
 	}
-	subj := wire.InStream(m.ResponseID)
+	subj := wire.InStreamFor(tenant, m.ResponseID)
 	sent, dups := 0, 0
 	for i, ev := range events {
 		msg := &nats.Msg{Subject: subj, Data: ev, Header: clone(h)}
@@ -109,6 +121,21 @@ func (p *Producer) PublishStream(ctx context.Context, m Meta, events [][]byte, e
 		return fmt.Errorf("%w (response id %s, %d stream messages)", ErrDuplicate, m.ResponseID, sent)
 	}
 	return nil
+}
+
+// tenantOf is the tenant whose own subjects m is published on: m.Tenant,
+// else the Producer's (ForTenant); "" publishes on the shared subjects.
+// Only a tenant's producer user may publish on its subjects, and toolgate
+// takes the tenant from them where no issuer verifies it; on the shared
+// subjects it grants a Toolgate-Tenant header nothing without a token.
+func (p *Producer) tenantOf(m Meta) (string, error) {
+	switch {
+	case m.Tenant == "":
+		return p.tenant, nil
+	case p.tenant != "" && p.tenant != m.Tenant:
+		return "", fmt.Errorf("producer: Meta.Tenant %q is not the producer's tenant %q (ForTenant): a producer user publishes for its own tenant only", m.Tenant, p.tenant)
+	}
+	return m.Tenant, nil
 }
 
 func duplicate(ack *jetstream.PubAck) bool { return ack != nil && ack.Duplicate }

@@ -3,6 +3,7 @@ package wire
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"strings"
 )
 
 // Public subjects: a producer publishes on SubjectInResponse or InStream,
@@ -36,6 +37,59 @@ func InAsResponse(user string) string { return InAsPrefix + user + ".response" }
 
 // InStream is the subject of one provider stream's events.
 func InStream(responseID string) string { return InStreamPrefix + responseID }
+
+// InTenantPrefix starts the ingest subjects of one tenant:
+// toolgate.in.t.<tenant>.response and toolgate.in.t.<tenant>.stream.<response-id>,
+// the tenant as one subject token (TenantToken) at a fixed place, the
+// fourth. Only that tenant's producer user may publish there (toolgate's
+// NATS permissions), so accumulate takes the tenant from the subject where
+// no issuer verifies it: a producer cannot name another tenant.
+const InTenantPrefix = "toolgate.in.t."
+
+// InTenantResponse is where tenant's producer publishes whole responses.
+func InTenantResponse(tenant string) string {
+	return InTenantPrefix + TenantToken(tenant) + ".response"
+}
+
+// InTenantStream is the subject of one of tenant's provider streams: its
+// events are tenant's alone, whatever another tenant sends under the same
+// response id.
+func InTenantStream(tenant, responseID string) string {
+	return InTenantPrefix + TenantToken(tenant) + ".stream." + responseID
+}
+
+// InTenantAll matches every ingest subject of tenant.
+func InTenantAll(tenant string) string { return InTenantPrefix + TenantToken(tenant) + ".>" }
+
+// InResponseFor is where a producer publishes a whole response of tenant:
+// InTenantResponse, or SubjectInResponse for no tenant.
+func InResponseFor(tenant string) string {
+	if tenant == "" {
+		return SubjectInResponse
+	}
+	return InTenantResponse(tenant)
+}
+
+// InStreamFor is the subject of a stream of tenant: InTenantStream, or
+// InStream for no tenant.
+func InStreamFor(tenant, responseID string) string {
+	if tenant == "" {
+		return InStream(responseID)
+	}
+	return InTenantStream(tenant, responseID)
+}
+
+// SplitInTenant splits a tenant's ingest subject into its tenant token and
+// the rest ("response", or "stream.<response-id>"); ok is false for any
+// other subject.
+func SplitInTenant(subject string) (token, rest string, ok bool) {
+	after, ok := strings.CutPrefix(subject, InTenantPrefix)
+	if !ok {
+		return "", "", false
+	}
+	token, rest, ok = strings.Cut(after, ".")
+	return token, rest, ok && token != ""
+}
 
 // Results is where every terminal outcome of a response's calls goes:
 // toolgate.results.<tenant>.<response-id>, so a producer's NATS user can be

@@ -27,13 +27,15 @@ func TestPublish_detects_the_provider_takes_flags_after_the_file_and_reads_stdin
 		t.Fatal(err)
 	}
 	url := srv.ClientURL()
-	stored := func(t *testing.T) map[string]string {
+	// stored is the last message on subject: a tenant's response is
+	// published on its tenant's own subject (wire.InTenantResponse).
+	stored := func(t *testing.T, subject string) map[string]string {
 		t.Helper()
 		st, err := js.Stream(ctx, streams.StreamIn)
 		if err != nil {
 			t.Fatal(err)
 		}
-		m, err := st.GetLastMsgForSubject(ctx, streams.SubjectInResponse)
+		m, err := st.GetLastMsgForSubject(ctx, subject)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -48,7 +50,7 @@ func TestPublish_detects_the_provider_takes_flags_after_the_file_and_reads_stdin
 	if code != 0 || !strings.Contains(out, "one anthropic response") {
 		t.Fatalf("exit %d:\n%s", code, out)
 	}
-	h := stored(t)
+	h := stored(t, wire.InTenantResponse("acme"))
 	want := map[string]string{"body": anthropicWeather, wire.HeaderProvider: provider.Anthropic, wire.HeaderResponseID: "pf-stdin", wire.HeaderTenant: "acme",
 		wire.HeaderModel: "claude-sonnet-4-5", wire.HeaderConversation: "conv-1", wire.HeaderAtomic: "true"}
 	for k, v := range want {
@@ -60,7 +62,7 @@ func TestPublish_detects_the_provider_takes_flags_after_the_file_and_reads_stdin
 	if out, code := runPublish(t, []byte(weatherCall), "--nats", url); code != 0 || !strings.Contains(out, "published stdin-") {
 		t.Fatalf("no file: exit %d:\n%s", code, out)
 	}
-	if h := stored(t); h[wire.HeaderProvider] != provider.OpenAIChat || !strings.HasPrefix(h[wire.HeaderResponseID], "stdin-") {
+	if h := stored(t, streams.SubjectInResponse); h[wire.HeaderProvider] != provider.OpenAIChat || !strings.HasPrefix(h[wire.HeaderResponseID], "stdin-") {
 		t.Errorf("stdin without -: %v", h)
 	}
 	// The same response again is a duplicate: exit 5, also without --wait.
@@ -81,12 +83,12 @@ func TestPublish_detects_the_provider_takes_flags_after_the_file_and_reads_stdin
 		{"--end on a whole body", weatherCall, []string{"--end", "gone", "-"}, "--end marks the end of a stream"},
 		{"a bad response id", weatherCall, []string{"--response-id", "a.b", "-"}, "--response-id"},
 	} {
-		before := stored(t)
+		before := stored(t, streams.SubjectInResponse)
 		out, code := runPublish(t, []byte(test.stdin), append([]string{"--nats", url}, test.args...)...)
 		if code != 2 || !strings.Contains(out, test.want) {
 			t.Errorf("%s: exit %d, want 2 and %q:\n%s", test.name, code, test.want, out)
 		}
-		if after := stored(t); after[wire.HeaderResponseID] != before[wire.HeaderResponseID] {
+		if after := stored(t, streams.SubjectInResponse); after[wire.HeaderResponseID] != before[wire.HeaderResponseID] {
 			t.Errorf("%s: published %s", test.name, after[wire.HeaderResponseID])
 		}
 	}

@@ -89,7 +89,7 @@ func (r *planned) send(ctx context.Context, p *producer.Producer) error {
 		fmt.Printf("published %s: one %s response (%d bytes)\n", rid, r.meta.Provider, len(r.body))
 		return nil
 	}
-	fmt.Printf("published %s: %d %s stream events on %s\n", rid, len(r.events), r.meta.Provider, wire.InStream(rid))
+	fmt.Printf("published %s: %d %s stream events on %s\n", rid, len(r.events), r.meta.Provider, wire.InStreamFor(r.meta.Tenant, rid))
 	switch {
 	case r.end != "":
 		fmt.Printf("  then %s: %s (toolgate settles it now; nothing of an unfinished stream runs)\n", wire.HeaderEnd, r.end)

@@ -1,5 +1,7 @@
 // A toolgate producer in TypeScript: it publishes one provider response on
-// toolgate.in.response with the Toolgate-* headers (the same contract as
+// toolgate.in.response (a tenant's on its own toolgate.in.t.<tenant>.response,
+// the only ingest subject its producer-<tenant> user may publish on) with the
+// Toolgate-* headers (the same contract as
 // pkg/producer), waits for the outcomes of its tool calls on
 // toolgate.results.<tenant>.<response-id>, and prints them as JSON lines.
 //
@@ -60,7 +62,11 @@ async function main(): Promise<number> {
     h.set("Toolgate-Response-Id", responseId);
     if (tenant !== "") h.set("Toolgate-Tenant", tenant);
     if (env.TOOLGATE_TOKEN) h.set("Toolgate-Token", env.TOOLGATE_TOKEN);
-    const ack = await nc.jetstream().publish("toolgate.in.response", body, { headers: h, msgID: responseId });
+    // A tenant's responses go on its own subject: toolgate takes the tenant
+    // from it, and refuses a Toolgate-Tenant header on the shared subject
+    // where no issuer verifies it (tenant_not_granted).
+    const subject = tenant === "" ? "toolgate.in.response" : `toolgate.in.t.${tenantToken(tenant)}.response`;
+    const ack = await nc.jetstream().publish(subject, body, { headers: h, msgID: `${responseId}:${tenantToken(tenant)}` });
     console.error(`published ${responseId} (stream ${ack.stream}, seq ${ack.seq}${ack.duplicate ? ", duplicate" : ""})`);
 
     const outcomes: Outcome[] = [];
