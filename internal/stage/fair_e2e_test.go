@@ -171,4 +171,3 @@ func TestFair_legacy_subject_still_drains(t *testing.T) {
 	}
 	r.waitPending(streams.Parse, 0)
 }
-
