@@ -252,3 +252,18 @@ func (s Settings) LaneGroups(st Stage) []LaneGroup {
 	}
 	return out
 }
+
+// Durables lists every durable a stage's input waits on with lanes lanes
+// (0: the default): its main durable, then its lane durables. A stage's
+// backlog is the sum of theirs.
+func Durables(stage string, lanes int) []string {
+	out := []string{stage}
+	st := row(stage)
+	if st == nil {
+		return out
+	}
+	for _, c := range (Settings{Fair: Fair{Lanes: lanes}}).LaneConsumers(*st) {
+		out = append(out, c.Name)
+	}
+	return out
+}
