@@ -178,6 +178,7 @@ func Run(ctx context.Context, cfg Config, ready chan<- struct{}) error {
 	if m == nil {
 		m = metrics.New()
 	}
+	m.DwellTenants(cfg.Settings.Fair.Tenants) // a label each, bounded
 	malformed := malformedHook(m, log)
 	reg, err := registry.Open(ctx, toolsKV, log, registry.OnMalformed(malformed.from(streams.BucketTools)))
 	if err != nil {
