@@ -59,6 +59,8 @@ type Settings struct {
 	MaxMsgSize    int32
 	AckWait       time.Duration
 	MaxDeliver    int
+	// Fair is the fair-share layout of the laned stages (fair.go).
+	Fair Fair
 }
 
 // DefaultSettings are the production defaults.

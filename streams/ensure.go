@@ -22,7 +22,7 @@ func Ensure(ctx context.Context, js jetstream.JetStream, s Settings) error {
 		}
 	}
 	for _, st := range Table() {
-		for _, c := range st.Consumers() {
+		for _, c := range s.StageConsumers(st) {
 			if _, err := js.CreateOrUpdateConsumer(ctx, c.Stream, s.Config(c)); err != nil {
 				return fmt.Errorf("streams: consumer %s: %w", c.Name, err)
 			}

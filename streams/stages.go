@@ -50,8 +50,11 @@ type Stage struct {
 	// Entry is the status a replay puts a call in to enter this stage; ""
 	// where a replay cannot enter (accumulate, repair).
 	Entry    call.Status
-	Consumer Consumer   // the main durable
-	Extra    []Consumer // further durables of the same stage
+	Consumer Consumer // the main durable
+	// Laned: the stage takes its input in fairness lanes besides its main
+	// durable, one durable per lane (Settings.LaneConsumers).
+	Laned bool
+	Extra []Consumer // further durables of the same stage
 	// Publishes are subjects its user may publish to beyond routing,
 	// results, dead letters, audit and status records.
 	Publishes []string
@@ -81,7 +84,7 @@ var table = sync.OnceValue(buildTable)
 
 func buildTable() []Stage {
 	gate := func(name string, inputs []call.Status, entry call.Status) Stage {
-		return Stage{Name: name, Stream: StreamGates, Inputs: inputs, Entry: entry, Consumer: Consumer{
+		return Stage{Name: name, Stream: StreamGates, Inputs: inputs, Entry: entry, Laned: name != Execute, Consumer: Consumer{
 			Name: name, Stream: StreamGates, Subject: Gate(name), Description: "toolgate " + name + " gate",
 		}}
 	}
@@ -101,6 +104,8 @@ func buildTable() []Stage {
 	policy.Buckets = []Bucket{{Name: BucketApprovals, Write: true}, {Name: BucketCalls},
 		{Name: BucketToolsShadow}, {Name: BucketShadowReport, Write: true}}
 	repair := gate(Repair, []call.Status{call.InvalidJSON, call.Truncated, call.SchemaInvalid, call.NoSuchTool}, "")
+	// Execute's lanes come with its executor groups' durables (issue 37's
+	// merge); until then it reads its one durable.
 	execute := gate(Execute, []call.Status{call.Approved}, call.Approved)
 	// It decides atomic batches.
 	execute.Publishes = []string{Exec(">")}

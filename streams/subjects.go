@@ -64,6 +64,7 @@ const (
 	HeaderTool         = wire.HeaderTool
 	HeaderOrigSubject  = wire.HeaderOrigSubject
 	HeaderReplay       = wire.HeaderReplay
+	HeaderPriority     = wire.HeaderPriority
 )
 
 // InStreamPrefix starts every stream event subject; the response id follows.

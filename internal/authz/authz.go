@@ -98,15 +98,25 @@ func inputs(stage string) []call.Status {
 	return st.Inputs
 }
 
-// Stage returns the permissions of a stage's user: what every stage needs,
-// plus its row in streams.Table (further consumers, publishes, buckets and
-// reads).
-func Stage(stage string) (Permissions, error) {
+// Stage returns the permissions of a stage's user with the default number
+// of fairness lanes (StageLanes).
+func Stage(stage string) (Permissions, error) { return StageLanes(stage, 0) }
+
+// StageLanes returns the permissions of a stage's user: what every stage
+// needs, plus its row in streams.Table (further consumers, publishes,
+// buckets and reads). A laned stage consumes its lane durables too, each
+// named (lanes: L, 0 the default), and publishes to the lanes of the stages
+// it routes to.
+func StageLanes(stage string, lanes int) (Permissions, error) {
 	st, ok := streams.Lookup(stage)
 	if !ok {
 		return Permissions{}, fmt.Errorf("authz: unknown stage %q", stage)
 	}
+	fair := streams.Settings{Fair: streams.Fair{Lanes: lanes}}
 	pub := consume(st.Stream, stage)
+	for _, c := range fair.LaneConsumers(st) {
+		pub = append(pub, consume(c.Stream, c.Name)...)
+	}
 	pub = append(pub, kvRead(streams.BucketTools)...) // the registry watches definitions
 	pub = append(pub,
 		streams.CallStatus("*"), // status record put into the calls bucket
@@ -116,6 +126,9 @@ func Stage(stage string) (Permissions, error) {
 	)
 	for _, next := range Routes(stage) {
 		pub = append(pub, streams.Gate(next))
+		if streams.Laned(next) {
+			pub = append(pub, streams.GateLane(next, "*"))
+		}
 	}
 	// Batch marks (batch.Marks): any stage may record a failure; a
 	// stage that hands calls to parse records their tool; a dry run, which
@@ -207,7 +220,7 @@ func (c Config) Role(user string) (*Permissions, error) {
 	case user == Console:
 		return consoleRole(), nil
 	case streams.IsStage(user):
-		p, err := Stage(user)
+		p, err := StageLanes(user, c.Lanes)
 		return &p, err
 	}
 	for _, t := range append([]string{""}, c.Tenants...) {

@@ -197,3 +197,33 @@ func TestStage_policy_may_publish_progress_and_only_accumulate_besides(t *testin
 		}
 	}
 }
+
+// A laned stage's user consumes its own lane durables, each by name, and
+// no other stage's; it publishes to the lanes of the stages it routes to.
+func TestStageLanes_grants_only_its_own_lane_durables(t *testing.T) {
+	p, err := StageLanes(streams.Validate, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, lane := range []string{"0i", "0b", "1i", "1b"} {
+		if !slices.Contains(p.Publish, "$JS.API.CONSUMER.MSG.NEXT."+streams.StreamGates+".validate_"+lane) {
+			t.Errorf("validate may not pull from its lane %s", lane)
+		}
+	}
+	for _, s := range p.Publish {
+		if strings.Contains(s, "CONSUMER.MSG.NEXT") && !strings.HasSuffix(s, ".validate") && !strings.Contains(s, ".validate_") {
+			t.Errorf("validate may pull from %s", s)
+		}
+		if strings.Contains(s, "validate_2") {
+			t.Errorf("granted a lane past --lanes 2: %s", s)
+		}
+	}
+	if !slices.Contains(p.Publish, "toolgate.gate.business.*") || slices.Contains(p.Publish, "toolgate.gate.policy.*") {
+		t.Errorf("validate's gate publishes: %v", p.Publish)
+	}
+	c := Config{Lanes: 2}
+	r, err := c.Role(streams.Validate)
+	if err != nil || !slices.Equal(r.Publish, p.Publish) {
+		t.Errorf("Config.Role does not use its Lanes: %v", err)
+	}
+}

@@ -19,6 +19,10 @@ type Config struct {
 	// that tenant's results and progress. The tenant-less producer
 	// (Producer) always exists.
 	Tenants []string
+	// Lanes is the deployment's number of fairness lanes (--lanes,
+	// streams.Fair.Lanes): each lane durable of a stage is granted by name.
+	// 0: streams.DefaultLanes.
+	Lanes int
 }
 
 // Group is one executor credential and the tools it serves.

@@ -44,6 +44,11 @@ type Request struct {
 	// IdentityVerified (a token the deployment's issuer signed) or
 	// IdentityUnverified (headers taken on trust, dev mode).
 	Identity string `json:"identity,omitempty"`
+	// Priority is the producer's Toolgate-Priority (wire.PriorityInteractive
+	// or wire.PriorityBatch); "": its tenant's default. It picks the call's
+	// fairness lane at every hop (streams.LaneOf), so a call resumed from
+	// an approval or a replay keeps it.
+	Priority string `json:"priority,omitempty"`
 }
 
 // Identity values of Request.Identity.

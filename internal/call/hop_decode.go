@@ -234,6 +234,8 @@ func (it *hopIter) request(q *Request) {
 			q.DryRun = sub.x != 0
 		case 7:
 			q.Identity = sub.str()
+		case 8:
+			q.Priority = sub.str()
 		}
 	}
 	it.fail(&sub)

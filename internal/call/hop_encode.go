@@ -69,7 +69,8 @@ func (e *Envelope) MarshalHop() []byte {
 		b = str(b, 4, q.Conversation)
 		b = flag(b, 5, q.Tolerant)
 		b = flag(b, 6, q.DryRun)
-		return str(b, 7, q.Identity)
+		b = str(b, 7, q.Identity)
+		return str(b, 8, q.Priority)
 	})
 	b = at(b, fCreatedAt, e.CreatedAt)
 	for _, s := range e.History {

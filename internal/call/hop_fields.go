@@ -61,7 +61,7 @@ func envelopeTypes(n protowire.Number) (protowire.Type, bool) {
 }
 func repairTypes(n protowire.Number) (protowire.Type, bool)   { return typeOf(n, 6, n == 1) }
 func batchTypes(n protowire.Number) (protowire.Type, bool)    { return typeOf(n, 4, n >= 2) }
-func requestTypes(n protowire.Number) (protowire.Type, bool)  { return typeOf(n, 7, n == 5 || n == 6) }
+func requestTypes(n protowire.Number) (protowire.Type, bool)  { return typeOf(n, 8, n == 5 || n == 6) }
 func stepTypes(n protowire.Number) (protowire.Type, bool)     { return typeOf(n, 4, false) }
 func decisionTypes(n protowire.Number) (protowire.Type, bool) { return typeOf(n, 3, false) }
 func sealTypes(n protowire.Number) (protowire.Type, bool)     { return typeOf(n, 10, n == 7) }

@@ -24,7 +24,7 @@ func fullEnvelope() Envelope {
 	e.TruncatedHint, e.Carrier, e.ProviderFinish = "length", true, "length"
 	e.Result = json.RawMessage(`{"id": 1 , "big": 123456789012345678901234567890}`)
 	e.Batch = Batch{ID: "r", Index: 3, Size: 8, Atomic: true}
-	e.Request = Request{Tenant: "t", Principal: "p", Roles: []string{"a", "b"}, Conversation: "c", Tolerant: true, DryRun: true, Identity: IdentityVerified}
+	e.Request = Request{Tenant: "t", Principal: "p", Roles: []string{"a", "b"}, Conversation: "c", Tolerant: true, DryRun: true, Identity: IdentityVerified, Priority: "batch"}
 	e.CreatedAt = at
 	e.Repairs = []Repair{{Attempt: 1, Failure: SchemaInvalid, RawArguments: "{\xfe", Errors: []string{"x", "y"}, Answer: "ans", At: at}, {Attempt: -2}}
 	e.Approval = &Decision{By: "op", Hash: "h", At: at}

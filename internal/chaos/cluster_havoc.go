@@ -359,11 +359,14 @@ func (h *clusterHavoc) backlogRestart(ctx context.Context, rng *rand.Rand) error
 	want := uint64(max(5, h.cfg.Rate)) // about a second of calls
 	var backlog uint64
 	_ = testenv.Poll(10*time.Second, 50*time.Millisecond, func() error {
-		c, err := h.js.Consumer(ctx, streams.StreamOf(st), st)
-		if err != nil {
-			return err
+		backlog = 0
+		for _, d := range streams.Durables(st, 0) { // its lanes too
+			c, err := h.js.Consumer(ctx, streams.StreamOf(st), d)
+			if err != nil {
+				return err
+			}
+			backlog += c.CachedInfo().NumPending + uint64(c.CachedInfo().NumAckPending)
 		}
-		backlog = c.CachedInfo().NumPending + uint64(c.CachedInfo().NumAckPending)
 		if backlog < want {
 			return fmt.Errorf("chaos: %s backlog %d", st, backlog)
 		}

@@ -54,8 +54,10 @@ func idle(ctx context.Context, js jetstream.JetStream) error {
 		if st == streams.AccumulateTimer {
 			stream = streams.StreamGates
 		}
-		if err := testenv.ConsumerIdle(ctx, js, stream, st); err != nil {
-			return err
+		for _, d := range streams.Durables(st, 0) { // its lanes too
+			if err := testenv.ConsumerIdle(ctx, js, stream, d); err != nil {
+				return err
+			}
 		}
 	}
 	return nil

@@ -69,6 +69,12 @@ func metaOf(h http.Header, c caller, body []byte) (producer.Meta, string, error)
 		}
 		m.MaxTokens = n
 	}
+	switch v := strings.ToLower(strings.TrimSpace(h.Get(wire.HeaderPriority))); v {
+	case "", wire.PriorityInteractive, wire.PriorityBatch:
+		m.Priority = v
+	default:
+		return m, "", fmt.Errorf("%s %s: want %s or %s", wire.HeaderPriority, clip(v), wire.PriorityInteractive, wire.PriorityBatch)
+	}
 	end := strings.TrimSpace(h.Get(wire.HeaderEnd))
 	if len(end) > maxEnd {
 		return m, "", fmt.Errorf("%s: %d bytes, over the %d-byte limit", wire.HeaderEnd, len(end), maxEnd)

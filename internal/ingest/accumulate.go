@@ -326,6 +326,7 @@ func RequestOf(h nats.Header) call.Request {
 		Conversation: h.Get(streams.HeaderConversation),
 		Tolerant:     strings.EqualFold(h.Get(streams.HeaderTolerant), "true"),
 		DryRun:       strings.EqualFold(h.Get(streams.HeaderDryRun), "true"),
+		Priority:     priority(h),
 	}
 	for _, role := range strings.Split(h.Get(streams.HeaderRoles), ",") {
 		if role = strings.TrimSpace(role); role != "" {
@@ -333,6 +334,16 @@ func RequestOf(h nats.Header) call.Request {
 		}
 	}
 	return r
+}
+
+// priority is the producer's Toolgate-Priority when it is one; any other
+// value is dropped, and the call gets its tenant's default.
+func priority(h nats.Header) string {
+	switch p := strings.ToLower(strings.TrimSpace(h.Get(streams.HeaderPriority))); p {
+	case streams.PriorityInteractive, streams.PriorityBatch:
+		return p
+	}
+	return ""
 }
 
 func atomicHeader(h nats.Header) bool { return strings.EqualFold(h.Get(streams.HeaderAtomic), "true") }

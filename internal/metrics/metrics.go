@@ -33,6 +33,7 @@ type Metrics struct {
 	deadLetters      *prometheus.CounterVec // deadletters.go
 	known            known                  // known.go
 	standStills      *standStills           // standstill.go
+	dwell            *dwell                 // dwell.go
 }
 
 // labels of every tool-call counter. outcome is the status the transition
@@ -67,6 +68,7 @@ func New() *Metrics {
 	m.sealInvalidTotal = newSealInvalid(m.reg)
 	m.deadLetters = newDeadLettersTotal(m.reg)
 	m.standStills = newStandStills(m.reg)
+	m.dwell = newDwell(m.reg)
 	m.zero() // zero.go
 	return m
 }
@@ -118,6 +120,7 @@ func (m *Metrics) Transition(stage string, e call.Envelope) {
 	case call.SealInvalid:
 		m.sealInvalid(e)
 	}
+	m.observeDwell(stage, e, time.Now())
 	if stage == streams.Repair && attemptedNow(e) {
 		m.repairAttempts.WithLabelValues(tool, prov, out).Inc()
 	}

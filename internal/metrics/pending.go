@@ -7,6 +7,8 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/toolgate/toolgate/streams"
 )
 
 // ConsumerInfo returns the state of one stage's durable consumer; it fits
@@ -84,14 +86,30 @@ func (m *Metrics) WatchConsumersOldest(stages []string, info ConsumerInfo, first
 }
 
 // JetStreamInfo is the ConsumerInfo of the stages' durables in js; stream
-// names the stream a stage consumes (streams.StreamOf).
+// names the stream a stage consumes (streams.StreamOf). A laned stage's
+// pending, unacknowledged and redelivered counts are the sums over its
+// main durable and its lane durables (streams.Durables, default lanes).
 func JetStreamInfo(js jetstream.JetStream, stream func(stage string) string) ConsumerInfo {
 	return func(ctx context.Context, stage string) (*jetstream.ConsumerInfo, error) {
 		c, err := js.Consumer(ctx, stream(stage), stage)
 		if err != nil {
 			return nil, err
 		}
-		return c.Info(ctx)
+		ci, err := c.Info(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for _, d := range streams.Durables(stage, 0)[1:] {
+			lc, err := js.Consumer(ctx, stream(stage), d)
+			if err != nil {
+				continue // not applied: nothing waits there
+			}
+			li := lc.CachedInfo()
+			ci.NumPending += li.NumPending
+			ci.NumAckPending += li.NumAckPending
+			ci.NumRedelivered += li.NumRedelivered
+		}
+		return ci, nil
 	}
 }
 

@@ -3,6 +3,7 @@ package pipeline
 import (
 	"github.com/toolgate/toolgate/internal/call"
 	"github.com/toolgate/toolgate/internal/seal"
+	"github.com/toolgate/toolgate/streams"
 )
 
 // Emitter turns what the gates of one pipeline return into the messages the
@@ -45,6 +46,20 @@ type Emitter struct {
 	// that reads only JSON (TOOLGATE_HOP_ENCODING=json). Every version
 	// since reads both.
 	JSONHops bool
+	// Lane is the fairness lane of a call of tenant with priority
+	// (streams.Fair.LaneFunc): a hop to a laned stage goes to that lane's
+	// subject. nil: to the stage's lane-less subject, which its main
+	// durable reads.
+	Lane func(tenant, priority string) string
+}
+
+// gate is the subject of e's hop to stage next: its lane's where next is
+// laned and em knows the lanes.
+func (em *Emitter) gate(next string, e call.Envelope) string {
+	if em == nil || em.Lane == nil || !streams.Laned(next) {
+		return streams.Gate(next)
+	}
+	return streams.GateLane(next, em.Lane(e.Request.Tenant, e.Request.Priority))
 }
 
 // seal appends stage's seal to e when stage passed it and em seals.

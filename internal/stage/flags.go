@@ -76,6 +76,7 @@ func Flags(fs *flag.FlagSet, getenv func(string) string, d Defaults) func() (Fla
 	execConfig := ExecFlags(fs, getenv) // flags_exec.go
 	sealConfig := SealFlags(fs, getenv)
 	identityConfig := IdentityFlags(fs, getenv) // flags_identity.go
+	fairConfig := FairFlags(fs, getenv)         // flags_fair.go
 	return func() (Flagged, error) {
 		if replicasErr != nil {
 			return Flagged{}, fmt.Errorf("TOOLGATE_STREAM_REPLICAS: want a number of replicas (1 or 3): %v", replicasErr)
@@ -117,6 +118,9 @@ func Flags(fs *flag.FlagSet, getenv func(string) string, d Defaults) func() (Fla
 		}
 		settings := streams.DefaultSettings()
 		settings.Replicas = *replicas
+		if settings.Fair, err = fairConfig(); err != nil {
+			return Flagged{}, err
+		}
 		if *ackWait > 0 {
 			settings.AckWait = *ackWait
 		}

@@ -191,6 +191,7 @@ func run(ctx context.Context, cfg Config, binds map[string]Binding, ready chan<-
 	if m == nil {
 		m = metrics.New()
 	}
+	m.DwellTenants(cfg.Settings.Fair.Tenants) // a label each, bounded
 	malformed := malformedHook(m, log)
 	reg, err := registry.Open(ctx, toolsKV, log, registry.OnMalformed(malformed.from(streams.BucketTools)))
 	if err != nil {
@@ -198,7 +199,8 @@ func run(ctx context.Context, cfg Config, binds map[string]Binding, ready chan<-
 	}
 	may := grantsOf(cfg)
 	emit := &pipeline.Emitter{Transition: transitionHook(m, log, reg), Sensitive: sensitiveOf(reg), Registered: registeredIn(reg), MaxPayload: nc.MaxPayload(), Seals: seals,
-		Waits: approvalWaits(js, cfg.ApprovalTTL), Notify: notifier(nc, may), JSONHops: cfg.JSONHops}
+		Waits: approvalWaits(js, cfg.ApprovalTTL), Notify: notifier(nc, may), JSONHops: cfg.JSONHops,
+		Lane: cfg.Settings.Fair.LaneFunc()}
 	defer watchCluster(m, cfg.Stages, js, may)() // metrics_sources.go
 	m.KnownTools(reg.Names)
 	tp, stopTrace, err := tracing.Setup(ctx, "toolgate-"+strings.Join(cfg.Stages, "-")) // OTEL_* env; off without an endpoint

@@ -61,6 +61,9 @@ func newSet(stages []string, binds map[string]Binding, d Deps) (*Set, error) {
 			Stage: st, Stream: row.Stream, Concurrency: conc, Key: b.key,
 			DeadLetter: tracing.DeadLetter(d.Trace, st, d.Emit.DeadLetter(st, d.Now)), Log: d.Log, Observe: d.Observe, Gap: d.Gap,
 		}
+		for _, g := range d.Settings.LaneGroups(row) { // its fairness lanes
+			wc.Shares = append(wc.Shares, worker.Share{Durables: g.Durables, Weight: g.Weight, Floor: g.Floor})
+		}
 		if st == streams.Execute { // it waits on executors: its status records say so
 			wt := newWaits(st, d)
 			wc.Retrying, wc.Redelivered = tracing.Retrying(wt.retrying), wt.redelivered

@@ -78,6 +78,13 @@ type Config struct {
 	// at a time in delivery order, inputs of different keys concurrently
 	// (up to Concurrency). Unset: any handler goroutine takes any input.
 	Key func(m Msg) string
+	// Shares, when set, are the fairness keys the worker takes its inputs
+	// from in weighted round robin (fair.go), each with its durables of
+	// Stream; unset: the one durable named Stage.
+	Shares []Share
+	// Quantum is how many inputs a share of weight 1 gets per round when
+	// others have work too; default 8.
+	Quantum int
 	// Redelivered, when set, is given every input delivered before
 	// (NumDelivered > 1); the handler, Retrying and DeadLetter see what it
 	// returns (the waits a call's record kept, carried into its history).
@@ -93,6 +100,9 @@ func (c *Config) setDefaults() {
 	}
 	if c.Backoff == nil {
 		c.Backoff = Backoff
+	}
+	if c.Quantum <= 0 {
+		c.Quantum = 8
 	}
 }
 
@@ -160,15 +170,29 @@ type pending struct {
 // finishes every message already handed out, waits for their publish acks,
 // acks them, and returns.
 func (w *Worker) Run(ctx context.Context) error {
-	cons, err := w.js.Consumer(ctx, w.cfg.Stream, w.cfg.Stage)
-	if err != nil {
-		return fmt.Errorf("worker: %s: consumer: %w", w.cfg.Stage, err)
+	durables := w.durables()
+	iters := make([]jetstream.MessagesContext, 0, len(durables))
+	stopAll := func() {
+		for _, it := range iters {
+			it.Stop()
+		}
 	}
-	cc := cons.CachedInfo().Config
-	w.maxDeliver, w.backOff, w.ackWait = cc.MaxDeliver, cc.BackOff, cc.AckWait
-	iter, err := cons.Messages(pullOptions(w.cfg.Batch)...)
-	if err != nil {
-		return fmt.Errorf("worker: %s: messages: %w", w.cfg.Stage, err)
+	for i, d := range durables {
+		cons, err := w.js.Consumer(ctx, w.cfg.Stream, d)
+		if err != nil {
+			stopAll()
+			return fmt.Errorf("worker: %s: consumer %s: %w", w.cfg.Stage, d, err)
+		}
+		if i == 0 {
+			cc := cons.CachedInfo().Config
+			w.maxDeliver, w.backOff, w.ackWait = cc.MaxDeliver, cc.BackOff, cc.AckWait
+		}
+		iter, err := cons.Messages(pullOptions(w.cfg.Batch)...)
+		if err != nil {
+			stopAll()
+			return fmt.Errorf("worker: %s: messages %s: %w", w.cfg.Stage, d, err)
+		}
+		iters = append(iters, iter)
 	}
 	w.ready.Store(true)
 	defer w.ready.Store(false)
@@ -188,14 +212,30 @@ func (w *Worker) Run(ctx context.Context) error {
 	}
 	go func() {
 		<-ctx.Done()
-		iter.Drain()
+		for _, it := range iters {
+			it.Drain()
+		}
 	}()
+	if len(iters) == 1 {
+		w.pull(iters[0], in.send)
+	} else {
+		w.fair(iters, in.send)
+	}
+	in.close()
+	handlers.Wait()
+	close(acks)
+	acker.Wait()
+	return nil
+}
+
+// pull hands every message of iter to deliver until iter is closed.
+func (w *Worker) pull(iter jetstream.MessagesContext, deliver func(jetstream.Msg)) {
 	for {
 		ready := time.Now()
 		m, err := next(iter)
 		if err != nil {
 			if errors.Is(err, jetstream.ErrMsgIteratorClosed) {
-				break
+				return
 			}
 			// Heartbeat misses and reconnects surface here; the iterator
 			// recovers by itself, so only pace the loop.
@@ -206,13 +246,8 @@ func (w *Worker) Run(ctx context.Context) error {
 		if w.cfg.Gap != nil {
 			w.gap(m, ready)
 		}
-		in.send(m)
+		deliver(m)
 	}
-	in.close()
-	handlers.Wait()
-	close(acks)
-	acker.Wait()
-	return nil
 }
 
 // handle runs the handler on one message and starts publishing its outputs.

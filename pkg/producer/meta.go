@@ -23,6 +23,10 @@ type Meta struct {
 	DryRun       bool   // Toolgate-Dry-Run: true: run every gate, execute nothing
 	Atomic       bool   // Toolgate-Atomic: true: the response's calls run all or none
 	MaxTokens    int    // Toolgate-Max-Tokens: the request's output token cap; 0: not sent
+	// Priority is Toolgate-Priority: wire.PriorityInteractive (its calls go
+	// first within the tenant's share) or wire.PriorityBatch (a bulk run:
+	// they keep a minimum share); "": the tenant's default.
+	Priority string
 	// Token is the identity token (a JWT of the deployment's issuer), sent
 	// as Toolgate-Token. Where toolgate verifies identity, tenant,
 	// principal and roles come only from it and the fields above are
@@ -45,6 +49,9 @@ func (m Meta) header() (nats.Header, error) {
 	if !ValidResponseID(m.ResponseID) {
 		return nil, fmt.Errorf("producer: response id %q: use 1 to 128 letters, digits, '-' and '_' (it is a subject token)", m.ResponseID)
 	}
+	if m.Priority != "" && m.Priority != wire.PriorityInteractive && m.Priority != wire.PriorityBatch {
+		return nil, fmt.Errorf("producer: response %q: priority %q: want %q, %q or none", m.ResponseID, m.Priority, wire.PriorityInteractive, wire.PriorityBatch)
+	}
 	h := nats.Header{}
 	set := func(k, v string) {
 		if v != "" {
@@ -64,6 +71,7 @@ func (m Meta) header() (nats.Header, error) {
 	set(wire.HeaderToken, m.Token)
 	set(wire.HeaderConversation, m.Conversation)
 	set(wire.HeaderModel, m.Model)
+	set(wire.HeaderPriority, m.Priority)
 	flag(wire.HeaderTolerant, m.Tolerant)
 	flag(wire.HeaderDryRun, m.DryRun)
 	flag(wire.HeaderAtomic, m.Atomic)

@@ -164,4 +164,14 @@ const (
 	HeaderTool         = "Toolgate-Tool"
 	HeaderOrigSubject  = "Toolgate-Original-Subject"
 	HeaderReplay       = "Toolgate-Replay"
+	// HeaderPriority is a response's priority: PriorityInteractive or
+	// PriorityBatch; none or any other value: its tenant's default.
+	HeaderPriority = "Toolgate-Priority"
+)
+
+// Priorities of Toolgate-Priority: interactive calls go first within their
+// tenant's share; batch calls keep a minimum share.
+const (
+	PriorityInteractive = "interactive"
+	PriorityBatch       = "batch"
 )

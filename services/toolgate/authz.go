@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/toolgate/toolgate/internal/authz"
+	"github.com/toolgate/toolgate/streams"
 )
 
 // authzCmd prints the least-privilege NATS users (internal/authz) as a
@@ -20,6 +21,7 @@ func authzCmd(args []string) error {
 	fs := withUsage(flag.NewFlagSet("authz render", flag.ContinueOnError), "authz", "render")
 	groups := fs.String("executor-groups", env("TOOLGATE_EXECUTOR_GROUPS", authz.DefaultGroups()), "executor groups: group=tool,tool;group=tool (TOOLGATE_EXECUTOR_GROUPS)")
 	tenants := fs.String("tenants", env("TOOLGATE_TENANTS", ""), "tenants with a producer user each (TOOLGATE_TENANTS, comma-separated)")
+	lanes := fs.Int("lanes", envInt("TOOLGATE_LANES", streams.DefaultLanes), "fairness lanes of the deployment: each stage user is granted its lane durables by name (TOOLGATE_LANES)")
 	ops, err := parseFlags(fs, args[1:])
 	if err != nil {
 		return err
@@ -31,7 +33,7 @@ func authzCmd(args []string) error {
 	if err != nil {
 		return err
 	}
-	conf, err := authz.Config{Groups: g, Tenants: authz.ParseTenants(*tenants)}.Render()
+	conf, err := authz.Config{Groups: g, Tenants: authz.ParseTenants(*tenants), Lanes: *lanes}.Render()
 	if err != nil {
 		return err
 	}

@@ -33,12 +33,17 @@ func benchCmd(args []string) error {
 	scenarioList := fs.String("scenarios", "all", "cost curve scenarios run after step 3, comma separated ("+scenarioNames()+"), all, or none")
 	jsonFile := fs.String("json", "", "also write every figure as JSON to this file")
 	hops := fs.String("hop-encoding", "binary", "how envelopes travel between gates: binary or json (to compare the two)")
+	neighbour := fs.Int("neighbour", 0, "instead of the steps: the noisy-neighbour and priority scenarios (issue 37) with a burst of this many calls (30000 for the goals), tenants noisy and quiet")
+	quietRate := fs.Float64("quiet-rate", 20, "with --neighbour: the quiet tenant's calls per second")
 	ops, err := parseFlags(fs, args)
 	if err != nil {
 		return err
 	}
 	if len(ops) > 0 {
 		return usageError("bench takes no operands (got %q)", ops[0])
+	}
+	if *neighbour > 0 {
+		return benchNeighbour(*neighbour, *quietRate, *redisURL, *tools)
 	}
 	scenarios, err := pickScenarios(*scenarioList)
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 
 	"github.com/toolgate/toolgate/internal/stage"
@@ -148,3 +149,11 @@ func exitCode(err error) int {
 
 // env is the TOOLGATE_* variable k, or def when it is unset or empty.
 func env(k, def string) string { return stage.EnvOr(os.Getenv, k, def) }
+
+// envInt is the number in k, or def when k is unset or not a number.
+func envInt(k string, def int) int {
+	if n, err := strconv.Atoi(os.Getenv(k)); err == nil {
+		return n
+	}
+	return def
+}

@@ -22,6 +22,7 @@ func streamsCmd(args []string) error {
 		return fmt.Errorf("streams: TOOLGATE_STREAM_REPLICAS: want a number of replicas (1 or 3): %w", err)
 	}
 	replicas := fs.Int("replicas", defReplicas, "stream and bucket replicas, 3 on a production cluster (TOOLGATE_STREAM_REPLICAS)")
+	lanes := fs.Int("lanes", envInt("TOOLGATE_LANES", streams.DefaultLanes), "fairness lanes per laned stage, a durable each for interactive and batch calls; every stage must be given the same (TOOLGATE_LANES)")
 	ops, err := parseFlags(fs, args[1:])
 	if err != nil {
 		return err
@@ -38,6 +39,10 @@ func streamsCmd(args []string) error {
 	defer cancel()
 	s := streams.DefaultSettings()
 	s.Replicas = *replicas
+	if *lanes < 1 || *lanes > streams.MaxLanes {
+		return usageError("streams apply: --lanes %d: want 1 to %d", *lanes, streams.MaxLanes)
+	}
+	s.Fair.Lanes = *lanes
 	if err := streams.Ensure(ctx, js, s); err != nil {
 		return err
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/rs/zerolog"
 
+	"github.com/toolgate/toolgate/internal/authz"
 	"github.com/toolgate/toolgate/internal/seal"
 	"github.com/toolgate/toolgate/internal/stage"
 	"github.com/toolgate/toolgate/streams"
@@ -62,6 +63,10 @@ func up(args []string) error {
 	if err != nil {
 		return err
 	}
+	// The tenants of --tenants get lanes of their own, and the stage users
+	// their lane durables.
+	flagged.Settings.Fair.Tenants = authz.ParseTenants(*uf.trust.tenant)
+	*uf.trust.lanes = flagged.Settings.Fair.Lanes
 	log, err := logger(flagged.LogLevel)
 	if err != nil {
 		return err

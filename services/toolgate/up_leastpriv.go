@@ -31,6 +31,9 @@ import (
 type trustFlags struct {
 	insecure, leastPriv     *bool
 	secrets, groups, tenant *string
+	// lanes is the stage flags' --lanes, set by up once they are parsed:
+	// each stage user is granted its lane durables by name.
+	lanes *int
 }
 
 func newTrustFlags(fs *flag.FlagSet, getenv func(string) string) trustFlags {
@@ -39,7 +42,8 @@ func newTrustFlags(fs *flag.FlagSet, getenv func(string) string) trustFlags {
 		leastPriv: fs.Bool("least-privilege", false, "accepted for old scripts: least privilege is the default"),
 		secrets:   fs.String("secrets", secrets.Dir(getenv), "directory of the generated NATS passwords, nats-<user>.password, and of the console's token file, console-tokens (TOOLGATE_SECRETS); the CLI, make run, the example executor and toolgate console read them there"),
 		groups:    fs.String("executor-groups", stage.EnvOr(getenv, "TOOLGATE_EXECUTOR_GROUPS", authz.DefaultGroups()), "executor credentials: group=tool,tool;group=tool — user executor-<group> may serve only those tools (TOOLGATE_EXECUTOR_GROUPS)"),
-		tenant:    fs.String("tenants", getenv("TOOLGATE_TENANTS"), "tenants with a producer user each, producer-<tenant>, that reads only its tenant's results (TOOLGATE_TENANTS, comma-separated); user producer has the tenant-less ones"),
+		tenant:    fs.String("tenants", getenv("TOOLGATE_TENANTS"), "tenants with a producer user each, producer-<tenant>, that reads only its tenant's results, each in a fairness lane of its own up to --lanes (TOOLGATE_TENANTS, comma-separated); user producer has the tenant-less ones"),
+		lanes:     new(int),
 	}
 }
 
@@ -53,7 +57,7 @@ func (tf trustFlags) config() (authz.Config, error) {
 	if err != nil {
 		return authz.Config{}, err
 	}
-	c := authz.Config{Groups: groups, Tenants: authz.ParseTenants(*tf.tenant)}
+	c := authz.Config{Groups: groups, Tenants: authz.ParseTenants(*tf.tenant), Lanes: *tf.lanes}
 	return c, c.Validate()
 }
 
@@ -172,7 +176,9 @@ func (lp *leastPrivilege) run(ctx context.Context, adminURL string, cfg stage.Co
 		return err
 	}
 	actx, cancel := timeout()
-	err = streams.Ensure(actx, js, streams.DefaultSettings())
+	s := streams.DefaultSettings()
+	s.Fair = cfg.Settings.Fair
+	err = streams.Ensure(actx, js, s)
 	cancel()
 	if err != nil {
 		nc.Close()

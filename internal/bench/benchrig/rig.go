@@ -31,6 +31,8 @@ type Options struct {
 	RedisURL  string // empty: start a redis-server in Dir
 	ToolsFile string // tool definitions applied before the stages start
 	JSONHops  bool   // envelopes between gates as JSON (stage.Config.JSONHops), to compare
+	// Fair is the fair-share layout (tenants, lanes); zero: the defaults.
+	Fair streams.Fair
 }
 
 // Rig is the pipeline the bench measures: an embedded nats-server with
@@ -80,7 +82,9 @@ func Start(o Options) (r *Rig, err error) {
 		return r, err
 	}
 	ctx := context.Background()
-	if err = streams.Ensure(ctx, r.JS, streams.DefaultSettings()); err != nil {
+	settings := streams.DefaultSettings()
+	settings.Fair = o.Fair
+	if err = streams.Ensure(ctx, r.JS, settings); err != nil {
 		return r, err
 	}
 	kv, err := r.JS.KeyValue(ctx, streams.BucketTools)
@@ -116,7 +120,7 @@ func Start(o Options) (r *Rig, err error) {
 	ready := make(chan struct{})
 	go func() {
 		r.runErr <- stage.Run(rctx, stage.Config{NATSURL: r.NATS.URL(), RedisURL: redisURL, Stages: streams.Names(), Log: zerolog.Nop(),
-			Exec: stage.ExecConfig{Signer: signer}, Metrics: r.Metrics, JSONHops: o.JSONHops}, ready)
+			Exec: stage.ExecConfig{Signer: signer}, Metrics: r.Metrics, JSONHops: o.JSONHops, Settings: settings}, ready)
 	}()
 	select {
 	case <-ready:

@@ -1,0 +1,162 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/toolgate/toolgate/streams"
+)
+
+// Neighbour is the noisy-neighbour scenario (issue 37): a quiet tenant
+// sends create_invoice calls at QuietRate, first alone for Alone, then while
+// a burst of Burst calls is published as fast as the client allows. With
+// BurstTenant == QuietTenant and BurstPriority batch it is the priority
+// scenario: a batch backlog of the quiet tenant's own.
+type Neighbour struct {
+	QuietTenant, BurstTenant string
+	BurstPriority            string // "": the tenant's default
+	QuietRate                float64
+	Alone                    time.Duration
+	Burst                    int
+}
+
+// NeighbourFigures are what Neighbour measured.
+type NeighbourFigures struct {
+	QuietAlone, QuietDuring Stats // the quiet calls sent before the burst, and while it drained
+	Burst                   Stats // the burst, from its first publish to its last result
+	Lost, Twice             int   // responses without a result, and results beyond one
+}
+
+// Run runs the scenario on a running pipeline.
+func (n Neighbour) Run(ctx context.Context, nc *nats.Conn, js jetstream.JetStream, prefix string) (NeighbourFigures, error) {
+	var mu sync.Mutex
+	sent, got := map[string]time.Time{}, map[string]time.Time{}
+	twice := 0
+	burstLeft := n.Burst
+	burstDone := make(chan struct{})
+	sub, err := nc.Subscribe(streams.ResultsAll(), func(m *nats.Msg) {
+		at := time.Now()
+		rid := m.Subject[strings.LastIndex(m.Subject, ".")+1:]
+		mu.Lock()
+		defer mu.Unlock()
+		if _, ok := sent[rid]; !ok {
+			return
+		}
+		if _, dup := got[rid]; dup {
+			twice++
+			return
+		}
+		got[rid] = at
+		if strings.HasPrefix(rid, prefix+"b") {
+			if burstLeft--; burstLeft == 0 {
+				close(burstDone)
+			}
+		}
+	})
+	if err != nil {
+		return NeighbourFigures{}, err
+	}
+	defer sub.Unsubscribe()
+	sub.SetPendingLimits(-1, -1)
+	publish := func(rid, tenant, prio string, i int) error {
+		m := nats.NewMsg(streams.SubjectInResponse)
+		m.Data = chat(rid, "create_invoice", fmt.Sprintf(`{"customer_id":"cus_%d","currency":"USD","line_items":[{"sku":"PRO-SEAT","quantity":%d,"price_cents":4900}]}`, i, 1+i%5))
+		m.Header.Set(streams.HeaderProvider, "openai-chat")
+		m.Header.Set(streams.HeaderResponseID, rid)
+		m.Header.Set(streams.HeaderTenant, tenant)
+		if prio != "" {
+			m.Header.Set(streams.HeaderPriority, prio)
+		}
+		mu.Lock()
+		sent[rid] = time.Now()
+		mu.Unlock()
+		_, err := js.PublishMsgAsync(m, jetstream.WithMsgID(rid))
+		return err
+	}
+	// The quiet tenant, paced, until stop.
+	stop := make(chan struct{})
+	quietErr := make(chan error, 1)
+	var burstStart, burstEnd time.Time
+	go func() {
+		tick := time.NewTicker(time.Duration(float64(time.Second) / n.QuietRate))
+		defer tick.Stop()
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				quietErr <- nil
+				return
+			case <-tick.C:
+			}
+			if err := publish(prefix+"q"+strconv.Itoa(i), n.QuietTenant, streams.PriorityInteractive, i); err != nil {
+				quietErr <- err
+				return
+			}
+		}
+	}()
+	time.Sleep(n.Alone)
+	burstStart = time.Now()
+	for i := range n.Burst {
+		if err := publish(prefix+"b"+strconv.Itoa(i), n.BurstTenant, n.BurstPriority, i); err != nil {
+			close(stop)
+			return NeighbourFigures{}, err
+		}
+	}
+	select {
+	case <-burstDone:
+	case <-time.After(15 * time.Minute):
+	case <-ctx.Done():
+	}
+	burstEnd = time.Now()
+	close(stop)
+	if err := <-quietErr; err != nil {
+		return NeighbourFigures{}, err
+	}
+	// What is still on its way gets a moment.
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		mu.Lock()
+		missing := len(sent) - len(got)
+		mu.Unlock()
+		if missing == 0 {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	f := NeighbourFigures{QuietAlone: Stats{Name: "quiet tenant alone"}, QuietDuring: Stats{Name: "quiet tenant during the burst"}, Burst: Stats{Name: "burst", Count: n.Burst}, Twice: twice}
+	var last time.Time
+	for rid, at0 := range sent {
+		at, ok := got[rid]
+		if !ok {
+			f.Lost++
+			continue
+		}
+		switch {
+		case strings.HasPrefix(rid, prefix+"b"):
+			last = maxTime(last, at)
+		case at0.Before(burstStart):
+			f.QuietAlone.Latencies = append(f.QuietAlone.Latencies, at.Sub(at0))
+		case at0.Before(burstEnd):
+			f.QuietDuring.Latencies = append(f.QuietDuring.Latencies, at.Sub(at0))
+		}
+	}
+	f.QuietAlone.Count, f.QuietDuring.Count = len(f.QuietAlone.Latencies), len(f.QuietDuring.Latencies)
+	f.QuietAlone.Elapsed, f.QuietDuring.Elapsed = n.Alone, burstEnd.Sub(burstStart)
+	f.Burst.Elapsed = last.Sub(burstStart)
+	return f, nil
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
+}

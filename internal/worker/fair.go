@@ -1,0 +1,146 @@
+package worker
+
+import (
+	"sync"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// Share is one fairness key's claim on a worker (a tenant's lane): its
+// durables in priority order and its weight. Each round of the worker's
+// weighted round robin gives a share that has work Weight x Quantum inputs;
+// within it the first durable goes first, and each later durable that has
+// work keeps Floor percent of the share (at least one input), so it is
+// never starved. What a share does not use goes to the shares that have
+// work: one share alone gets the whole worker.
+type Share struct {
+	Durables []string
+	Weight   int // <= 0: 1
+	Floor    int // percent of the share kept for each later durable with work
+}
+
+// laneBuffer is how many pulled inputs wait per durable for the round
+// robin (besides what its iterator buffers): enough that a lone busy lane
+// keeps the handlers fed.
+const laneBuffer = 16
+
+// durables lists every durable the worker reads, in share order.
+func (w *Worker) durables() []string {
+	if len(w.cfg.Shares) == 0 {
+		return []string{w.cfg.Stage}
+	}
+	var out []string
+	for _, s := range w.cfg.Shares {
+		out = append(out, s.Durables...)
+	}
+	return out
+}
+
+// fair pulls from every iterator at once and hands the inputs to deliver in
+// weighted round robin over the shares (roundRobin), until every iterator
+// is closed and what they delivered is handed out. The server orders each
+// durable; this orders the durables.
+func (w *Worker) fair(iters []jetstream.MessagesContext, deliver func(jetstream.Msg)) {
+	rr := newRoundRobin(w.cfg.Shares, w.cfg.Quantum)
+	var pulls sync.WaitGroup
+	for i, it := range iters {
+		pulls.Add(1)
+		go func() {
+			defer pulls.Done()
+			w.pull(it, rr.push(i))
+		}()
+	}
+	done := make(chan struct{})
+	go func() { pulls.Wait(); close(done) }()
+	rr.run(deliver, done)
+}
+
+// roundRobin is the weighted round robin over durables' inputs.
+type roundRobin struct {
+	shares  []Share
+	quantum int
+	queues  []chan jetstream.Msg // per durable, in share order
+	first   []int                // index of each share's first durable
+	wake    chan struct{}
+}
+
+func newRoundRobin(shares []Share, quantum int) *roundRobin {
+	rr := &roundRobin{shares: shares, quantum: max(quantum, 1), wake: make(chan struct{}, 1)}
+	for _, s := range shares {
+		rr.first = append(rr.first, len(rr.queues))
+		for range s.Durables {
+			rr.queues = append(rr.queues, make(chan jetstream.Msg, laneBuffer))
+		}
+	}
+	return rr
+}
+
+// push is the deliver function of durable i's puller: it queues the input
+// and wakes the round robin.
+func (rr *roundRobin) push(i int) func(jetstream.Msg) {
+	q := rr.queues[i]
+	return func(m jetstream.Msg) {
+		q <- m
+		select {
+		case rr.wake <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// run hands inputs out round by round; when a round finds none it waits for
+// a push, and once done is closed it hands out what is left and returns.
+func (rr *roundRobin) run(deliver func(jetstream.Msg), done <-chan struct{}) {
+	for {
+		if rr.round(deliver) > 0 {
+			continue
+		}
+		select {
+		case <-rr.wake:
+		case <-done:
+			for rr.round(deliver) > 0 {
+			}
+			return
+		}
+	}
+}
+
+// round gives each share with work its budget and returns how many inputs
+// it handed out.
+func (rr *roundRobin) round(deliver func(jetstream.Msg)) int {
+	n := 0
+	for si, s := range rr.shares {
+		qs := rr.queues[rr.first[si] : rr.first[si]+len(s.Durables)]
+		budget := max(s.Weight, 1) * rr.quantum
+		// Each later durable with work keeps its floor; the first takes
+		// the rest, then each later one what is left, in order.
+		floor := max(budget*s.Floor/100, 1)
+		reserved := 0
+		for _, q := range qs[1:] {
+			if len(q) > 0 {
+				reserved += floor
+			}
+		}
+		got := take(qs[0], max(budget-reserved, 0), deliver)
+		left := budget - got
+		for _, q := range qs[1:] {
+			k := take(q, left, deliver)
+			got, left = got+k, left-k
+		}
+		n += got
+	}
+	return n
+}
+
+// take hands out up to n inputs waiting on q and returns how many.
+func take(q chan jetstream.Msg, n int, deliver func(jetstream.Msg)) int {
+	for i := range n {
+		select {
+		case m := <-q:
+			deliver(m)
+		default:
+			return i
+		}
+	}
+	return n
+}

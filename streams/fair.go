@@ -1,0 +1,269 @@
+package streams
+
+import (
+	"hash/fnv"
+	"strconv"
+
+	"github.com/toolgate/toolgate/pkg/wire"
+)
+
+// Priorities of a call (wire.HeaderPriority): interactive calls go first
+// within their tenant's share, batch calls keep a minimum share.
+const (
+	PriorityInteractive = wire.PriorityInteractive
+	PriorityBatch       = wire.PriorityBatch
+)
+
+// DefaultLanes is L, the number of fairness lanes of a laned stage, when
+// Fair.Lanes is 0.
+const DefaultLanes = 8
+
+// MaxLanes bounds Fair.Lanes: each lane is two durables per laned stage.
+const MaxLanes = 64
+
+// DefaultBatchFloor is Fair.BatchFloor when 0: the percent of a lane's
+// round kept for its batch calls while interactive ones wait.
+const DefaultBatchFloor = 10
+
+// Fair is the deploy-time fair-share configuration (docs/design/layout.md,
+// "Fair shares and priority"). Every process of a deployment must have the
+// same Lanes: a call is published to the lane its publisher computes, and
+// only durables of the applied lanes read it.
+type Fair struct {
+	// Lanes is L; 0: DefaultLanes.
+	Lanes int
+	// Tenants is the deployment's tenant list (--tenants): a listed tenant's
+	// lane is its position mod L, so up to L listed tenants never share a
+	// lane. Any other tenant's lane is fnv32a(tenant) mod L.
+	Tenants []string
+	// Weights are tenants' weights (default 1). A lane's weight is the sum
+	// of the weights of the listed and weighted tenants it carries, at
+	// least 1.
+	Weights map[string]int
+	// Priority is a tenant's default priority, for calls whose producer
+	// sent none.
+	Priority map[string]string
+	// BatchFloor is the percent of a lane's round its batch calls keep
+	// while interactive ones wait; 0: DefaultBatchFloor.
+	BatchFloor int
+}
+
+// LaneCount is L.
+func (f Fair) LaneCount() int {
+	if f.Lanes <= 0 {
+		return DefaultLanes
+	}
+	return min(f.Lanes, MaxLanes)
+}
+
+// Floor is BatchFloor with its default.
+func (f Fair) Floor() int {
+	if f.BatchFloor <= 0 {
+		return DefaultBatchFloor
+	}
+	return min(f.BatchFloor, 100)
+}
+
+// LaneOf is the lane token of a call of tenant with priority: the lane
+// index and "i" (interactive) or "b" (batch), e.g. "3i". A priority that is
+// neither is the tenant's default, and interactive without one.
+func LaneOf(tenant, priority string, f Fair) string {
+	idx := -1
+	for i, t := range f.Tenants {
+		if t == tenant {
+			idx = i
+			break
+		}
+	}
+	return f.token(idx, tenant, priority)
+}
+
+// LaneFunc is LaneOf for f with the tenant list looked up in a map, for the
+// publishers (a hop of every call computes it).
+func (f Fair) LaneFunc() func(tenant, priority string) string {
+	pos := make(map[string]int, len(f.Tenants))
+	for i, t := range f.Tenants {
+		if _, dup := pos[t]; !dup {
+			pos[t] = i
+		}
+	}
+	return func(tenant, priority string) string {
+		idx, ok := pos[tenant]
+		if !ok {
+			idx = -1
+		}
+		return f.token(idx, tenant, priority)
+	}
+}
+
+// token is the lane token of tenant at position idx of the list (-1: not
+// listed).
+func (f Fair) token(idx int, tenant, priority string) string {
+	l := f.LaneCount()
+	if idx < 0 {
+		idx = int(fnv32a(tenant) % uint32(l))
+	} else {
+		idx %= l
+	}
+	return LaneToken(idx, f.batch(tenant, priority))
+}
+
+// batch reports whether a call of tenant with priority is batch.
+func (f Fair) batch(tenant, priority string) bool {
+	switch priority {
+	case PriorityBatch:
+		return true
+	case PriorityInteractive:
+		return false
+	}
+	return f.Priority[tenant] == PriorityBatch
+}
+
+// LaneIndex is the index of tenant's lane.
+func (f Fair) LaneIndex(tenant string) int {
+	tok := LaneOf(tenant, PriorityInteractive, f)
+	n, _ := strconv.Atoi(tok[:len(tok)-1])
+	return n
+}
+
+// LaneToken is the lane token of lane index idx, batch or interactive.
+func LaneToken(idx int, batch bool) string {
+	if batch {
+		return strconv.Itoa(idx) + "b"
+	}
+	return strconv.Itoa(idx) + "i"
+}
+
+// LaneTokens lists every lane token, interactive before batch per index:
+// 0i, 0b, 1i, 1b, ...
+func (f Fair) LaneTokens() []string {
+	var out []string
+	for i := range f.LaneCount() {
+		out = append(out, LaneToken(i, false), LaneToken(i, true))
+	}
+	return out
+}
+
+// LaneWeight is the weight of lane index idx: the sum of the weights of the
+// tenants it carries that the configuration names (listed or weighted;
+// default 1 each), at least 1.
+func (f Fair) LaneWeight(idx int) int {
+	seen := map[string]bool{}
+	sum := 0
+	add := func(t string) {
+		if seen[t] || f.LaneIndex(t) != idx {
+			return
+		}
+		seen[t] = true
+		w, ok := f.Weights[t]
+		if !ok || w <= 0 {
+			w = 1
+		}
+		sum += w
+	}
+	for _, t := range f.Tenants {
+		add(t)
+	}
+	for t := range f.Weights {
+		add(t)
+	}
+	return max(sum, 1)
+}
+
+// LaneTenants lists the configured tenants whose calls go to lane index
+// idx (status shows them beside the lane's backlog).
+func (f Fair) LaneTenants(idx int) []string {
+	var out []string
+	for _, t := range f.Tenants {
+		if f.LaneIndex(t) == idx {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+func fnv32a(s string) uint32 {
+	h := fnv.New32a()
+	h.Write([]byte(s))
+	return h.Sum32()
+}
+
+// GateLane is the input subject of one lane of a laned stage:
+// toolgate.gate.<stage>.<lane>.
+func GateLane(stage, lane string) string { return Gate(stage) + "." + lane }
+
+// LaneDurable is the durable of one lane of a laned stage: <stage>_<lane>.
+func LaneDurable(stage, lane string) string { return stage + "_" + lane }
+
+// Laned reports whether stage takes its input in fairness lanes.
+func Laned(stage string) bool {
+	st := row(stage)
+	return st != nil && st.Laned
+}
+
+// LaneConsumers are the lane durables of st, one per lane token, each with
+// the limits of st's main durable and a filter of its own (a work queue
+// needs disjoint filters; the main durable keeps the exact Gate subject, so
+// what was published before lanes still drains).
+func (s Settings) LaneConsumers(st Stage) []Consumer {
+	if !st.Laned {
+		return nil
+	}
+	var out []Consumer
+	for _, lane := range s.Fair.LaneTokens() {
+		c := st.Consumer
+		c.Name = LaneDurable(st.Name, lane)
+		c.Subject = GateLane(st.Name, lane)
+		c.Description = "toolgate " + st.Name + " gate, lane " + lane
+		out = append(out, c)
+	}
+	return out
+}
+
+// StageConsumers lists every durable of st under s: the main one, its
+// Extra, then its lanes.
+func (s Settings) StageConsumers(st Stage) []Consumer {
+	return append(st.Consumers(), s.LaneConsumers(st)...)
+}
+
+// LaneGroup is one fairness key of a laned stage as its worker reads it:
+// its durables in priority order (interactive, then batch), its weight, and
+// the percent of its share each later durable keeps (worker.Share).
+type LaneGroup struct {
+	Durables []string
+	Weight   int
+	Floor    int
+}
+
+// LaneGroups are the fairness keys of st's worker: its main durable (what
+// was published on the lane-less subject: before the upgrade, approvals
+// and replays), then each lane index with its interactive and batch
+// durables. nil for a stage without lanes.
+func (s Settings) LaneGroups(st Stage) []LaneGroup {
+	if !st.Laned {
+		return nil
+	}
+	out := []LaneGroup{{Durables: []string{st.Consumer.Name}, Weight: 1}}
+	for i := range s.Fair.LaneCount() {
+		out = append(out, LaneGroup{
+			Durables: []string{LaneDurable(st.Name, LaneToken(i, false)), LaneDurable(st.Name, LaneToken(i, true))},
+			Weight:   s.Fair.LaneWeight(i), Floor: s.Fair.Floor(),
+		})
+	}
+	return out
+}
+
+// Durables lists every durable a stage's input waits on with lanes lanes
+// (0: the default): its main durable, then its lane durables. A stage's
+// backlog is the sum of theirs.
+func Durables(stage string, lanes int) []string {
+	out := []string{stage}
+	st := row(stage)
+	if st == nil {
+		return out
+	}
+	for _, c := range (Settings{Fair: Fair{Lanes: lanes}}).LaneConsumers(*st) {
+		out = append(out, c.Name)
+	}
+	return out
+}
