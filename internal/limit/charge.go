@@ -27,6 +27,9 @@ type Charge struct {
 	Window  time.Duration `json:"-"`
 	Max     int64         `json:"-"`
 	MaxKeys int           `json:"-"`
+	// Used is set by a claim that charged: the key's usage with this
+	// charge, for the fill metric.
+	Used int64 `json:"-"`
 }
 
 // KeyOf bounds a key: one longer than MaxKeyLen bytes is kept as "sha256:"

@@ -75,6 +75,9 @@ func (c *Compiler) Compile(l Limit) (*Compiled, error) {
 			return nil, fmt.Errorf("key: %w", err)
 		}
 	}
+	if out.Max > MaxMax {
+		return nil, fmt.Errorf("max: %d is over %d", out.Max, int64(MaxMax))
+	}
 	switch l.OnExceed {
 	case "", Reject:
 		if l.MaxWait != "" {

@@ -54,6 +54,9 @@ const (
 	// MaxKeyLen is the longest key kept as written; a longer one is kept as
 	// its hash (KeyOf), so hostile arguments cannot make store keys large.
 	MaxKeyLen = 128
+	// MaxMax bounds count and max: sums stay exact in the store's numbers
+	// (Lua's are doubles).
+	MaxMax = 1 << 50
 )
 
 var nameRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
