@@ -33,6 +33,7 @@ type Metrics struct {
 	deadLetters      *prometheus.CounterVec // deadletters.go
 	known            known                  // known.go
 	standStills      *standStills           // standstill.go
+	limits           limits                 // limits.go
 }
 
 // labels of every tool-call counter. outcome is the status the transition
@@ -67,6 +68,7 @@ func New() *Metrics {
 	m.sealInvalidTotal = newSealInvalid(m.reg)
 	m.deadLetters = newDeadLettersTotal(m.reg)
 	m.standStills = newStandStills(m.reg)
+	m.limits = newLimits(m.reg)
 	m.zero() // zero.go
 	return m
 }

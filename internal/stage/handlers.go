@@ -51,7 +51,7 @@ func handler(st string, d Deps, acc *ingest.Accumulate) (worker.Handler, error) 
 			Tools: d.Tools, Store: observeStore(d.Store, d.Malformed), Owner: d.Owner, Now: now, LeaseGrace: d.Settings.AckWait,
 			Executors: tracing.Executors(d.Trace, d.Exec.selector(d.NC).For),
 			Batches:   &batch.KV{KV: batches, Now: now, Malformed: d.Malformed.from(streams.BucketBatches)},
-			Seals:     sealsOf(d.Emit),
+			Seals:     sealsOf(d.Emit), LimitEvent: d.LimitEvent,
 		}
 		return d.Emit.Handler(st, x.Handle), nil
 	}
