@@ -16,6 +16,7 @@ import (
 
 	"github.com/toolgate/toolgate/internal/authz"
 	"github.com/toolgate/toolgate/internal/execute"
+	"github.com/toolgate/toolgate/internal/limit"
 	"github.com/toolgate/toolgate/internal/registry"
 	"github.com/toolgate/toolgate/internal/seal"
 	"github.com/toolgate/toolgate/internal/stage"
@@ -49,6 +50,11 @@ func newRig(t *testing.T, admin, executor *nats.Conn, k trust) *rig {
 	defs, err := tool.Load("tools.yaml", data)
 	if err != nil {
 		t.Fatal(err)
+	}
+	for i := range defs { // a limit that never bites, so its metrics are served
+		if defs[i].Name == "get_weather" {
+			defs[i].Limits = append(defs[i].Limits, limit.Limit{Name: "weather_per_tenant", Window: "1m", Count: 1_000_000})
+		}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()

@@ -54,8 +54,19 @@ func Scenarios() []Scenario {
 			}
 			return chatCalls(rid, "create_invoice", args)
 		})},
+		{Name: "invoice-1", About: "one OpenAI chat create_invoice call, under no limit (the baseline of limits-2)", Count: 2000, CallsPer: 1, publish: whole(func(rid string, i int) []byte {
+			return chatCalls(rid, "create_invoice", []string{limitedArgs(i)})
+		})},
+		{Name: "limits-2", About: "the same call to " + LimitedTool + ", under one count and one weight limit (docs/limits.md)", Count: 2000, CallsPer: 1, publish: whole(func(rid string, i int) []byte {
+			return chatCalls(rid, LimitedTool, []string{limitedArgs(i)})
+		})},
 		{Name: "stream-500", About: "one OpenAI chat stream of 500 events making one create_invoice call", Count: 80, CallsPer: 1, PerKiB: true, publish: publishStream(500)},
 	}
+}
+
+// limitedArgs are the arguments of invoice-1 and limits-2: 100 customers.
+func limitedArgs(i int) string {
+	return fmt.Sprintf(`{"customer_id":"cus_%d","currency":"USD","line_items":[{"sku":"PRO-SEAT","quantity":%d,"price_cents":4900}]}`, i%100, 1+i%5)
 }
 
 // publishStream publishes a chat stream of events events as a producer

@@ -45,7 +45,7 @@ func positive(t *testing.T, what string, v float64) {
 func TestScenarios_every_call_has_exactly_one_result(t *testing.T) {
 	r := startRig(t)
 	ctx := context.Background()
-	tiny := map[string]int{"args-16k": 3, "args-256k": 2, "parallel-8": 2, "stream-500": 1}
+	tiny := map[string]int{"args-16k": 3, "args-256k": 2, "parallel-8": 2, "invoice-1": 2, "limits-2": 2, "stream-500": 1}
 	for _, s := range bench.Scenarios() {
 		n, ok := tiny[s.Name]
 		if !ok {
@@ -78,12 +78,12 @@ func TestScenarios_every_call_has_exactly_one_result(t *testing.T) {
 		if info, err = st.Info(ctx, jetstream.WithSubjectFilter(streams.ResultsAll())); err != nil {
 			return err
 		}
-		if n := len(info.State.Subjects); n < 3+2+2+1 {
+		if n := len(info.State.Subjects); n < 3+2+2+2+2+1 {
 			return fmt.Errorf("the results stream holds results of %d responses so far", n)
 		}
 		return nil
 	})
-	per := map[string]int{"args-16k": 1, "args-256k": 1, "parallel-8": 8, "stream-500": 1}
+	per := map[string]int{"args-16k": 1, "args-256k": 1, "parallel-8": 8, "invoice-1": 1, "limits-2": 1, "stream-500": 1}
 	seen := 0
 	for subj, count := range info.State.Subjects {
 		rid := subj[strings.LastIndex(subj, ".")+1:]
@@ -93,7 +93,7 @@ func TestScenarios_every_call_has_exactly_one_result(t *testing.T) {
 		}
 		seen++
 	}
-	if want := 3 + 2 + 2 + 1; seen != want {
+	if want := 3 + 2 + 2 + 2 + 2 + 1; seen != want {
 		t.Errorf("results for %d responses, want %d: %v", seen, want, info.State.Subjects)
 	}
 }

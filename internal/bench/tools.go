@@ -41,5 +41,43 @@ tools:
         message: Invoice total must be greater than zero.
     policy:
       risk: write
+  - name: `+LimitedTool+`
+    description: Creates a draft invoice, under one count and one weight limit. Bench only.
+    input_schema:
+      type: object
+      properties:
+        customer_id: {type: string, minLength: 1}
+        currency: {type: string, enum: [USD, EUR, GBP]}
+        line_items:
+          type: array
+          minItems: 1
+          items:
+            type: object
+            properties:
+              sku: {type: string, minLength: 1}
+              quantity: {type: integer, exclusiveMinimum: 0}
+              price_cents: {type: integer, minimum: 0}
+            required: [sku, quantity, price_cents]
+            additionalProperties: false
+      required: [customer_id, currency, line_items]
+      additionalProperties: false
+    policy:
+      risk: write
+limits:
+  - name: bench_calls_per_tenant
+    tools: [`+LimitedTool+`]
+    window: 1h
+    count: 1000000000
+  - name: bench_cents_per_customer
+    tools: [`+LimitedTool+`]
+    key: 'tenant + ":" + args.customer_id'
+    window: 24h
+    weight: args.line_items.map(i, i.quantity * i.price_cents).sum()
+    max: 1000000000000
 `) + "\n")
 }
+
+// LimitedTool is the tool of the limits scenario: create_invoice's schema
+// under one count limit and one weight limit that never bite, so the
+// scenario measures what metering costs.
+const LimitedTool = "bench_invoice_limited"

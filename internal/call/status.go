@@ -36,6 +36,7 @@ const (
 	OutcomeUnknown      = wire.OutcomeUnknown
 	IdempotencyConflict = wire.IdempotencyConflict
 	BatchAborted        = wire.BatchAborted
+	LimitExceeded       = wire.LimitExceeded
 	Executed            = wire.Executed
 	DryRun              = wire.DryRun
 	NoToolCalls         = wire.NoToolCalls

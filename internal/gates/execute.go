@@ -45,6 +45,10 @@ type Execute struct {
 	// seals verify (execute_seal.go). nil: nothing runs, every call ends
 	// seal_invalid.
 	Seals *seal.Keyring
+	// LimitEvent, if set, is told of every limit a call was charged
+	// (fill: the key's usage over the maximum), rejected or held by
+	// (execute_limit.go); the metrics count them by limit name.
+	LimitEvent func(limit, event string, fill float64)
 
 	notRun sync.Map // keys this process claimed but never ran (the claim's answer was lost)
 	mem    memory   // keys this process claimed, and their answers
@@ -84,9 +88,13 @@ func (x *Execute) handle(ctx context.Context, e call.Envelope) ([]call.Envelope,
 		grace = 30 * time.Second
 	}
 	lease := t.Timeout + grace
+	var err error
 	rec := idem.Record{
 		Key: key, CallID: e.CallID, Tool: e.ToolName, Fingerprint: idem.Fingerprint(e.ToolName, e.Arguments),
 		Owner: x.Owner, LeaseUntil: now.Add(lease), ClaimedAt: now.UTC(),
+	}
+	if rec.Charges, err = charges(e, t); err != nil { // execute_limit.go
+		return x.end(e, call.LimitExceeded, "the call could not be metered, so it was not run: "+err.Error())
 	}
 	if m, ok := x.mem.get(key); ok {
 		switch m.state {
@@ -103,7 +111,10 @@ func (x *Execute) handle(ctx context.Context, e call.Envelope) ([]call.Envelope,
 		return x.end(e, call.ExecutionFailed, m.reply.Error)
 	}
 	existing, claimed, err := x.Store.Claim(ctx, rec, retention)
+	le, isLimit := idem.AsLimit(err)
 	switch {
+	case isLimit:
+		return x.overLimit(ctx, e, t, le)
 	case errors.Is(err, idem.ErrConflict):
 		return x.end(e, call.IdempotencyConflict, "call "+e.CallID+" was already executed with different arguments; this one was not run")
 	case err != nil:
@@ -133,6 +144,11 @@ func (x *Execute) handle(ctx context.Context, e call.Envelope) ([]call.Envelope,
 		}
 	}
 	x.notRun.Delete(key)
+	if claimed && x.LimitEvent != nil {
+		for _, c := range existing.Charges {
+			x.LimitEvent(c.Limit, LimitCharged, float64(c.Used)/float64(max(c.Max, 1)))
+		}
+	}
 	x.mem.put(key, memo{state: memoRunning})
 	if aw := worker.AckWait(ctx); aw > 0 && t.Timeout >= aw/2 { // keep a long call from being redelivered while it runs
 		defer worker.KeepAlive(ctx)()

@@ -41,6 +41,7 @@ func metricFamilies() ([]metricFamily, error) {
 	})
 	defer stopD()
 	m.KnownTools(func() []string { return []string{"t"} })
+	m.LimitEvent("l", "charged", 0.5)
 	for _, s := range st {
 		m.Observe(s, time.Millisecond, nil)
 		m.Gap(s, 2*time.Millisecond)

@@ -36,6 +36,18 @@ func (s *KV) Claim(ctx context.Context, rec Record, _ time.Duration) (Record, bo
 			return Record{}, false, ErrConflict
 		}
 	}
+	if len(rec.Charges) > 0 { // kv_limit.go: charge only a call not claimed yet
+		existing, _, found, err := s.get(ctx, rec.Key)
+		if err != nil {
+			return Record{}, false, err
+		}
+		if found {
+			return existingFor(rec, existing), false, nil
+		}
+		if err := s.chargeAll(ctx, rec); err != nil {
+			return Record{}, false, err
+		}
+	}
 	data, err := json.Marshal(rec)
 	if err != nil {
 		return Record{}, false, fmt.Errorf("idem: %w", err)
@@ -86,6 +98,11 @@ func (s *KV) Release(ctx context.Context, key, owner string) error {
 	}
 	if err := s.kv.Delete(ctx, key, jetstream.LastRevision(rev)); err != nil {
 		return fmt.Errorf("idem: kv release: %w", err)
+	}
+	for _, c := range cur.Charges { // given back after the record is gone: a crash between keeps the limit stricter, never looser
+		if err := s.uncharge(ctx, key, c); err != nil {
+			return fmt.Errorf("idem: kv release: %w", err)
+		}
 	}
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -53,7 +54,13 @@ func (s *Redis) Claim(ctx context.Context, rec Record, retention time.Duration) 
 	if err != nil {
 		return Record{}, false, fmt.Errorf("idem: %w", err)
 	}
-	cmd, err := s.runWrite(ctx, claimScript, s.scriptKeys(rec.Key, rec.CallID), data, rec.Fingerprint, retention.Milliseconds())
+	var cmd *redis.Cmd
+	if len(rec.Charges) == 0 { // a call under no limit: the script is as it always was
+		cmd, err = s.runWrite(ctx, claimScript, s.scriptKeys(rec.Key, rec.CallID), data, rec.Fingerprint, retention.Milliseconds())
+	} else {
+		keys, args := s.claimArgs(rec, data, retention) // redis_limit.go
+		cmd, err = s.runWrite(ctx, claimLimited, keys, args...)
+	}
 	if err != nil {
 		return Record{}, false, fmt.Errorf("idem: redis claim: %w", err)
 	}
@@ -63,24 +70,19 @@ func (s *Redis) Claim(ctx context.Context, rec Record, retention time.Duration) 
 	}
 	switch res[0] {
 	case "claimed":
+		for i := range rec.Charges { // claimLimited answers each key's usage after the charge
+			if i+2 < len(res) {
+				rec.Charges[i].Used, _ = strconv.ParseInt(res[i+2], 10, 64)
+			}
+		}
 		return rec, true, nil
 	case "conflict":
 		return Record{}, false, ErrConflict
+	case "limited":
+		return Record{}, false, limited(rec, res)
 	}
 	return existingFor(rec, Decode(rec.Key, []byte(res[1]))), false, nil
 }
-
-// completeScript: KEYS[1] record; ARGV[1] owner, ARGV[2] new record json,
-// ARGV[3] retention ms. Replaces a pending record only for its owner.
-var completeScript = redis.NewScript(`
-local cur = redis.call('GET', KEYS[1])
-if not cur then return 'missing' end
-local rec = cjson.decode(cur)
-if rec.owner ~= ARGV[1] or rec.state ~= 'pending' then return 'not_owner' end
-if ARGV[2] == '' then redis.call('DEL', KEYS[1]) return 'ok' end
-redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3])
-return 'ok'
-`)
 
 // completeSplice: KEYS[1] record; ARGV[1] owner, ARGV[2] the completed
 // fields as JSON members (",\"ok\":...,\"result\":..."), ARGV[3] retention
@@ -129,13 +131,10 @@ func (s *Redis) Complete(ctx context.Context, key, owner string, ok bool, result
 	return nil
 }
 
-// Release implements Store.
+// Release implements Store: the record is deleted and its charges given
+// back (redis_limit.go), in one script.
 func (s *Redis) Release(ctx context.Context, key, owner string) error {
-	return s.swap(ctx, key, owner, "", 0)
-}
-
-func (s *Redis) swap(ctx context.Context, key, owner, data string, retention time.Duration) error {
-	res, err := completeScript.Run(ctx, s.c, []string{s.recKey(key)}, owner, data, retention.Milliseconds()).Text()
+	res, err := releaseScript.Run(ctx, s.c, []string{s.recKey(key)}, owner, s.prefix).Text()
 	if err != nil {
 		return fmt.Errorf("idem: redis: %w", err)
 	}

@@ -10,6 +10,8 @@ import (
 	"encoding/json"
 	"errors"
 	"time"
+
+	"github.com/toolgate/toolgate/internal/limit"
 )
 
 // State of a record.
@@ -34,6 +36,10 @@ type Record struct {
 	Error       string          `json:"error,omitempty"`
 	ClaimedAt   time.Time       `json:"claimed_at"`
 	CompletedAt time.Time       `json:"completed_at,omitzero"`
+	// Charges are what the call uses of its limits (limit.go): Claim checks
+	// and records them with the claim, all or none, and Release gives them
+	// back. A record that already exists charges nothing again.
+	Charges []limit.Charge `json:"charges,omitempty"`
 	// Malformed is set, never stored, when the stored record could not be
 	// read or did not describe its key (Decode): nothing in it is trusted.
 	Malformed string `json:"-"`
@@ -67,6 +73,11 @@ type Store interface {
 	// Get returns the record for key. A stored record that cannot be read
 	// is found, as a stand-in with Malformed set (Claim's existing too).
 	Get(ctx context.Context, key string) (Record, bool, error)
+}
+
+// Limits reads a limit's usage; both stores implement it (limits show).
+type Limits interface {
+	LimitUsage(ctx context.Context, c limit.Charge) (Usage, error)
 }
 
 // Key is the seed's buildIdempotencyKey: sha256 over call id, tool name and

@@ -34,6 +34,7 @@ type Metrics struct {
 	known            known                  // known.go
 	standStills      *standStills           // standstill.go
 	dwell            *dwell                 // dwell.go
+	limits           limits                 // limits.go
 }
 
 // labels of every tool-call counter. outcome is the status the transition
@@ -69,6 +70,7 @@ func New() *Metrics {
 	m.deadLetters = newDeadLettersTotal(m.reg)
 	m.standStills = newStandStills(m.reg)
 	m.dwell = newDwell(m.reg)
+	m.limits = newLimits(m.reg)
 	m.zero() // zero.go
 	return m
 }

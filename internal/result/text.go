@@ -67,6 +67,8 @@ func Text(o Outcome) string {
 		return fmt.Sprintf("Error: the call to %s was not executed: the response stream it came in was tampered with (its events disagree).%s\nNothing of that response ran; the user's application must send the response again.", tool, problems)
 	case wire.ResponseIDConflict:
 		return fmt.Sprintf("Error: the call to %s was not executed: its response id was already used for a different response.%s\nNothing of this response ran; it must be sent again under a new response id.", tool, problems)
+	case wire.LimitExceeded:
+		return fmt.Sprintf("Error: the call to %s was not executed: a usage limit (rate limit, quota or budget) is used up.%s\nDo not retry it at once; tell the user, or call it again after the time given.", tool, problems)
 	case wire.IdempotencyConflict:
 		return fmt.Sprintf("Error: the call to %s was not executed: a call with the same id was already made with different arguments.%s\nCheck the result of the earlier call before calling the tool again.", tool, problems)
 	}

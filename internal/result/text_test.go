@@ -11,7 +11,7 @@ var failureStatuses = []string{
 	"business_invalid", "needs_clarification", "policy_rejected", "approval_denied",
 	"approval_expired", "approval_required", "execution_failed", "outcome_unknown",
 	"batch_aborted", "transport_incomplete", "truncated", "invalid_json",
-	"schema_invalid", "no_such_tool", "idempotency_conflict", "some_future_status", "",
+	"schema_invalid", "no_such_tool", "idempotency_conflict", "limit_exceeded", "some_future_status", "",
 }
 
 func TestText_every_failure_names_the_tool_and_says_error(t *testing.T) {

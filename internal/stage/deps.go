@@ -60,6 +60,9 @@ type Deps struct {
 	// Malformed is told of every malformed stored record a stage meets
 	// (records.go: log and count it); nil: logged only.
 	Malformed MalformedFunc
+	// LimitEvent is told of each limit a call was charged, rejected or held
+	// by (metrics.LimitEvent); nil: not counted.
+	LimitEvent func(limit, event string, fill float64)
 	// Identity verifies producers' tokens (accumulate; flags_identity.go);
 	// nil: dev mode, identity headers on trust.
 	Identity *identity.Verifier

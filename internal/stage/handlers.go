@@ -93,7 +93,7 @@ func buildExecute(d Deps) (Built, error) {
 		Tools: d.Tools, Store: observeStore(d.Store, d.Malformed), Owner: d.Owner, Now: now, LeaseGrace: d.Settings.AckWait,
 		Executors: tracing.Executors(d.Trace, d.Exec.selector(d.NC).For),
 		Batches:   &batch.KV{KV: batches, Now: now, Malformed: d.Malformed.from(streams.BucketBatches)},
-		Seals:     sealsOf(d.Emit),
+		Seals:     sealsOf(d.Emit), LimitEvent: d.LimitEvent,
 	}
 	return Built{Handler: d.Emit.Handler(streams.Execute, x.Handle)}, nil
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/toolgate/toolgate/internal/limit"
 	"github.com/toolgate/toolgate/internal/policy"
 	"github.com/toolgate/toolgate/internal/rules"
 	"github.com/toolgate/toolgate/internal/schema"
@@ -25,6 +26,8 @@ type Compiled struct {
 	// definition's own, with NullableFields derived from the schema (every
 	// property whose type admits null) unless the definition lists them.
 	Placeholders rules.PlaceholderConfig
+	// Limits are the compiled limits of Def.Limits, in order.
+	Limits []*limit.Compiled
 }
 
 // Compiler compiles definitions with the rule and policy environments built
@@ -32,6 +35,7 @@ type Compiled struct {
 type Compiler struct {
 	rules  *rules.Compiler
 	policy *policy.Compiler
+	limits *limit.Compiler
 }
 
 // NewCompiler builds the CEL environments rules and policies compile in.
@@ -44,7 +48,11 @@ func NewCompiler() (*Compiler, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Compiler{rules: rc, policy: pc}, nil
+	lc, err := limit.NewCompiler()
+	if err != nil {
+		return nil, err
+	}
+	return &Compiler{rules: rc, policy: pc, limits: lc}, nil
 }
 
 // Compile is NewCompiler followed by its Compile, for a one-off definition;
@@ -80,6 +88,9 @@ func (tc *Compiler) Compile(d Definition, revision uint64) (*Compiled, error) {
 	}
 	if n := d.MaxRepairs(); n < 0 || n > 5 {
 		return nil, fmt.Errorf("repair.max_attempts: %d is outside 0..5 (repair is bounded)", n)
+	}
+	if c.Limits, err = tc.compileLimits(d.Limits); err != nil {
+		return nil, err
 	}
 	if d.Placeholders != nil {
 		c.Placeholders = *d.Placeholders

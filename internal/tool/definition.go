@@ -7,6 +7,7 @@ package tool
 import (
 	"encoding/json"
 
+	"github.com/toolgate/toolgate/internal/limit"
 	"github.com/toolgate/toolgate/internal/parse"
 	"github.com/toolgate/toolgate/internal/policy"
 	"github.com/toolgate/toolgate/internal/rules"
@@ -25,6 +26,9 @@ type Definition struct {
 	Atomic       bool                     `json:"atomic,omitempty"` // calls of a response that include this tool run all or none
 	Sensitive    []string                 `json:"sensitive_fields,omitempty"`
 	Cosmetic     *parse.Cosmetic          `json:"cosmetic_repair,omitempty"`
+	// Limits meter the tool's executions (internal/limit): its own, and
+	// those of the file's top-level limits: that cover it.
+	Limits []limit.Limit `json:"limits,omitempty"`
 }
 
 // Executor says how an approved call is run.

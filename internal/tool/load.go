@@ -18,7 +18,7 @@ func known(k string) bool {
 	switch k {
 	case "name", "description", "input_schema", "parameters", "inputSchema",
 		"rules", "placeholders", "policy", "executor", "repair",
-		"atomic", "sensitive_fields", "cosmetic_repair",
+		"atomic", "sensitive_fields", "cosmetic_repair", "limits",
 		// foreign keys kept for compatibility
 		"type", "function", "strict", "title", "annotations",
 		"outputSchema", "_meta", "cache_control":
@@ -39,7 +39,7 @@ func Load(file string, data []byte) ([]Definition, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", file, err)
 	}
-	items, err := entries(js)
+	items, limits, err := entries(js)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", file, err)
 	}
@@ -63,31 +63,36 @@ func Load(file string, data []byte) ([]Definition, error) {
 		seen[d.Name] = true
 		defs = append(defs, d)
 	}
+	if err := fileLimits(limits, defs); err != nil { // limits.go
+		return nil, fmt.Errorf("%s: %w", file, err)
+	}
 	return defs, nil
 }
 
-func entries(js []byte) ([]json.RawMessage, error) {
+// entries returns the file's tools and its top-level limits, if any.
+func entries(js []byte) ([]json.RawMessage, json.RawMessage, error) {
 	js = bytes.TrimSpace(js)
 	var list []json.RawMessage
 	if len(js) > 0 && js[0] == '[' {
 		if err := json.Unmarshal(js, &list); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		return list, nil
+		return list, nil, nil
 	}
 	var top struct {
 		Tools  []json.RawMessage `json:"tools"`
+		Limits json.RawMessage   `json:"limits"`
 		Result *struct {
 			Tools []json.RawMessage `json:"tools"`
 		} `json:"result"`
 	}
 	if err := json.Unmarshal(js, &top); err != nil {
-		return nil, fmt.Errorf("expected a list of tools or an object with tools: %w", err)
+		return nil, nil, fmt.Errorf("expected a list of tools or an object with tools: %w", err)
 	}
 	if top.Result != nil {
-		return top.Result.Tools, nil
+		return top.Result.Tools, nil, nil
 	}
-	return top.Tools, nil
+	return top.Tools, top.Limits, nil
 }
 
 func entry(raw json.RawMessage) (Definition, error) {
@@ -116,7 +121,7 @@ func entry(raw json.RawMessage) (Definition, error) {
 	}
 	if len(unknown) > 0 {
 		sort.Strings(unknown)
-		return d, fmt.Errorf("unknown field %q (known: name, description, input_schema|parameters|inputSchema, rules, placeholders, policy, executor, repair, atomic, sensitive_fields, cosmetic_repair)", strings.Join(unknown, ", "))
+		return d, fmt.Errorf("unknown field %q (known: name, description, input_schema|parameters|inputSchema, rules, placeholders, policy, executor, repair, atomic, sensitive_fields, cosmetic_repair, limits)", strings.Join(unknown, ", "))
 	}
 	var schemas []string
 	for _, k := range []string{"input_schema", "parameters", "inputSchema"} {

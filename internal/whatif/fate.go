@@ -133,7 +133,7 @@ var ErrBadRecord = errors.New("whatif: unreadable status record")
 func passed(status call.Status) bool {
 	switch status {
 	case call.Approved, call.Executed, call.DryRun, call.ExecutionFailed, call.OutcomeUnknown,
-		call.IdempotencyConflict, call.OutputTooLarge:
+		call.IdempotencyConflict, call.OutputTooLarge, call.LimitExceeded:
 		return true
 	}
 	return false

@@ -14,13 +14,31 @@ import (
 type progressKey struct{}
 
 type progress struct {
-	jm      jetstream.Msg
-	ackWait time.Duration
+	jm         jetstream.Msg
+	ackWait    time.Duration
+	maxDeliver int
 }
 
 // withProgress is the handler context for one delivery of jm.
-func withProgress(jm jetstream.Msg, ackWait time.Duration) context.Context {
-	return context.WithValue(context.Background(), progressKey{}, progress{jm: jm, ackWait: ackWait})
+func withProgress(jm jetstream.Msg, ackWait time.Duration, maxDeliver int) context.Context {
+	return context.WithValue(context.Background(), progressKey{}, progress{jm: jm, ackWait: ackWait, maxDeliver: maxDeliver})
+}
+
+// Deliveries returns how many times the input ctx's handler is working on
+// has been delivered, this time included, and how many its consumer allows
+// (0 or less: no bound); 0, 0 outside a worker's handler. A handler that
+// holds an input back with Retry uses it to stop before the server stops
+// delivering.
+func Deliveries(ctx context.Context) (n uint64, maxDeliver int) {
+	p, ok := ctx.Value(progressKey{}).(progress)
+	if !ok || p.jm == nil {
+		return 0, 0
+	}
+	md, err := p.jm.Metadata()
+	if err != nil {
+		return 0, p.maxDeliver
+	}
+	return md.NumDelivered, p.maxDeliver
 }
 
 // AckWait returns the AckWait of the consumer whose input ctx's handler is

@@ -342,7 +342,7 @@ func (w *Worker) call(jm jetstream.Msg, m Msg) (outs []Output, err error) {
 			err = Permanent("panic", fmt.Errorf("handler panic: %v\n%s", r, debug.Stack()))
 		}
 	}()
-	return w.h(withProgress(jm, w.ackWait), m)
+	return w.h(withProgress(jm, w.ackWait, w.maxDeliver), m)
 }
 
 func (w *Worker) publish(jm jetstream.Msg, m Msg, outs []Output, term bool) pending {

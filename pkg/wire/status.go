@@ -35,9 +35,13 @@ const (
 	OutcomeUnknown      Status = "outcome_unknown"      // it may or may not have run: reconcile, never retry blindly
 	IdempotencyConflict Status = "idempotency_conflict" // the same call id arrived with other arguments
 	BatchAborted        Status = "batch_aborted"        // an atomic batch had a call that did not pass
-	Executed            Status = "executed"             // the executor ran it and answered ok
-	DryRun              Status = "dry_run"              // every gate passed; nothing executed by request
-	NoToolCalls         Status = "no_tool_calls"        // the response proposed no call (a response-level outcome)
+	// LimitExceeded: a limit of the tool (a rate limit, quota or budget) was
+	// used up; nothing ran and nothing was charged. Errors name the limit
+	// and when the call would fit.
+	LimitExceeded Status = "limit_exceeded"
+	Executed      Status = "executed"      // the executor ran it and answered ok
+	DryRun        Status = "dry_run"       // every gate passed; nothing executed by request
+	NoToolCalls   Status = "no_tool_calls" // the response proposed no call (a response-level outcome)
 	// OutputTooLarge: what the stage had to publish for the call does not
 	// fit what NATS can store, even cut; the call ends here as Failed with
 	// this failure (call.Envelope.Abort), its evidence dead-lettered cut to fit.
@@ -93,7 +97,7 @@ func successors(s Status) []Status {
 	case ApprovalRequired:
 		return []Status{Approved, ApprovalDenied, ApprovalExpired, BatchAborted}
 	case Approved:
-		return []Status{Executed, ExecutionFailed, OutcomeUnknown, IdempotencyConflict, BatchAborted, DryRun, SealInvalid}
+		return []Status{Executed, ExecutionFailed, OutcomeUnknown, IdempotencyConflict, BatchAborted, DryRun, SealInvalid, LimitExceeded}
 	}
 	return nil
 }

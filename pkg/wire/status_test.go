@@ -19,7 +19,7 @@ func TestStatus_transitions_are_unchanged(t *testing.T) {
 		Validated:        {BusinessValid, BusinessInvalid, BatchAborted},
 		BusinessValid:    {Approved, ApprovalRequired, PolicyRejected, DryRun, BatchAborted},
 		ApprovalRequired: {Approved, ApprovalDenied, ApprovalExpired, BatchAborted},
-		Approved:         {Executed, ExecutionFailed, OutcomeUnknown, IdempotencyConflict, BatchAborted, DryRun, SealInvalid},
+		Approved:         {Executed, ExecutionFailed, OutcomeUnknown, IdempotencyConflict, BatchAborted, DryRun, SealInvalid, LimitExceeded},
 	}
 	all := Statuses()
 	seen := map[Status]bool{}
@@ -48,8 +48,8 @@ func TestStatus_transitions_are_unchanged(t *testing.T) {
 			}
 		}
 	}
-	if len(all) != 30 { // every constant but OutputTooLarge, which ends a call through Abort
-		t.Errorf("Statuses has %d entries, want 30", len(all))
+	if len(all) != 31 { // every constant but OutputTooLarge, which ends a call through Abort
+		t.Errorf("Statuses has %d entries, want 31", len(all))
 	}
 	if Legal(Executed, Received) || !OutputTooLarge.Terminal() {
 		t.Error("an end status has successors")

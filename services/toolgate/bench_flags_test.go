@@ -11,7 +11,7 @@ func TestBench_scenarios_flag_picks_all_none_or_named_and_refuses_unknown(t *tes
 		want string
 		err  string
 	}{
-		{"all", "args-16k,args-256k,parallel-8,stream-500", ""},
+		{"all", "args-16k,args-256k,parallel-8,invoice-1,limits-2,stream-500", ""},
 		{"none", "", ""},
 		{"stream-500, args-16k", "stream-500,args-16k", ""},
 		{"args-16k,stream", "", `unknown scenario "stream"`},

@@ -39,6 +39,7 @@ func commands() []command {
 			"dlq purge [--stage S] [--failure F] [--tool T] [--call ID] [--seq N,M] [--since 2h] [--until 1h] [--limit N] [--yes]",
 		}, dlqCmd},
 		{"console", []string{"console [--listen 127.0.0.1:8095] [--nats URL] [--tokens FILE]   (the operator console in a browser; up serves it on --http under /console/)"}, consoleCmd},
+		{"limits", []string{"limits ls   (every limit of the registered tools)", "limits show NAME [--key K] [--redis URL]   (its definition and one key's usage in the window)"}, limitsCmd},
 		{"approvals", []string{"approvals ls [--all]   (calls waiting for a decision, with the time left before each expires)", "approvals show CALL-ID"}, approvals},
 		{"approve", []string{"approve CALL-ID --by NAME [--reason TEXT] [--hash HASH]   (before the approval expires: 15 minutes by default, up --approval-ttl)"}, approve},
 		{"deny", []string{"deny CALL-ID --by NAME [--reason TEXT]"}, deny},
