@@ -3,6 +3,7 @@ package pipeline
 import (
 	"github.com/toolgate/toolgate/internal/call"
 	"github.com/toolgate/toolgate/internal/seal"
+	"github.com/toolgate/toolgate/streams"
 )
 
 // Emitter turns what the gates of one pipeline return into the messages the
@@ -45,6 +46,23 @@ type Emitter struct {
 	// that reads only JSON (TOOLGATE_HOP_ENCODING=json). Every version
 	// since reads both.
 	JSONHops bool
+	// ExecGroup names the executor group of a registered tool: a call
+	// approved for it goes to the group's own subject
+	// (streams.ExecuteSubject). nil, or a tool not registered: the legacy
+	// execute subject, whose durable ends a call of a tool no longer
+	// registered.
+	ExecGroup func(tool string) (string, bool)
+}
+
+// hopSubject is where a call goes to enter stage next.
+func (em *Emitter) hopSubject(next string, e call.Envelope) string {
+	if next != streams.Execute || em == nil || em.ExecGroup == nil {
+		return streams.Gate(next)
+	}
+	if g, ok := em.ExecGroup(e.ToolName); ok && streams.ValidGroup(g) {
+		return streams.ExecuteSubject(g, streams.ExecuteLane)
+	}
+	return streams.Gate(next)
 }
 
 // seal appends stage's seal to e when stage passed it and em seals.

@@ -70,6 +70,9 @@ type Deps struct {
 	// Exec signs executor requests and bounds HTTP destinations (execute
 	// only; flags_exec.go).
 	Exec ExecConfig
+	// GroupSync is how often execute looks for new executor groups in the
+	// registry (execgroups.go); default 500ms.
+	GroupSync time.Duration
 	// may says what this process's NATS user may read beyond its own work
 	// (grants.go); nil: anything.
 	may mayFunc

@@ -185,7 +185,7 @@ func Run(ctx context.Context, cfg Config, ready chan<- struct{}) error {
 	}
 	may := grantsOf(cfg)
 	emit := &pipeline.Emitter{Transition: transitionHook(m, log, reg), Sensitive: sensitiveOf(reg), Registered: registeredIn(reg), MaxPayload: nc.MaxPayload(), Seals: seals,
-		Waits: approvalWaits(js, cfg.ApprovalTTL), Notify: notifier(nc, may), JSONHops: cfg.JSONHops}
+		Waits: approvalWaits(js, cfg.ApprovalTTL), Notify: notifier(nc, may), JSONHops: cfg.JSONHops, ExecGroup: execGroupIn(reg)}
 	defer watchCluster(m, cfg.Stages, js, may)() // metrics_sources.go
 	m.KnownTools(reg.Names)
 	repairModel, err := repairClient(cfg, log)

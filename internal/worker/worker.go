@@ -49,7 +49,8 @@ type DeadLetter func(m Msg, code string, err error) []Output
 
 // Config configures one stage's worker.
 type Config struct {
-	Stage       string // also the durable consumer name
+	Stage       string // also the durable consumer name, unless Durable is set
+	Durable     string // the durable consumer, when not Stage (an executor group's)
 	Stream      string
 	Concurrency int // handler goroutines; default 1
 	Batch       int // messages buffered from the server; default 100
@@ -90,6 +91,9 @@ func (c *Config) setDefaults() {
 	}
 	if c.Batch <= 0 {
 		c.Batch = 100
+	}
+	if c.Durable == "" {
+		c.Durable = c.Stage
 	}
 	if c.Backoff == nil {
 		c.Backoff = Backoff
@@ -160,9 +164,9 @@ type pending struct {
 // finishes every message already handed out, waits for their publish acks,
 // acks them, and returns.
 func (w *Worker) Run(ctx context.Context) error {
-	cons, err := w.js.Consumer(ctx, w.cfg.Stream, w.cfg.Stage)
+	cons, err := w.js.Consumer(ctx, w.cfg.Stream, w.cfg.Durable)
 	if err != nil {
-		return fmt.Errorf("worker: %s: consumer: %w", w.cfg.Stage, err)
+		return fmt.Errorf("worker: %s: consumer %s: %w", w.cfg.Stage, w.cfg.Durable, err)
 	}
 	cc := cons.CachedInfo().Config
 	w.maxDeliver, w.backOff, w.ackWait = cc.MaxDeliver, cc.BackOff, cc.AckWait

@@ -1,0 +1,118 @@
+package stage
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/toolgate/toolgate/internal/execute"
+	"github.com/toolgate/toolgate/internal/testenv"
+	"github.com/toolgate/toolgate/streams"
+)
+
+// bulkheadTools: erp_invoice runs in group erp with two calls at a time;
+// get_weather in a group of its own (the default).
+const bulkheadTools = `
+tools:
+  - name: erp_invoice
+    input_schema: {type: object, properties: {n: {type: integer}}, required: [n]}
+    executor: {group: erp, concurrency: 2, timeout: 5m}
+    policy: {risk: read}
+  - name: get_weather
+    input_schema: {type: object, properties: {city: {type: string}}, required: [city]}
+    policy: {risk: read}
+`
+
+// A group whose executor never answers holds only its own slots: with more
+// blocked erp calls than the old shared pool had goroutines (16), every
+// weather call still completes, and erp never runs more than its
+// concurrency at once. Without the bulkheads (one execute pool for all
+// tools) the weather calls wait behind the blocked ones and never finish.
+func TestBulkhead_a_blocked_group_does_not_hold_up_another(t *testing.T) {
+	release := make(chan struct{})
+	var inFlight, peak atomic.Int32
+	p := startRig(t, rig{files: map[string][]byte{"tools.yaml": []byte(bulkheadTools)}, serve: []string{"get_weather"}})
+	// erp's executor takes every request at once, each in its own
+	// goroutine, and answers none until released: what it runs at once is
+	// what toolgate sends at once.
+	serveRaw(t, p.nc, "erp_invoice", func() {
+		n := inFlight.Add(1)
+		for {
+			old := peak.Load()
+			if n <= old || peak.CompareAndSwap(old, n) {
+				break
+			}
+		}
+		<-release
+		inFlight.Add(-1)
+	})
+	var once sync.Once
+	t.Cleanup(func() { once.Do(func() { close(release) }) })
+	const blocked = 24
+	for i := range blocked {
+		rid := fmt.Sprintf("resp-erp-%d", i)
+		p.publish(rid, "openai-chat", chat(rid, "erp_invoice", fmt.Sprintf(`{"n":%d}`, i), "tool_calls"))
+	}
+	testenv.Eventually(t, 20*time.Second, 20*time.Millisecond, func() error {
+		if n := peak.Load(); n < 2 {
+			return fmt.Errorf("erp runs %d calls, want its concurrency 2", n)
+		}
+		return nil
+	})
+	for i := range 20 {
+		rid := fmt.Sprintf("resp-weather-%d", i)
+		p.publish(rid, "openai-chat", chat(rid, "get_weather", `{"city":"Oslo"}`, "tool_calls"))
+	}
+	for i := range 20 {
+		rs := p.waitResults(fmt.Sprintf("resp-weather-%d", i), 1)
+		if rs[0]["status"] != "executed" {
+			t.Fatalf("weather call %d: %v, want executed", i, rs[0])
+		}
+	}
+	if n := peak.Load(); n != 2 {
+		t.Fatalf("erp ran %d calls at once, want its concurrency 2", n)
+	}
+	info, err := p.js.Consumer(context.Background(), streams.StreamExecute, streams.ExecuteDurable("erp"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := info.CachedInfo().Config.MaxAckPending; got != 2 {
+		t.Fatalf("erp's durable MaxAckPending %d, want 2", got)
+	}
+	// The blocked calls run once each when their executor answers.
+	once.Do(func() { close(release) })
+	for i := range blocked {
+		rs := p.waitResults(fmt.Sprintf("resp-erp-%d", i), 1)
+		if rs[0]["status"] != "executed" {
+			t.Fatalf("erp call %d: %v, want executed", i, rs[0])
+		}
+	}
+}
+
+// serveRaw answers every request on tool's subject in a goroutine of its
+// own, after run returns: {"ok": true}. It checks no signature.
+func serveRaw(t *testing.T, nc *nats.Conn, tool string, run func()) *nats.Subscription {
+	t.Helper()
+	sub, err := nc.Subscribe(streams.Exec(tool), func(m *nats.Msg) {
+		go func() {
+			if m.Header.Get(execute.HeaderQuery) != "" {
+				_ = m.Respond([]byte(`{"known":false}`))
+				return
+			}
+			run()
+			_ = m.Respond([]byte(`{"ok":true,"result":{"done":true}}`))
+		}()
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := nc.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = sub.Unsubscribe() })
+	return sub
+}
