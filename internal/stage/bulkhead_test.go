@@ -116,3 +116,80 @@ func serveRaw(t *testing.T, nc *nats.Conn, tool string, run func()) *nats.Subscr
 	t.Cleanup(func() { _ = sub.Unsubscribe() })
 	return sub
 }
+
+// A group whose executor is gone opens its circuit: its durable is paused
+// (calls wait in the stream, none pending) with one delivery allowed for
+// the probe. When the executor comes back the probe closes it and every
+// waiting call runs exactly once; another group never noticed.
+func TestBulkhead_a_dead_group_opens_its_circuit_and_every_waiting_call_runs_once(t *testing.T) {
+	p := startRig(t, rig{
+		files: map[string][]byte{"tools.yaml": []byte(bulkheadTools)}, serve: []string{"get_weather"},
+		configure: func(c *Config) { c.Circuit = Circuit{Failures: 3, Window: time.Minute, Cooldown: time.Second} },
+	})
+	const calls = 30
+	for i := range calls {
+		rid := fmt.Sprintf("resp-dead-%d", i)
+		p.publish(rid, "openai-chat", chat(rid, "erp_invoice", fmt.Sprintf(`{"n":%d}`, i), "tool_calls"))
+	}
+	ctx := context.Background()
+	testenv.Eventually(t, 20*time.Second, 20*time.Millisecond, func() error {
+		c, err := p.js.Consumer(ctx, streams.StreamExecute, streams.ExecuteDurable("erp"))
+		if err != nil {
+			return err
+		}
+		info, err := c.Info(ctx)
+		if err != nil {
+			return err
+		}
+		if info.Config.MaxAckPending != 1 || !info.Paused {
+			return fmt.Errorf("erp's durable: MaxAckPending %d, paused %v: want its circuit open", info.Config.MaxAckPending, info.Paused)
+		}
+		return nil
+	})
+	for i := range 5 {
+		rid := fmt.Sprintf("resp-alive-%d", i)
+		p.publish(rid, "openai-chat", chat(rid, "get_weather", `{"city":"Oslo"}`, "tool_calls"))
+		if rs := p.waitResults(rid, 1); rs[0]["status"] != "executed" {
+			t.Fatalf("weather call %d: %v, want executed", i, rs[0])
+		}
+	}
+	var mu sync.Mutex
+	runs := map[string]int{}
+	sub, err := p.nc.Subscribe(streams.Exec("erp_invoice"), func(m *nats.Msg) {
+		if m.Header.Get(execute.HeaderQuery) != "" {
+			_ = m.Respond([]byte(`{"known":false}`))
+			return
+		}
+		mu.Lock()
+		runs[m.Header.Get(streams.HeaderCallID)]++
+		mu.Unlock()
+		_ = m.Respond([]byte(`{"ok":true,"result":{"done":true}}`))
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = sub.Unsubscribe() })
+	for i := range calls {
+		rid := fmt.Sprintf("resp-dead-%d", i)
+		if rs := p.waitResults(rid, 1); rs[0]["status"] != "executed" {
+			t.Fatalf("erp call %d: %v, want executed once its executor came back", i, rs[0])
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(runs) != calls {
+		t.Fatalf("%d calls ran, want %d", len(runs), calls)
+	}
+	for id, n := range runs {
+		if n != 1 {
+			t.Fatalf("call %s ran %d times, want once", id, n)
+		}
+	}
+	c, err := p.js.Consumer(ctx, streams.StreamExecute, streams.ExecuteDurable("erp"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := c.CachedInfo().Config.MaxAckPending; got != 2 {
+		t.Fatalf("erp's durable MaxAckPending %d after the circuit closed, want its concurrency 2", got)
+	}
+}

@@ -28,6 +28,7 @@ type groupSet struct {
 	h        worker.Handler
 	log      zerolog.Logger
 	every    time.Duration
+	circuit  Circuit
 
 	mu      sync.Mutex
 	running map[string]*groupRun
@@ -35,6 +36,7 @@ type groupSet struct {
 
 type groupRun struct {
 	conc   int
+	br     *breaker
 	w      *worker.Worker
 	cancel context.CancelFunc
 	done   chan struct{}
@@ -118,12 +120,20 @@ func (g *groupSet) ensure(ctx context.Context, grp string, conc int) error {
 func (g *groupSet) start(ctx context.Context, grp string, conc int) error {
 	wc := g.base
 	wc.Stream, wc.Durable, wc.Concurrency, wc.Batch = streams.StreamExecute, streams.ExecuteDurable(grp), conc, conc
+	br := newBreaker(g.js, g.settings.Config(streams.ExecuteGroupConsumer(grp, conc)), g.circuit, g.log)
+	observe := wc.Observe
+	wc.Observe = func(stage string, d time.Duration, err error) {
+		br.observe(err)
+		if observe != nil {
+			observe(stage, d, err)
+		}
+	}
 	w, err := worker.New(g.js, wc, g.h)
 	if err != nil {
 		return err
 	}
 	wctx, cancel := context.WithCancel(ctx)
-	r := &groupRun{conc: conc, w: w, cancel: cancel, done: make(chan struct{})}
+	r := &groupRun{conc: conc, br: br, w: w, cancel: cancel, done: make(chan struct{})}
 	g.mu.Lock()
 	if g.running == nil {
 		g.running = map[string]*groupRun{}

@@ -92,6 +92,10 @@ type Config struct {
 	// reads only JSON still run.
 	JSONHops bool
 
+	// Circuit configures the executor groups' circuit breakers (execute;
+	// breaker.go); zero: the defaults.
+	Circuit Circuit
+
 	// HTTPRoutes, when set, mounts more handlers on HTTPAddr beside the
 	// probes and /metrics (toolgate up's console: services/toolgate
 	// up_console.go); see Mount.
@@ -214,7 +218,7 @@ func Run(ctx context.Context, cfg Config, ready chan<- struct{}) error {
 		NC: nc, JS: js, Tools: reg, Store: store, Settings: cfg.Settings, Limits: cfg.Limits, Owner: owner, Log: log, Observe: m.Observe, Gap: m.Gap, Malformed: malformed,
 		ApprovalTTL: cfg.ApprovalTTL, ApprovalSweep: cfg.ApprovalSweep, Repair: repairModel, StreamIdle: cfg.StreamIdle, StreamMaxEvents: cfg.StreamMaxEvents,
 		TolerantProviders: cfg.TolerantProviders, Emit: emit, Identity: verifier, AssertUsers: cfg.AssertUsers,
-		Exec: execCfg, may: may, Trace: tp,
+		Exec: execCfg, may: may, Trace: tp, Circuit: cfg.Circuit,
 	})
 	if err != nil {
 		return err

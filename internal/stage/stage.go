@@ -68,7 +68,7 @@ func New(stages []string, d Deps) (*Set, error) {
 		}
 		s.workers[st] = w
 		if st == streams.Execute && d.Tools != nil { // its executor groups' bulkheads (execgroups.go)
-			gs := &groupSet{js: d.JS, reg: d.Tools, settings: sd.Settings, base: wc, h: h, log: d.Log, every: d.GroupSync}
+			gs := &groupSet{js: d.JS, reg: d.Tools, settings: sd.Settings, base: wc, h: h, log: d.Log, every: d.GroupSync, circuit: d.Circuit}
 			s.background = append(s.background, gs.Run)
 		}
 		for _, c := range row.Extra {
