@@ -178,6 +178,7 @@ func executeGroups() []string {
 		api("CONSUMER.MSG.NEXT", s, "*"),
 		api("CONSUMER.PAUSE", s, "*"),
 		"$JS.ACK." + s + ".*.>",
+		streams.ExecuteSchedules(), // a retry waits as a scheduled message
 	}
 }
 

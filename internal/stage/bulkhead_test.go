@@ -144,6 +144,10 @@ func TestBulkhead_a_dead_group_opens_its_circuit_and_every_waiting_call_runs_onc
 		if info.Config.MaxAckPending != 1 || !info.Paused {
 			return fmt.Errorf("erp's durable: MaxAckPending %d, paused %v: want its circuit open", info.Config.MaxAckPending, info.Paused)
 		}
+		// Retries wait as scheduled messages, not as pending deliveries.
+		if info.NumAckPending != 0 {
+			return fmt.Errorf("erp's durable holds %d pending calls while open, want none", info.NumAckPending)
+		}
 		return nil
 	})
 	for i := range 5 {

@@ -120,6 +120,7 @@ func (g *groupSet) ensure(ctx context.Context, grp string, conc int) error {
 func (g *groupSet) start(ctx context.Context, grp string, conc int) error {
 	wc := g.base
 	wc.Stream, wc.Durable, wc.Concurrency, wc.Batch = streams.StreamExecute, streams.ExecuteDurable(grp), conc, conc
+	wc.Schedule = func(id string) string { return streams.ExecuteSchedule(grp, id) }
 	br := newBreaker(g.js, g.settings.Config(streams.ExecuteGroupConsumer(grp, conc)), g.circuit, g.log)
 	observe := wc.Observe
 	wc.Observe = func(stage string, d time.Duration, err error) {

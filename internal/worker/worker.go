@@ -79,6 +79,12 @@ type Config struct {
 	// at a time in delivery order, inputs of different keys concurrently
 	// (up to Concurrency). Unset: any handler goroutine takes any input.
 	Key func(m Msg) string
+	// Schedule, when set, names the subject of a scheduled retry of the
+	// input with stream sequence id (schedule.go): a transient failure is
+	// retried by a scheduled copy of the input, and the input acked, instead
+	// of a nak. MaxDeliver then counts attempts across the copies. The
+	// stream needs AllowMsgSchedules (nats-server 2.12).
+	Schedule func(id string) string
 	// Redelivered, when set, is given every input delivered before
 	// (NumDelivered > 1); the handler, Retrying and DeadLetter see what it
 	// returns (the waits a call's record kept, carried into its history).
@@ -250,8 +256,15 @@ func (w *Worker) handle(jm jetstream.Msg) pending {
 	}
 	code, permanent, delay := classify(herr)
 	log := w.cfg.Log.With().Str("stage", w.cfg.Stage).Uint64("seq", m.StreamSeq).Uint64("delivered", m.NumDelivered).Str("code", code).Err(herr).Logger()
-	if !permanent && (w.maxDeliver <= 0 || m.NumDelivered < uint64(w.maxDeliver)) {
+	n := m.NumDelivered
+	if w.cfg.Schedule != nil {
+		n = attempt(m)
+	}
+	if !permanent && (w.maxDeliver <= 0 || n < uint64(w.maxDeliver)) {
 		log.Warn().Msg("transient failure, will retry")
+		if w.cfg.Schedule != nil {
+			return w.reschedule(jm, m, herr, n, max(delay, w.nakDelay(n)))
+		}
 		return w.retry(jm, m, herr, max(delay, w.nakDelay(m.NumDelivered)))
 	}
 	if !permanent {
