@@ -236,7 +236,7 @@ func (w *Worker) handle(jm jetstream.Msg) pending {
 		return pending{msg: jm, nak: true, delay: time.Second}
 	}
 	m := Msg{Subject: jm.Subject(), Header: jm.Headers(), Data: jm.Data(), NumDelivered: md.NumDelivered, StreamSeq: md.Sequence.Stream}
-	if m.NumDelivered > 1 && w.cfg.Redelivered != nil {
+	if (m.NumDelivered > 1 || m.Header.Get(HeaderAttempt) != "") && w.cfg.Redelivered != nil { // tried before
 		m = w.redelivered(m)
 	}
 	start := time.Now()
