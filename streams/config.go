@@ -96,13 +96,21 @@ func (s Settings) StreamConfigs() []jetstream.StreamConfig {
 		}
 	}
 	in := base(StreamIn, []string{subjectInAll}, s.InMaxAge)
-	gates := base(StreamGates, []string{subjectGate + ">"}, s.InMaxAge)
+	// One token after toolgate.gate: the executor groups' subjects, deeper,
+	// are StreamExecute's (execgroups.go).
+	gates := base(StreamGates, []string{subjectGate + "*"}, s.InMaxAge)
 	// Work queue: a hop is deleted once its stage acked it, so the stream
 	// holds only work in flight. Each stage's filter is disjoint.
 	gates.Retention = jetstream.WorkQueuePolicy
+	exec := base(StreamExecute, executeStreamSubjects(), s.InMaxAge)
+	exec.Retention = jetstream.WorkQueuePolicy
+	// A retry waits as a scheduled message (nats-server 2.12), not as a
+	// pending delivery; schedules roll up their own subject.
+	exec.AllowMsgSchedules, exec.AllowRollup = true, true
 	return []jetstream.StreamConfig{
 		in,
 		gates,
+		exec,
 		base(StreamResults, []string{subjectResults + ">"}, s.ResultMaxAge),
 		base(StreamDLQ, []string{subjectDLQ + ">"}, s.DLQMaxAge),
 		base(StreamAudit, []string{subjectAudit + ">"}, s.DLQMaxAge),

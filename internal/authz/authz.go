@@ -129,6 +129,12 @@ func StageLanes(stage string, lanes int) (Permissions, error) {
 		if streams.Laned(next) {
 			pub = append(pub, streams.GateLane(next, "*"))
 		}
+		if next == streams.Execute { // an approved call goes to its executor group
+			pub = append(pub, streams.ExecuteGroups())
+		}
+	}
+	if stage == streams.Execute {
+		pub = append(pub, executeGroups()...)
 	}
 	// Batch marks (batch.Marks): any stage may record a failure; a
 	// stage that hands calls to parse records their tool; a dry run, which
@@ -169,6 +175,23 @@ func consume(stream, durable string) []string {
 		api("CONSUMER.INFO", stream, durable),
 		api("CONSUMER.MSG.NEXT", stream, durable),
 		"$JS.ACK." + stream + "." + durable + ".>",
+	}
+}
+
+// executeGroups grants execute its executor groups' durables (issue 38):
+// every consumer of streams.StreamExecute and of no other stream, created
+// only with a filter on the groups' subjects (the create API that names the
+// durable and its filter in the subject, nats-server 2.9), paused and
+// resumed by its circuit breakers.
+func executeGroups() []string {
+	s := streams.StreamExecute
+	return []string{
+		api("CONSUMER.CREATE", s, "*", streams.ExecuteGroups()),
+		api("CONSUMER.INFO", s, "*"),
+		api("CONSUMER.MSG.NEXT", s, "*"),
+		api("CONSUMER.PAUSE", s, "*"),
+		"$JS.ACK." + s + ".*.>",
+		streams.ExecuteSchedules(), // a retry waits as a scheduled message
 	}
 }
 

@@ -87,7 +87,7 @@ func (em *Emitter) Outputs(stage string, e call.Envelope) ([]worker.Output, erro
 		if err != nil {
 			return nil, fmt.Errorf("pipeline: %w", err)
 		}
-		return append(outs, worker.Output{Subject: em.gate(next, e), MsgID: id("next"), Header: hdr(), Data: body}), nil
+		return append(outs, worker.Output{Subject: em.hopSubject(next, e), MsgID: id("next"), Header: hdr(), Data: body}), nil
 	}
 	if !e.Status.Terminal() {
 		return outs, nil // waiting, e.g. for a human decision

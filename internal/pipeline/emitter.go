@@ -51,12 +51,29 @@ type Emitter struct {
 	// subject. nil: to the stage's lane-less subject, which its main
 	// durable reads.
 	Lane func(tenant, priority string) string
+	// ExecGroup names the executor group of a registered tool: a call
+	// approved for it goes to the group's own subject
+	// (streams.ExecuteSubject). nil, or a tool not registered: the legacy
+	// execute subject, whose durable ends a call of a tool no longer
+	// registered.
+	ExecGroup func(tool string) (string, bool)
 }
 
-// gate is the subject of e's hop to stage next: its lane's where next is
-// laned and em knows the lanes.
-func (em *Emitter) gate(next string, e call.Envelope) string {
-	if em == nil || em.Lane == nil || !streams.Laned(next) {
+// hopSubject is where a call goes to enter stage next: an approved call to
+// its executor group's subject, a hop to a laned stage to its lane's.
+func (em *Emitter) hopSubject(next string, e call.Envelope) string {
+	if em == nil {
+		return streams.Gate(next)
+	}
+	if next == streams.Execute {
+		if em.ExecGroup != nil {
+			if g, ok := em.ExecGroup(e.ToolName); ok && streams.ValidGroup(g) {
+				return streams.ExecuteSubject(g, streams.ExecuteLane)
+			}
+		}
+		return streams.Gate(next)
+	}
+	if em.Lane == nil || !streams.Laned(next) {
 		return streams.Gate(next)
 	}
 	return streams.GateLane(next, em.Lane(e.Request.Tenant, e.Request.Priority))

@@ -80,6 +80,11 @@ type Deps struct {
 	// ShadowFlush is how often the counts are written (default
 	// shadow.FlushEvery).
 	ShadowFlush time.Duration
+	// GroupSync is how often execute looks for new executor groups in the
+	// registry (execgroups.go); default 500ms.
+	GroupSync time.Duration
+	// Circuit configures every executor group's circuit breaker (breaker.go).
+	Circuit Circuit
 	// may says what this process's NATS user may read beyond its own work
 	// (grants.go); nil: anything.
 	may mayFunc

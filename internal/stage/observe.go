@@ -67,6 +67,20 @@ func toolName(reg *registry.Registry, name string) string {
 	return redact.ToolName(name, registeredIn(reg))
 }
 
+// execGroupIn names the executor group of a tool registered in reg.
+func execGroupIn(reg *registry.Registry) func(string) (string, bool) {
+	return func(name string) (string, bool) {
+		if reg == nil {
+			return "", false
+		}
+		t, ok := reg.Lookup(name)
+		if !ok {
+			return "", false
+		}
+		return t.Def.Group(), true
+	}
+}
+
 // registeredIn reports whether a tool of that name is registered in reg.
 func registeredIn(reg *registry.Registry) func(string) bool {
 	return func(name string) bool {

@@ -95,6 +95,10 @@ type Config struct {
 	// reads only JSON still run.
 	JSONHops bool
 
+	// Circuit configures the executor groups' circuit breakers (execute;
+	// breaker.go); zero: the defaults.
+	Circuit Circuit
+
 	// HTTPRoutes, when set, mounts more handlers on HTTPAddr beside the
 	// probes and /metrics (toolgate up's console: services/toolgate
 	// up_console.go); see Mount.
@@ -200,7 +204,7 @@ func run(ctx context.Context, cfg Config, binds map[string]Binding, ready chan<-
 	may := grantsOf(cfg)
 	emit := &pipeline.Emitter{Transition: transitionHook(m, log, reg), Sensitive: sensitiveOf(reg), Registered: registeredIn(reg), MaxPayload: nc.MaxPayload(), Seals: seals,
 		Waits: approvalWaits(js, cfg.ApprovalTTL), Notify: notifier(nc, may), JSONHops: cfg.JSONHops,
-		Lane: cfg.Settings.Fair.LaneFunc()}
+		Lane: cfg.Settings.Fair.LaneFunc(), ExecGroup: execGroupIn(reg)}
 	defer watchCluster(m, cfg.Stages, js, may)() // metrics_sources.go
 	m.KnownTools(reg.Names)
 	tp, stopTrace, err := tracing.Setup(ctx, "toolgate-"+strings.Join(cfg.Stages, "-")) // OTEL_* env; off without an endpoint
@@ -216,7 +220,7 @@ func run(ctx context.Context, cfg Config, binds map[string]Binding, ready chan<-
 		NC: nc, JS: js, Tools: reg, Settings: cfg.Settings, Limits: cfg.Limits, Owner: owner, Log: log, Observe: m.Observe, Gap: m.Gap, Malformed: malformed, LimitEvent: m.LimitEvent,
 		ApprovalTTL: cfg.ApprovalTTL, ApprovalSweep: cfg.ApprovalSweep, StreamIdle: cfg.StreamIdle, StreamMaxEvents: cfg.StreamMaxEvents,
 		TolerantProviders: cfg.TolerantProviders, Emit: emit, AssertUsers: cfg.AssertUsers,
-		Exec: cfg.Exec, may: may, Trace: tp, Shadow: cmp, ShadowFlush: cfg.ShadowFlush,
+		Exec: cfg.Exec, may: may, Trace: tp, Shadow: cmp, ShadowFlush: cfg.ShadowFlush, Circuit: cfg.Circuit,
 	}
 	for _, st := range cfg.Stages { // the store, the repair model, the identity issuer: open.go
 		b, ok := binds[st]

@@ -68,11 +68,16 @@ func newSet(stages []string, binds map[string]Binding, d Deps) (*Set, error) {
 			wt := newWaits(st, d)
 			wc.Retrying, wc.Redelivered = tracing.Retrying(wt.retrying), wt.redelivered
 		}
-		w, err := worker.New(d.JS, wc, tracing.Handler(d.Trace, st, built.Handler))
+		h := tracing.Handler(d.Trace, st, built.Handler)
+		w, err := worker.New(d.JS, wc, h)
 		if err != nil {
 			return nil, err
 		}
 		s.workers[st] = w
+		if st == streams.Execute && d.Tools != nil { // its executor groups' bulkheads (execgroups.go)
+			gs := &groupSet{js: d.JS, reg: d.Tools, settings: sd.Settings, base: wc, h: h, log: d.Log, every: d.GroupSync, circuit: d.Circuit}
+			s.background = append(s.background, gs.Run)
+		}
 		for _, c := range row.Extra {
 			h, ok := built.Extra[c.Name]
 			if !ok {

@@ -259,7 +259,7 @@ func TestTrust_edited_sealed_envelope_never_executes(t *testing.T) {
 	rec := recordExec(t, r)
 	// The sealed envelope policy hands to execute, as the admin sees it go by.
 	anc, ajs := r.connectAs(authz.Admin)
-	handed, err := anc.SubscribeSync(streams.Gate(streams.Execute))
+	handed, err := anc.SubscribeSync(streams.ExecuteGroups())
 	if err != nil {
 		t.Fatal(err)
 	}

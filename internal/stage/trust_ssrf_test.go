@@ -69,16 +69,26 @@ tools:
 		}
 		// Delivered once: the execute consumer handed out one message per
 		// call so far, none of them again.
-		c, err := p.js.Consumer(p.ctx, streams.StreamGates, streams.Execute)
+		// Each tool is an executor group of its own: count every group's.
+		var delivered uint64
+		var redelivered int
+		st, err := p.js.Stream(p.ctx, streams.StreamExecute)
 		if err != nil {
 			t.Fatal(err)
 		}
-		info, err := c.Info(p.ctx)
-		if err != nil {
-			t.Fatal(err)
+		for name := range st.ConsumerNames(p.ctx).Name() {
+			c, err := p.js.Consumer(p.ctx, streams.StreamExecute, name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			info, err := c.Info(p.ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			delivered, redelivered = delivered+info.Delivered.Consumer, redelivered+info.NumRedelivered
 		}
-		if info.Delivered.Consumer != uint64(i+1) || info.NumRedelivered != 0 {
-			t.Fatalf("%s: the execute consumer delivered %d times for %d calls (%d redelivered), want each call delivered once", tool, info.Delivered.Consumer, i+1, info.NumRedelivered)
+		if delivered != uint64(i+1) || redelivered != 0 {
+			t.Fatalf("%s: the execute consumers delivered %d times for %d calls (%d redelivered), want each call delivered once", tool, delivered, i+1, redelivered)
 		}
 		if rec := p.status(rid + "-0"); rec.Status == call.Executed || rec.Status == call.ExecutionFailed {
 			t.Fatalf("%s: status %s: a call that never reached its tool is recorded as run", tool, rec.Status)

@@ -86,6 +86,9 @@ func (tc *Compiler) Compile(d Definition, revision uint64) (*Compiled, error) {
 			return nil, fmt.Errorf("executor.timeout: %q is not a positive duration such as 10s", d.Executor.Timeout)
 		}
 	}
+	if err := groupFields(d.Executor); err != nil {
+		return nil, err
+	}
 	if n := d.MaxRepairs(); n < 0 || n > 5 {
 		return nil, fmt.Errorf("repair.max_attempts: %d is outside 0..5 (repair is bounded)", n)
 	}

@@ -47,6 +47,15 @@ type Executor struct {
 	// GET StatusURL?idempotency_key=K with {"known": bool, "ok", "result",
 	// "error"}; the execute gate asks it before recording outcome_unknown.
 	StatusURL string `json:"status_url,omitempty"`
+	// Group is the executor group the tool's calls wait in and run under:
+	// its own durable, concurrency and circuit breaker (issue 38). Tools
+	// that name the same group share them; default: a group of its own
+	// (the tool's name), the strongest isolation.
+	Group string `json:"group,omitempty"`
+	// Concurrency is how many of the group's calls run at once (default
+	// streams.DefaultGroupConcurrency). Tools of one group should agree;
+	// the largest wins.
+	Concurrency int `json:"concurrency,omitempty"`
 	// StatusTool (mcp, optional) is the MCP tool asked whether a call
 	// happened, when the server lists it; default toolgate_status.
 	StatusTool string `json:"status_tool,omitempty"`

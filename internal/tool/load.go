@@ -167,6 +167,9 @@ func entry(raw json.RawMessage) (Definition, error) {
 	if d.Executor.Type == "http" && d.Executor.URL == "" {
 		return d, errors.New("executor.url: required for an http executor")
 	}
+	if err := groupFields(d.Executor); err != nil {
+		return d, err
+	}
 	if d.Executor.StatusURL != "" && d.Executor.Type != "http" {
 		return d, errors.New("executor.status_url: only for an http executor (a NATS executor answers status queries on its own subject)")
 	}

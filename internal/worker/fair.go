@@ -27,7 +27,7 @@ const laneBuffer = 16
 // durables lists every durable the worker reads, in share order.
 func (w *Worker) durables() []string {
 	if len(w.cfg.Shares) == 0 {
-		return []string{w.cfg.Stage}
+		return []string{w.cfg.Durable}
 	}
 	var out []string
 	for _, s := range w.cfg.Shares {

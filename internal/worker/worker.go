@@ -49,7 +49,8 @@ type DeadLetter func(m Msg, code string, err error) []Output
 
 // Config configures one stage's worker.
 type Config struct {
-	Stage       string // also the durable consumer name
+	Stage       string // also the durable consumer name, unless Durable is set
+	Durable     string // the durable consumer, when not Stage (an executor group's)
 	Stream      string
 	Concurrency int // handler goroutines; default 1
 	Batch       int // messages buffered from the server; default 100
@@ -85,6 +86,12 @@ type Config struct {
 	// Quantum is how many inputs a share of weight 1 gets per round when
 	// others have work too; default 8.
 	Quantum int
+	// Schedule, when set, names the subject of a scheduled retry of the
+	// input with stream sequence id (schedule.go): a transient failure is
+	// retried by a scheduled copy of the input, and the input acked, instead
+	// of a nak. MaxDeliver then counts attempts across the copies. The
+	// stream needs AllowMsgSchedules (nats-server 2.12).
+	Schedule func(id string) string
 	// Redelivered, when set, is given every input delivered before
 	// (NumDelivered > 1); the handler, Retrying and DeadLetter see what it
 	// returns (the waits a call's record kept, carried into its history).
@@ -97,6 +104,9 @@ func (c *Config) setDefaults() {
 	}
 	if c.Batch <= 0 {
 		c.Batch = 100
+	}
+	if c.Durable == "" {
+		c.Durable = c.Stage
 	}
 	if c.Backoff == nil {
 		c.Backoff = Backoff
@@ -261,7 +271,7 @@ func (w *Worker) handle(jm jetstream.Msg) pending {
 		return pending{msg: jm, nak: true, delay: time.Second}
 	}
 	m := Msg{Subject: jm.Subject(), Header: jm.Headers(), Data: jm.Data(), NumDelivered: md.NumDelivered, StreamSeq: md.Sequence.Stream}
-	if m.NumDelivered > 1 && w.cfg.Redelivered != nil {
+	if (m.NumDelivered > 1 || m.Header.Get(HeaderAttempt) != "") && w.cfg.Redelivered != nil { // tried before
 		m = w.redelivered(m)
 	}
 	start := time.Now()
@@ -281,8 +291,15 @@ func (w *Worker) handle(jm jetstream.Msg) pending {
 	}
 	code, permanent, delay := classify(herr)
 	log := w.cfg.Log.With().Str("stage", w.cfg.Stage).Uint64("seq", m.StreamSeq).Uint64("delivered", m.NumDelivered).Str("code", code).Err(herr).Logger()
-	if !permanent && (w.maxDeliver <= 0 || m.NumDelivered < uint64(w.maxDeliver)) {
+	n := m.NumDelivered
+	if w.cfg.Schedule != nil {
+		n = attempt(m)
+	}
+	if !permanent && (w.maxDeliver <= 0 || n < uint64(w.maxDeliver)) {
 		log.Warn().Msg("transient failure, will retry")
+		if w.cfg.Schedule != nil {
+			return w.reschedule(jm, m, herr, n, max(delay, w.nakDelay(n)))
+		}
 		return w.retry(jm, m, herr, max(delay, w.nakDelay(m.NumDelivered)))
 	}
 	if !permanent {

@@ -1,0 +1,199 @@
+package stage
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/toolgate/toolgate/internal/execute"
+	"github.com/toolgate/toolgate/internal/testenv"
+	"github.com/toolgate/toolgate/streams"
+)
+
+// bulkheadTools: erp_invoice runs in group erp with two calls at a time;
+// get_weather in a group of its own (the default).
+const bulkheadTools = `
+tools:
+  - name: erp_invoice
+    input_schema: {type: object, properties: {n: {type: integer}}, required: [n]}
+    executor: {group: erp, concurrency: 2, timeout: 5m}
+    policy: {risk: read}
+  - name: get_weather
+    input_schema: {type: object, properties: {city: {type: string}}, required: [city]}
+    policy: {risk: read}
+`
+
+// A group whose executor never answers holds only its own slots: with more
+// blocked erp calls than the old shared pool had goroutines (16), every
+// weather call still completes, and erp never runs more than its
+// concurrency at once. Without the bulkheads (one execute pool for all
+// tools) the weather calls wait behind the blocked ones and never finish.
+func TestBulkhead_a_blocked_group_does_not_hold_up_another(t *testing.T) {
+	release := make(chan struct{})
+	var inFlight, peak atomic.Int32
+	p := startRig(t, rig{files: map[string][]byte{"tools.yaml": []byte(bulkheadTools)}, serve: []string{"get_weather"}})
+	// erp's executor takes every request at once, each in its own
+	// goroutine, and answers none until released: what it runs at once is
+	// what toolgate sends at once.
+	serveRaw(t, p.nc, "erp_invoice", func() {
+		n := inFlight.Add(1)
+		for {
+			old := peak.Load()
+			if n <= old || peak.CompareAndSwap(old, n) {
+				break
+			}
+		}
+		<-release
+		inFlight.Add(-1)
+	})
+	var once sync.Once
+	t.Cleanup(func() { once.Do(func() { close(release) }) })
+	const blocked = 24
+	for i := range blocked {
+		rid := fmt.Sprintf("resp-erp-%d", i)
+		p.publish(rid, "openai-chat", chat(rid, "erp_invoice", fmt.Sprintf(`{"n":%d}`, i), "tool_calls"))
+	}
+	testenv.Eventually(t, 20*time.Second, 20*time.Millisecond, func() error {
+		if n := peak.Load(); n < 2 {
+			return fmt.Errorf("erp runs %d calls, want its concurrency 2", n)
+		}
+		return nil
+	})
+	for i := range 20 {
+		rid := fmt.Sprintf("resp-weather-%d", i)
+		p.publish(rid, "openai-chat", chat(rid, "get_weather", `{"city":"Oslo"}`, "tool_calls"))
+	}
+	for i := range 20 {
+		rs := p.waitResults(fmt.Sprintf("resp-weather-%d", i), 1)
+		if rs[0]["status"] != "executed" {
+			t.Fatalf("weather call %d: %v, want executed", i, rs[0])
+		}
+	}
+	if n := peak.Load(); n != 2 {
+		t.Fatalf("erp ran %d calls at once, want its concurrency 2", n)
+	}
+	info, err := p.js.Consumer(context.Background(), streams.StreamExecute, streams.ExecuteDurable("erp"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := info.CachedInfo().Config.MaxAckPending; got != 2 {
+		t.Fatalf("erp's durable MaxAckPending %d, want 2", got)
+	}
+	// The blocked calls run once each when their executor answers.
+	once.Do(func() { close(release) })
+	for i := range blocked {
+		rs := p.waitResults(fmt.Sprintf("resp-erp-%d", i), 1)
+		if rs[0]["status"] != "executed" {
+			t.Fatalf("erp call %d: %v, want executed", i, rs[0])
+		}
+	}
+}
+
+// serveRaw answers every request on tool's subject in a goroutine of its
+// own, after run returns: {"ok": true}. It checks no signature.
+func serveRaw(t *testing.T, nc *nats.Conn, tool string, run func()) *nats.Subscription {
+	t.Helper()
+	sub, err := nc.Subscribe(streams.Exec(tool), func(m *nats.Msg) {
+		go func() {
+			if m.Header.Get(execute.HeaderQuery) != "" {
+				_ = m.Respond([]byte(`{"known":false}`))
+				return
+			}
+			run()
+			_ = m.Respond([]byte(`{"ok":true,"result":{"done":true}}`))
+		}()
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := nc.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = sub.Unsubscribe() })
+	return sub
+}
+
+// A group whose executor is gone opens its circuit: its durable is paused
+// (calls wait in the stream, none pending) with one delivery allowed for
+// the probe. When the executor comes back the probe closes it and every
+// waiting call runs exactly once; another group never noticed.
+func TestBulkhead_a_dead_group_opens_its_circuit_and_every_waiting_call_runs_once(t *testing.T) {
+	p := startRig(t, rig{
+		files: map[string][]byte{"tools.yaml": []byte(bulkheadTools)}, serve: []string{"get_weather"},
+		configure: func(c *Config) { c.Circuit = Circuit{Failures: 3, Window: time.Minute, Cooldown: time.Second} },
+	})
+	const calls = 30
+	for i := range calls {
+		rid := fmt.Sprintf("resp-dead-%d", i)
+		p.publish(rid, "openai-chat", chat(rid, "erp_invoice", fmt.Sprintf(`{"n":%d}`, i), "tool_calls"))
+	}
+	ctx := context.Background()
+	testenv.Eventually(t, 20*time.Second, 20*time.Millisecond, func() error {
+		c, err := p.js.Consumer(ctx, streams.StreamExecute, streams.ExecuteDurable("erp"))
+		if err != nil {
+			return err
+		}
+		info, err := c.Info(ctx)
+		if err != nil {
+			return err
+		}
+		if info.Config.MaxAckPending != 1 || !info.Paused {
+			return fmt.Errorf("erp's durable: MaxAckPending %d, paused %v: want its circuit open", info.Config.MaxAckPending, info.Paused)
+		}
+		// Retries wait as scheduled messages, not as pending deliveries.
+		if info.NumAckPending != 0 {
+			return fmt.Errorf("erp's durable holds %d pending calls while open, want none", info.NumAckPending)
+		}
+		return nil
+	})
+	for i := range 5 {
+		rid := fmt.Sprintf("resp-alive-%d", i)
+		p.publish(rid, "openai-chat", chat(rid, "get_weather", `{"city":"Oslo"}`, "tool_calls"))
+		if rs := p.waitResults(rid, 1); rs[0]["status"] != "executed" {
+			t.Fatalf("weather call %d: %v, want executed", i, rs[0])
+		}
+	}
+	var mu sync.Mutex
+	runs := map[string]int{}
+	sub, err := p.nc.Subscribe(streams.Exec("erp_invoice"), func(m *nats.Msg) {
+		if m.Header.Get(execute.HeaderQuery) != "" {
+			_ = m.Respond([]byte(`{"known":false}`))
+			return
+		}
+		mu.Lock()
+		runs[m.Header.Get(streams.HeaderCallID)]++
+		mu.Unlock()
+		_ = m.Respond([]byte(`{"ok":true,"result":{"done":true}}`))
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = sub.Unsubscribe() })
+	for i := range calls {
+		rid := fmt.Sprintf("resp-dead-%d", i)
+		if rs := p.waitResults(rid, 1); rs[0]["status"] != "executed" {
+			t.Fatalf("erp call %d: %v, want executed once its executor came back", i, rs[0])
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(runs) != calls {
+		t.Fatalf("%d calls ran, want %d", len(runs), calls)
+	}
+	for id, n := range runs {
+		if n != 1 {
+			t.Fatalf("call %s ran %d times, want once", id, n)
+		}
+	}
+	c, err := p.js.Consumer(ctx, streams.StreamExecute, streams.ExecuteDurable("erp"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := c.CachedInfo().Config.MaxAckPending; got != 2 {
+		t.Fatalf("erp's durable MaxAckPending %d after the circuit closed, want its concurrency 2", got)
+	}
+}

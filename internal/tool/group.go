@@ -1,0 +1,35 @@
+package tool
+
+import (
+	"fmt"
+
+	"github.com/toolgate/toolgate/streams"
+)
+
+// groupFields checks executor.group and executor.concurrency.
+func groupFields(e Executor) error {
+	if e.Group != "" && !streams.ValidGroup(e.Group) {
+		return fmt.Errorf("executor.group: %q must be 1-64 letters, digits, '_' or '-'", e.Group)
+	}
+	if e.Concurrency < 0 || e.Concurrency > streams.MaxGroupConcurrency {
+		return fmt.Errorf("executor.concurrency: %d is outside 1..%d (0: the default, %d)", e.Concurrency, streams.MaxGroupConcurrency, streams.DefaultGroupConcurrency)
+	}
+	return nil
+}
+
+// Group is the executor group d's calls run in: executor.group, or the
+// tool's own name.
+func (d *Definition) Group() string {
+	if d.Executor.Group != "" {
+		return d.Executor.Group
+	}
+	return d.Name
+}
+
+// Concurrency is how many calls of d's group run at once.
+func (d *Definition) Concurrency() int {
+	if d.Executor.Concurrency > 0 {
+		return d.Executor.Concurrency
+	}
+	return streams.DefaultGroupConcurrency
+}
