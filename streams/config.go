@@ -96,9 +96,10 @@ func (s Settings) StreamConfigs() []jetstream.StreamConfig {
 		}
 	}
 	in := base(StreamIn, []string{subjectInAll}, s.InMaxAge)
-	// One token after toolgate.gate: the executor groups' subjects, deeper,
-	// are StreamExecute's (execgroups.go).
-	gates := base(StreamGates, []string{subjectGate + "*"}, s.InMaxAge)
+	// A stage's subject and its fairness lanes' (toolgate.gate.<stage> and
+	// toolgate.gate.<stage>.<lane>, fair.go): the executor groups' subjects,
+	// deeper, are StreamExecute's (execgroups.go).
+	gates := base(StreamGates, []string{subjectGate + "*", subjectGate + "*.*"}, s.InMaxAge)
 	// Work queue: a hop is deleted once its stage acked it, so the stream
 	// holds only work in flight. Each stage's filter is disjoint.
 	gates.Retention = jetstream.WorkQueuePolicy
