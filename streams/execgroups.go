@@ -1,8 +1,9 @@
 package streams
 
 import (
-	"regexp"
 	"time"
+
+	"github.com/toolgate/toolgate/internal/execgroup"
 )
 
 // Execute's input is split by executor group (issue 38, docs/design/layout.md
@@ -34,16 +35,14 @@ const (
 
 // DefaultGroupConcurrency is a group's handler goroutines (and its durable's
 // MaxAckPending) when its definition sets none.
-const DefaultGroupConcurrency = 8
+const DefaultGroupConcurrency = execgroup.DefaultConcurrency
 
 // MaxGroupConcurrency bounds what a definition may ask for.
-const MaxGroupConcurrency = 256
-
-var groupRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+const MaxGroupConcurrency = execgroup.MaxConcurrency
 
 // ValidGroup reports whether g may name an executor group: it is a subject
 // token and part of a durable name.
-func ValidGroup(g string) bool { return groupRE.MatchString(g) }
+func ValidGroup(g string) bool { return execgroup.Valid(g) }
 
 // ExecuteSubject is where a call for group waits, in lane.
 func ExecuteSubject(group, lane string) string { return subjectExecGroups + group + "." + lane }

@@ -53,7 +53,7 @@ type Executor struct {
 	// (the tool's name), the strongest isolation.
 	Group string `json:"group,omitempty"`
 	// Concurrency is how many of the group's calls run at once (default
-	// streams.DefaultGroupConcurrency). Tools of one group should agree;
+	// execgroup.DefaultConcurrency). Tools of one group should agree;
 	// the largest wins.
 	Concurrency int `json:"concurrency,omitempty"`
 	// StatusTool (mcp, optional) is the MCP tool asked whether a call

@@ -3,16 +3,16 @@ package tool
 import (
 	"fmt"
 
-	"github.com/toolgate/toolgate/streams"
+	"github.com/toolgate/toolgate/internal/execgroup"
 )
 
 // groupFields checks executor.group and executor.concurrency.
 func groupFields(e Executor) error {
-	if e.Group != "" && !streams.ValidGroup(e.Group) {
+	if e.Group != "" && !execgroup.Valid(e.Group) {
 		return fmt.Errorf("executor.group: %q must be 1-64 letters, digits, '_' or '-'", e.Group)
 	}
-	if e.Concurrency < 0 || e.Concurrency > streams.MaxGroupConcurrency {
-		return fmt.Errorf("executor.concurrency: %d is outside 1..%d (0: the default, %d)", e.Concurrency, streams.MaxGroupConcurrency, streams.DefaultGroupConcurrency)
+	if e.Concurrency < 0 || e.Concurrency > execgroup.MaxConcurrency {
+		return fmt.Errorf("executor.concurrency: %d is outside 1..%d (0: the default, %d)", e.Concurrency, execgroup.MaxConcurrency, execgroup.DefaultConcurrency)
 	}
 	return nil
 }
@@ -31,5 +31,5 @@ func (d *Definition) Concurrency() int {
 	if d.Executor.Concurrency > 0 {
 		return d.Executor.Concurrency
 	}
-	return streams.DefaultGroupConcurrency
+	return execgroup.DefaultConcurrency
 }

@@ -1,0 +1,20 @@
+// Package execgroup says what may name an executor group and how many calls
+// of a group may run at once: the tool definitions (internal/tool) check
+// them, and the execute stage's subjects and durables (streams) are built
+// from them. It is pure, so the definitions link no NATS.
+package execgroup
+
+import "regexp"
+
+// DefaultConcurrency is a group's handler goroutines (and its durable's
+// MaxAckPending) when its definition sets none.
+const DefaultConcurrency = 8
+
+// MaxConcurrency bounds what a definition may ask for.
+const MaxConcurrency = 256
+
+var groupRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+
+// Valid reports whether g may name an executor group: it is a subject
+// token and part of a durable name.
+func Valid(g string) bool { return groupRE.MatchString(g) }
