@@ -21,7 +21,7 @@ func TestRunHostile_hostile_inputs_crash_nothing_and_every_outcome_is_recorded(t
 	dir := t.TempDir()
 	var log strings.Builder
 	rep, err := RunHostile(context.Background(), HostileConfig{
-		Duration: 3 * time.Second, Rate: 20, Settle: time.Minute, Dir: dir, Log: &log,
+		Duration: 3 * time.Second, Rate: 20, Settle: time.Minute, After: 3 * time.Second, Dir: dir, Log: &log,
 		Inputs: []string{"kv-approval", "tool-name-70k", "http-6mb", "provider-error-8mb", "provider-header-40k",
 			"utf8-invalid", "utf8-surrogate", "utf8-surrogate-string", "key-case"},
 	})
