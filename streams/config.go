@@ -98,7 +98,7 @@ func (s Settings) StreamConfigs() []jetstream.StreamConfig {
 	in := base(StreamIn, []string{subjectInAll}, s.InMaxAge)
 	// One token after toolgate.gate: the executor groups' subjects, deeper,
 	// are StreamExecute's (execgroups.go).
-	gates := base(StreamGates, []string{subjectGate + "*"}, s.InMaxAge)
+	gates := base(StreamGates, gateStreamSubjects(), s.InMaxAge)
 	// Work queue: a hop is deleted once its stage acked it, so the stream
 	// holds only work in flight. Each stage's filter is disjoint.
 	gates.Retention = jetstream.WorkQueuePolicy
@@ -200,4 +200,18 @@ func (s Settings) responseIDTTL() time.Duration {
 		return 7 * 24 * time.Hour
 	}
 	return s.ResponseIDTTL
+}
+
+// gateStreamSubjects are TOOLGATE_GATES's subjects: one token after
+// toolgate.gate (each stage's main input), and one more under each laned
+// stage (its fairness lanes, toolgate.gate.<stage>.<lane>). Not
+// toolgate.gate.>: the executor groups' subjects are StreamExecute's.
+func gateStreamSubjects() []string {
+	out := []string{subjectGate + "*"}
+	for _, st := range Table() {
+		if st.Laned {
+			out = append(out, Gate(st.Name)+".*")
+		}
+	}
+	return out
 }
