@@ -29,6 +29,8 @@ type MemFigures struct {
 	Idle     int64 // go_memstats_heap_idle_bytes: free spans, released or not
 	Released int64 // go_memstats_heap_released_bytes: idle spans given back to the OS
 	Sys      int64 // go_memstats_sys_bytes: all the runtime got from the OS
+	NextGC   int64 // go_memstats_next_gc_bytes: the heap size of the next collection
+	GCs      int64 // go_gc_duration_seconds_count: collections so far
 	Scraped  bool  // the metrics answered
 }
 
@@ -60,6 +62,10 @@ func memFigures(rss int64, metrics string) MemFigures {
 			m.Released = int64(f)
 		case "go_memstats_sys_bytes":
 			m.Sys = int64(f)
+		case "go_memstats_next_gc_bytes":
+			m.NextGC = int64(f)
+		case "go_gc_duration_seconds_count":
+			m.GCs = int64(f)
 		}
 	}
 	return m
@@ -90,13 +96,13 @@ func (r HostileReport) printMem(w io.Writer) {
 	base := r.Mem[PhaseBaseline].RSS
 	fmt.Fprintf(w, "RSS return      baseline %s, attack peak %s, %v after %s (lowest %s); bound %s\n",
 		mib(base), mib(r.PeakRSS[PhaseAttack]), r.Config.After, mib(r.Mem[PhaseAfter].RSS), mib(r.AfterLow), mib(rssReturnBound(base)))
-	fmt.Fprintln(w, "  memory at     RSS       heap in use  idle held  idle released  other (RSS − heap)  runtime sys")
+	fmt.Fprintln(w, "  memory at     RSS       heap in use  idle held  idle released  other (RSS − heap)  runtime sys  next GC at  GCs")
 	for _, ph := range []string{PhaseBaseline, PhaseAttack, PhaseAfter} {
 		m := r.Mem[ph]
 		if !m.Scraped {
 			fmt.Fprintf(w, "  %-12s %-9s (no /metrics)\n", ph+" end", mib(m.RSS))
 			continue
 		}
-		fmt.Fprintf(w, "  %-12s %-9s %-12s %-10s %-14s %-19s %s\n", ph+" end", mib(m.RSS), mib(m.InUse), mib(m.Held()), mib(m.Released), mib(m.Other()), mib(m.Sys))
+		fmt.Fprintf(w, "  %-12s %-9s %-12s %-10s %-14s %-19s %-12s %-11s %d\n", ph+" end", mib(m.RSS), mib(m.InUse), mib(m.Held()), mib(m.Released), mib(m.Other()), mib(m.Sys), mib(m.NextGC), m.GCs)
 	}
 }

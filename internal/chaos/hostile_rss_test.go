@@ -57,9 +57,9 @@ func TestHostileReport_fails_when_RSS_does_not_come_back(t *testing.T) {
 func TestMemFigures_reads_the_Go_heap_from_metrics(t *testing.T) {
 	text := "# HELP go_memstats_heap_inuse_bytes x\ngo_memstats_heap_inuse_bytes 1.048576e+08\n" +
 		"go_memstats_heap_idle_bytes 7.34003200e+08\ngo_memstats_heap_released_bytes 1.048576e+07\n" +
-		"go_memstats_sys_bytes 9.4371840e+08\n"
+		"go_memstats_sys_bytes 9.4371840e+08\ngo_memstats_next_gc_bytes 2.097152e+08\ngo_gc_duration_seconds_count 42\n"
 	m := memFigures(900<<20, text)
-	if !m.Scraped || m.InUse != 100<<20 || m.Held() != 690<<20 || m.Released != 10<<20 || m.Other() != 110<<20 || m.Sys != 900<<20 {
+	if !m.Scraped || m.InUse != 100<<20 || m.Held() != 690<<20 || m.Released != 10<<20 || m.Other() != 110<<20 || m.Sys != 900<<20 || m.NextGC != 200<<20 || m.GCs != 42 {
 		t.Errorf("%+v held %d other %d", m, m.Held(), m.Other())
 	}
 	if memFigures(1, "").Scraped {
