@@ -67,7 +67,8 @@ clean:
 
 # toolgate up under a memory cap (RLIMIT_AS, default 4 GiB): valid calls
 # before and during a bounded mix of issue 13's hostile inputs; fails on a
-# crash, a lost valid call or a hostile input without a recorded outcome.
+# crash, a lost valid call, a hostile input without a recorded outcome, or
+# RSS a minute after the attack above max(2 × baseline, baseline + 64 MiB).
 # HOSTILE_ARGS="--duration 20s --rate 50 --mem-cap 2GiB --keep".
 .PHONY: hostile
 hostile:

@@ -23,6 +23,9 @@ type HostileConfig struct {
 	Rate     float64       // valid calls per second (default 50)
 	MemCap   int64         // the child's RLIMIT_AS in bytes (default 4 GiB)
 	Settle   time.Duration // bound on the wait for every outcome after the attack (default 3m)
+	// After is how long valid load goes on once every hostile input has
+	// its outcome, RSS being read at its end (default 1m; negative: none).
+	After time.Duration
 	// Inputs names the hostile inputs to publish (HostileInputs); nil: all.
 	Inputs []string
 	// BigEvents and BigEventSize: the streams of one huge event each
@@ -46,6 +49,9 @@ func (c *HostileConfig) setDefaults() {
 	if c.Settle == 0 {
 		c.Settle = 3 * time.Minute
 	}
+	if c.After == 0 {
+		c.After = time.Minute
+	}
 	if c.BigEvents == 0 {
 		c.BigEvents = 10
 	}
@@ -61,6 +67,7 @@ func (c *HostileConfig) setDefaults() {
 const (
 	PhaseBaseline = "baseline"
 	PhaseAttack   = "attack"
+	PhaseAfter    = "after"
 )
 
 // RunHostile runs the soak in cfg.Dir and reports what it saw. An error
@@ -120,6 +127,7 @@ func RunHostile(ctx context.Context, cfg HostileConfig) (HostileReport, error) {
 	if err := load.wait(ctx, PhaseBaseline, time.Minute); err != nil {
 		logf("baseline: %v", err)
 	}
+	mem := map[string]string{PhaseBaseline: ch.scrapeMetrics()}
 
 	ch.setPhase(PhaseAttack)
 	logf("attack: the same valid load while %d hostile inputs are published", len(inputs))
@@ -147,6 +155,20 @@ func RunHostile(ctx context.Context, cfg HostileConfig) (HostileReport, error) {
 		return nil
 	})
 	rep.Settle = time.Since(settleStart)
+	mem[PhaseAttack] = ch.scrapeMetrics()
+
+	if cfg.After > 0 {
+		// Valid load, not idleness: a deployment goes on serving, and an
+		// idle Go program may run no garbage collection for two minutes,
+		// so idleness would measure the GC's timer, not what is held.
+		ch.setPhase(PhaseAfter)
+		logf("after: %.0f valid calls/s for %v, RSS read at its end", cfg.Rate, cfg.After)
+		load.run(ctx, js, PhaseAfter, prefix+"-r", cfg.After, cfg.Rate)
+		mem[PhaseAfter] = ch.scrapeMetrics()
+		if err := load.wait(ctx, PhaseAfter, time.Minute); err != nil {
+			logf("after: %v", err)
+		}
+	}
 	if err := rs.readNew(ctx, js); err != nil {
 		logf("read results: %v", err)
 	}
@@ -156,6 +178,11 @@ func RunHostile(ctx context.Context, cfg HostileConfig) (HostileReport, error) {
 	}
 	rep.Metrics = ch.scrapeMetrics()
 	rep.Crashes, rep.PeakRSS, rep.PeakHWM = ch.figures()
+	low, last := ch.rssByPhase()
+	rep.AfterLow, rep.Mem = low[PhaseAfter], map[string]MemFigures{}
+	for ph, text := range mem {
+		rep.Mem[ph] = memFigures(last[ph], text)
+	}
 	rep.CPU = ch.cpuByPhase()
 	rep.Valid = load.judge(rs)
 	rep.Inputs = atk.judge(ctx, js, rs, letters, load, tools, rep.Metrics)

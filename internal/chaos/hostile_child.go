@@ -62,6 +62,8 @@ type child struct {
 	after   string
 	crashes []Crash
 	peak    map[string]int64         // phase -> max VmRSS (bytes)
+	low     map[string]int64         // phase -> min VmRSS (bytes)
+	last    map[string]int64         // phase -> the latest VmRSS (bytes)
 	hwm     int64                    // max VmHWM (bytes)
 	cpu     map[string]time.Duration // phase -> CPU time (user+system)
 	lastPID int
@@ -110,7 +112,7 @@ func startChild(cfg HostileConfig, begin time.Time) (*child, error) {
 	c := &child{
 		p:       &proc{stage: "toolgate up", bin: wrapper, http: httpAddr, log: filepath.Join(cfg.Dir, "toolgate-up.log")},
 		natsURL: fmt.Sprintf("nats://127.0.0.1:%d", natsPort), capDesc: desc, begin: begin,
-		peak: map[string]int64{}, cpu: map[string]time.Duration{}, quit: make(chan struct{}), watched: make(chan struct{}),
+		peak: map[string]int64{}, low: map[string]int64{}, last: map[string]int64{}, cpu: map[string]time.Duration{}, quit: make(chan struct{}), watched: make(chan struct{}),
 	}
 	if err := c.p.start(); err != nil {
 		return nil, err
@@ -212,6 +214,10 @@ func (c *child) sample(pid int) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.peak[c.phase] = max(c.peak[c.phase], rss)
+	if lo, ok := c.low[c.phase]; !ok || rss < lo {
+		c.low[c.phase] = rss
+	}
+	c.last[c.phase] = rss
 	c.hwm = max(c.hwm, hwm)
 	if ok {
 		if pid != c.lastPID {
@@ -254,6 +260,20 @@ func (c *child) figures() ([]Crash, map[string]int64, int64) {
 		peak[k] = v
 	}
 	return append([]Crash(nil), c.crashes...), peak, c.hwm
+}
+
+// rssByPhase is, per phase, the lowest and the latest VmRSS sampled.
+func (c *child) rssByPhase() (low, last map[string]int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	low, last = make(map[string]int64, len(c.low)), make(map[string]int64, len(c.last))
+	for k, v := range c.low {
+		low[k] = v
+	}
+	for k, v := range c.last {
+		last[k] = v
+	}
+	return low, last
 }
 
 // cpuByPhase is the child's CPU time so far per phase.

@@ -13,14 +13,18 @@ type HostileReport struct {
 	Config  HostileConfig
 	Cap     string
 	Crashes []Crash
-	PeakRSS map[string]int64         // phase -> max VmRSS of the child
-	PeakHWM int64                    // max VmHWM over every incarnation
-	CPU     map[string]time.Duration // phase -> the child's CPU time (the attack phase includes the settle)
-	Valid   map[string]ValidFigures
-	Inputs  []InputOutcome
-	Metrics string // the child's /metrics at the end
-	Settle  time.Duration
-	Total   time.Duration
+	PeakRSS map[string]int64 // phase -> max VmRSS of the child
+	PeakHWM int64            // max VmHWM over every incarnation
+	// Mem is the child's memory at the end of each phase (the attack's
+	// after the settle); AfterLow the lowest RSS of the after phase.
+	Mem      map[string]MemFigures
+	AfterLow int64
+	CPU      map[string]time.Duration // phase -> the child's CPU time (the attack phase includes the settle)
+	Valid    map[string]ValidFigures
+	Inputs   []InputOutcome
+	Metrics  string // the child's /metrics at the end
+	Settle   time.Duration
+	Total    time.Duration
 }
 
 func (r HostileReport) lostValid() int {
@@ -39,11 +43,14 @@ func (r HostileReport) Violations() []string {
 	if len(r.Crashes) > 0 {
 		v = append(v, fmt.Sprintf("%d crashes of toolgate up", len(r.Crashes)))
 	}
-	for _, ph := range []string{PhaseBaseline, PhaseAttack} {
+	for _, ph := range []string{PhaseBaseline, PhaseAttack, PhaseAfter} {
 		f := r.Valid[ph]
 		if f.Lost+f.Refused+f.Duplicates+f.Wrong > 0 {
 			v = append(v, fmt.Sprintf("%s: valid calls lost %d, never accepted %d, with more than one result %d, not executed %d", ph, f.Lost, f.Refused, f.Duplicates, f.Wrong))
 		}
+	}
+	if s := r.rssViolation(); s != "" {
+		v = append(v, s)
 	}
 	for _, in := range r.Inputs {
 		if !in.Recorded {
@@ -69,10 +76,14 @@ func (r HostileReport) Print(w io.Writer) {
 		fmt.Fprintf(w, "  at %6.1fs pid %d (%s, after %s): %s; %s\n", k.At.Seconds(), k.PID, k.Phase, orNone(k.After), k.State, orNone(k.Cause))
 	}
 	fmt.Fprintf(w, "peak RSS        baseline %s, attack %s (VmHWM %s)\n", mib(r.PeakRSS[PhaseBaseline]), mib(r.PeakRSS[PhaseAttack]), mib(r.PeakHWM))
+	r.printMem(w)
 	fmt.Fprintf(w, "CPU             baseline %.1f s, attack and settle %.1f s (toolgate up, user+system)\n", r.CPU[PhaseBaseline].Seconds(), r.CPU[PhaseAttack].Seconds())
 	fmt.Fprintf(w, "valid calls     %-9s %7s %8s %7s %4s %7s %5s %5s %9s %9s\n", "phase", "offered", "accepted", "results", "lost", "refused", "dupes", "wrong", "p50", "p99")
-	for _, ph := range []string{PhaseBaseline, PhaseAttack} {
-		f := r.Valid[ph]
+	for _, ph := range []string{PhaseBaseline, PhaseAttack, PhaseAfter} {
+		f, ok := r.Valid[ph]
+		if !ok {
+			continue
+		}
 		fmt.Fprintf(w, "                %-9s %7d %8d %7d %4d %7d %5d %5d %9s %9s\n", ph, f.Offered, f.Accepted, f.Results, f.Lost, f.Refused, f.Duplicates, f.Wrong, ms(f.P50), ms(f.P99))
 	}
 	fmt.Fprintln(w, "hostile inputs  (published at; what; → recorded outcome; dead letters)")
@@ -100,7 +111,11 @@ func (r HostileReport) Print(w io.Writer) {
 		fmt.Fprintln(w, "VIOLATION       "+v)
 	}
 	if r.OK() {
-		fmt.Fprintln(w, "verdict         PASS: no crash, every valid call executed once, every hostile input ended in a recorded outcome")
+		back := ""
+		if c.After > 0 {
+			back = fmt.Sprintf(", RSS %v after under %s", c.After, mib(rssReturnBound(r.Mem[PhaseBaseline].RSS)))
+		}
+		fmt.Fprintln(w, "verdict         PASS: no crash, every valid call executed once, every hostile input ended in a recorded outcome"+back)
 	} else {
 		fmt.Fprintln(w, "verdict         FAIL")
 	}

@@ -31,7 +31,7 @@ func chaosCmd(args []string) error {
 	execDown := fs.Duration("executor-down", 30*time.Second, "--topology cluster: stop the tool's executor this long under load (keep it under execute's ~92 s retry budget, or calls are dead-lettered and counted); 0: never")
 	soak := fs.Duration("soak", 0, "run load at --rate for this long with no faults and report every stage process's RSS slope (MiB/min), failing on one that keeps growing; --n is ignored")
 	rssEvery := fs.Duration("rss-every", 5*time.Second, "how often every process's RSS is sampled")
-	rssAfter := fs.Duration("rss-after", time.Minute, "when after the load the last RSS sample is taken (the run waits for it)")
+	rssAfter := fs.Duration("rss-after", time.Minute, "when after the load the last RSS sample is taken (the run waits for it); --hostile: how long valid load goes on after the attack settled, RSS at its end judged against its baseline (0: no after phase)")
 	keep := fs.Bool("keep", false, "keep the work directory (stores and each stage's log)")
 	hostile := fs.Bool("hostile", false, "the hostile soak instead: toolgate up under a memory cap, valid calls at --rate for --duration, then again while issue 13's hostile inputs are published")
 	duration := fs.Duration("duration", 10*time.Second, "--hostile: valid load per phase (baseline, attack)")
@@ -53,6 +53,12 @@ func chaosCmd(args []string) error {
 		}
 		if set["settle"] {
 			cfg.Settle = *settle
+		}
+		if set["rss-after"] {
+			cfg.After = *rssAfter
+			if cfg.After <= 0 {
+				cfg.After = -1 // HostileConfig: 0 is the default minute
+			}
 		}
 		return hostileCmd(cfg, *memCap, *inputs, *keep)
 	}

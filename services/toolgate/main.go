@@ -50,7 +50,7 @@ func commands() []command {
 		{"chaos", []string{
 			"chaos [--n 5000] [--rate 100] [--kill-every 2s] [--topology single|cluster] [--bin DIR] [--nats-server PATH] [--executor-down 30s] [--rss-every 5s] [--rss-after 1m] [--keep]",
 			"chaos --soak 10m [--rate 50] [--topology single|cluster] [--bin DIR] [--rss-every 5s] [--rss-after 1m]",
-			"chaos --hostile [--duration 10s] [--rate 50] [--mem-cap 4GiB] [--inputs a,b] [--keep]",
+			"chaos --hostile [--duration 10s] [--rate 50] [--mem-cap 4GiB] [--inputs a,b] [--rss-after 1m] [--keep]",
 		}, chaosCmd},
 		{"bench", []string{"bench [--n 20000] [--size 1024] [--half 10s] [--rate 0] [--scenarios all|none|LIST] [--json FILE] [--tools FILE] [--redis URL] [--cpuprofile FILE] [--hop-encoding binary|json]"}, benchCmd},
 		{"version", []string{"version   (also --version: the module version and VCS revision)"}, versionCmd},

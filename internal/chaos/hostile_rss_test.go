@@ -1,0 +1,68 @@
+package chaos
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestRSSReturnBound_is_twice_the_baseline_or_64_MiB_above_it(t *testing.T) {
+	for _, c := range []struct{ base, want int64 }{
+		{32 << 20, 96 << 20},   // small: the additive floor
+		{64 << 20, 128 << 20},  // both the same
+		{200 << 20, 400 << 20}, // large: the doubling
+	} {
+		if got := rssReturnBound(c.base); got != c.want {
+			t.Errorf("bound of %s: %s, want %s", mib(c.base), mib(got), mib(c.want))
+		}
+	}
+}
+
+func memReport(after time.Duration, base, peak, end int64) HostileReport {
+	return HostileReport{
+		Config:  HostileConfig{After: after},
+		PeakRSS: map[string]int64{PhaseBaseline: base, PhaseAttack: peak},
+		Mem: map[string]MemFigures{
+			PhaseBaseline: {RSS: base}, PhaseAttack: {RSS: peak}, PhaseAfter: {RSS: end},
+		},
+	}
+}
+
+// The figures (64 MiB baseline, 967 peak, 892 after) fail; a
+// return to 100 MiB passes; a run with no after phase is not judged on it.
+func TestHostileReport_fails_when_RSS_does_not_come_back(t *testing.T) {
+	bad := memReport(time.Minute, 64<<20, 967<<20, 892<<20)
+	if bad.OK() || !strings.Contains(strings.Join(bad.Violations(), "\n"), "892 MiB, above 128 MiB") {
+		t.Errorf("892 MiB after a 64 MiB baseline: violations %q", bad.Violations())
+	}
+	var out strings.Builder
+	bad.Print(&out)
+	if !strings.Contains(out.String(), "baseline 64 MiB, attack peak 967 MiB, 1m0s after 892 MiB") || !strings.Contains(out.String(), "FAIL") {
+		t.Errorf("report:\n%s", out.String())
+	}
+	if good := memReport(time.Minute, 64<<20, 967<<20, 100<<20); !good.OK() {
+		t.Errorf("100 MiB after a 64 MiB baseline: violations %q", good.Violations())
+	}
+	if edge := memReport(time.Minute, 64<<20, 967<<20, 128<<20); !edge.OK() {
+		t.Errorf("128 MiB, the bound itself: violations %q", edge.Violations())
+	}
+	if unsampled := memReport(time.Minute, 64<<20, 967<<20, 0); unsampled.OK() {
+		t.Error("no RSS read after the attack passed")
+	}
+	if none := memReport(-1, 64<<20, 967<<20, 0); !none.OK() {
+		t.Errorf("no after phase: violations %q", none.Violations())
+	}
+}
+
+func TestMemFigures_reads_the_Go_heap_from_metrics(t *testing.T) {
+	text := "# HELP go_memstats_heap_inuse_bytes x\ngo_memstats_heap_inuse_bytes 1.048576e+08\n" +
+		"go_memstats_heap_idle_bytes 7.34003200e+08\ngo_memstats_heap_released_bytes 1.048576e+07\n" +
+		"go_memstats_sys_bytes 9.4371840e+08\ngo_memstats_next_gc_bytes 2.097152e+08\ngo_gc_duration_seconds_count 42\n"
+	m := memFigures(900<<20, text)
+	if !m.Scraped || m.InUse != 100<<20 || m.Held() != 690<<20 || m.Released != 10<<20 || m.Other() != 110<<20 || m.Sys != 900<<20 || m.NextGC != 200<<20 || m.GCs != 42 {
+		t.Errorf("%+v held %d other %d", m, m.Held(), m.Other())
+	}
+	if memFigures(1, "").Scraped {
+		t.Error("no metrics read as scraped")
+	}
+}
