@@ -149,6 +149,7 @@ func (s Settings) Config(c Consumer) jetstream.ConsumerConfig {
 		BackOff:       c.BackOff,
 		MaxAckPending: c.MaxAckPending,
 		DeliverPolicy: jetstream.DeliverAllPolicy,
+		Metadata:      c.Metadata,
 	}
 	if cfg.AckWait == 0 {
 		cfg.AckWait = s.AckWait

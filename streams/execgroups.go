@@ -1,6 +1,7 @@
 package streams
 
 import (
+	"strconv"
 	"time"
 
 	"github.com/toolgate/toolgate/internal/execgroup"
@@ -65,12 +66,20 @@ func ExecuteSchedules() string { return subjectExecSched + ">" }
 // ExecuteDurable is the durable name of group's consumer.
 func ExecuteDurable(group string) string { return Execute + "_g_" + group }
 
+// GroupConcurrencyKey is the metadata key of a group durable's configured
+// concurrency: its MaxAckPending is 1 while its circuit is open or
+// half-open, and readers (metrics, toolgate status) tell those states from
+// a group of one by it.
+const GroupConcurrencyKey = "toolgate_concurrency"
+
 // ExecuteGroupConsumer is group's durable as data: concurrency is its
 // MaxAckPending, so the calls it holds at once are the calls it runs.
 func ExecuteGroupConsumer(group string, concurrency int) Consumer {
+	concurrency = max(concurrency, 1)
 	return Consumer{
 		Name: ExecuteDurable(group), Stream: StreamExecute, Subject: ExecuteGroupFilter(group),
-		Description: "toolgate execute gate: executor group " + group, MaxAckPending: max(concurrency, 1),
+		Description: "toolgate execute gate: executor group " + group, MaxAckPending: concurrency,
+		Metadata: map[string]string{GroupConcurrencyKey: strconv.Itoa(concurrency)},
 	}
 }
 

@@ -28,6 +28,8 @@ type Consumer struct {
 	BackOff []time.Duration
 	// MaxAckPending: 0 is 2000.
 	MaxAckPending int
+	// Metadata is stored with the consumer (nats-server 2.10); nil: none.
+	Metadata map[string]string
 }
 
 // Bucket is a key-value bucket a stage uses besides the ones every stage

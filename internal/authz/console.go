@@ -44,6 +44,9 @@ func consoleRole() *Permissions {
 	for _, st := range streams.Table() {
 		pub = append(pub, api("CONSUMER.INFO", st.Stream, st.Consumer.Name))
 	}
+	// And the executor groups' durables, listed (issue 38: the overview's
+	// banner when a group's circuit is open); listing is read only.
+	pub = append(pub, api("STREAM.INFO", streams.StreamExecute), api("CONSUMER.LIST", streams.StreamExecute))
 	// A decision resumes the call at the policy gate; a replay republishes
 	// a call at the stage that failed it (every gate a replay may enter:
 	// the execute gate checks the call's seals itself) and input that never

@@ -13,6 +13,7 @@ import (
 
 	"github.com/toolgate/toolgate/internal/approval"
 	"github.com/toolgate/toolgate/internal/call"
+	"github.com/toolgate/toolgate/internal/metrics"
 	"github.com/toolgate/toolgate/streams"
 )
 
@@ -47,6 +48,8 @@ type overview struct {
 	OldestApproval time.Time
 	OutcomeUnknown uint64
 	TimesFrom      string // where P50/P99 come from
+	Groups         []metrics.ExecutorGroup
+	OpenGroups     []metrics.ExecutorGroup // circuit open: the banner
 	Errors         []string
 }
 
@@ -107,6 +110,16 @@ func (c *overviewCache) compute(ctx context.Context, now time.Time) *overview {
 			row.P50, row.P99, row.Timed = t[0], t[1], true
 		}
 		ov.Stages = append(ov.Stages, row)
+	}
+	if gs, err := metrics.JetStreamExecutorGroups(c.s.cfg.JS)(ctx); err != nil {
+		ov.Errors = append(ov.Errors, "executor groups: "+shortErr(err))
+	} else {
+		ov.Groups = gs
+		for _, g := range gs {
+			if g.Circuit == metrics.CircuitOpen {
+				ov.OpenGroups = append(ov.OpenGroups, g)
+			}
+		}
 	}
 	if err := c.s.deadLetterCounts(ctx, ov); err != nil {
 		ov.Errors = append(ov.Errors, "dead letters: "+shortErr(err))

@@ -40,8 +40,13 @@ func metricFamilies() ([]metricFamily, error) {
 		return map[string]uint64{streams.DLQ(st[0], "max_deliver"): 1}, nil
 	})
 	defer stopD()
+	stopG := m.WatchExecutorGroups(func(context.Context) ([]metrics.ExecutorGroup, error) {
+		return []metrics.ExecutorGroup{{Group: "g", InFlight: 1, Queue: 1, Circuit: metrics.CircuitOpen}}, nil
+	})
+	defer stopG()
 	m.KnownTools(func() []string { return []string{"t"} })
 	m.LimitEvent("l", "charged", 0.5)
+	m.CircuitTransition("g", metrics.CircuitOpen)
 	for _, s := range st {
 		m.Observe(s, time.Millisecond, nil)
 		m.Gap(s, 2*time.Millisecond)

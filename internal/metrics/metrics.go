@@ -35,6 +35,7 @@ type Metrics struct {
 	standStills      *standStills           // standstill.go
 	dwell            *dwell                 // dwell.go
 	limits           limits                 // limits.go
+	circuits         *prometheus.CounterVec // execgroups.go
 }
 
 // labels of every tool-call counter. outcome is the status the transition
@@ -71,6 +72,7 @@ func New() *Metrics {
 	m.standStills = newStandStills(m.reg)
 	m.dwell = newDwell(m.reg)
 	m.limits = newLimits(m.reg)
+	m.circuits = newCircuitTransitions(m.reg)
 	m.zero() // zero.go
 	return m
 }

@@ -3,6 +3,7 @@ package stage
 import (
 	"context"
 	"fmt"
+	"net/http/httptest"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/toolgate/toolgate/internal/execute"
+	"github.com/toolgate/toolgate/internal/metrics"
 	"github.com/toolgate/toolgate/internal/testenv"
 	"github.com/toolgate/toolgate/streams"
 )
@@ -122,9 +124,13 @@ func serveRaw(t *testing.T, nc *nats.Conn, tool string, run func()) *nats.Subscr
 // the probe. When the executor comes back the probe closes it and every
 // waiting call runs exactly once; another group never noticed.
 func TestBulkhead_a_dead_group_opens_its_circuit_and_every_waiting_call_runs_once(t *testing.T) {
+	m := metrics.New()
 	p := startRig(t, rig{
 		files: map[string][]byte{"tools.yaml": []byte(bulkheadTools)}, serve: []string{"get_weather"},
-		configure: func(c *Config) { c.Circuit = Circuit{Failures: 3, Window: time.Minute, Cooldown: time.Second} },
+		configure: func(c *Config) {
+			c.Circuit = Circuit{Failures: 3, Window: time.Minute, Cooldown: time.Second}
+			c.Metrics = m
+		},
 	})
 	const calls = 30
 	for i := range calls {
@@ -150,6 +156,19 @@ func TestBulkhead_a_dead_group_opens_its_circuit_and_every_waiting_call_runs_onc
 		}
 		return nil
 	})
+	// Seen (metrics): the open circuit and the breaker's transition to it.
+	// The durable may reach its half-open moment (the 1 s cool-down ended)
+	// before the scrape: open or half-open, never closed.
+	open := scrapeMetrics(t, m)
+	if err := has(t, open, `toolgate_executor_circuit_state{group="erp"}`, func(v float64) bool { return v >= 1 }); err != nil {
+		t.Errorf("while erp is open: %v", err)
+	}
+	if err := has(t, open, `toolgate_executor_circuit_transitions_total{group="erp",state="open"}`, func(v float64) bool { return v >= 1 }); err != nil {
+		t.Errorf("while erp is open: %v", err)
+	}
+	if err := has(t, open, `toolgate_executor_circuit_state{group="get_weather"}`, func(v float64) bool { return v == 0 }); err != nil {
+		t.Errorf("another group: %v", err)
+	}
 	for i := range 5 {
 		rid := fmt.Sprintf("resp-alive-%d", i)
 		p.publish(rid, "openai-chat", chat(rid, "get_weather", `{"city":"Oslo"}`, "tool_calls"))
@@ -196,4 +215,22 @@ func TestBulkhead_a_dead_group_opens_its_circuit_and_every_waiting_call_runs_onc
 	if got := c.CachedInfo().Config.MaxAckPending; got != 2 {
 		t.Fatalf("erp's durable MaxAckPending %d after the circuit closed, want its concurrency 2", got)
 	}
+	closed := scrapeMetrics(t, m)
+	for series, ok := range map[string]func(float64) bool{
+		`toolgate_executor_circuit_state{group="erp"}`:                            func(v float64) bool { return v == 0 },
+		`toolgate_executor_circuit_transitions_total{group="erp",state="closed"}`: func(v float64) bool { return v >= 1 },
+		`toolgate_executor_group_queue{group="erp"}`:                              func(v float64) bool { return v == 0 },
+	} {
+		if err := has(t, closed, series, ok); err != nil {
+			t.Errorf("after erp closed: %v", err)
+		}
+	}
+}
+
+// scrapeMetrics is what m serves on /metrics.
+func scrapeMetrics(t *testing.T, m *metrics.Metrics) string {
+	t.Helper()
+	rec := httptest.NewRecorder()
+	m.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	return rec.Body.String()
 }

@@ -63,6 +63,9 @@ type Deps struct {
 	// LimitEvent is told of each limit a call was charged, rejected or held
 	// by (metrics.LimitEvent); nil: not counted.
 	LimitEvent func(limit, event string, fill float64)
+	// CircuitTransition is told of each circuit state an executor group's
+	// breaker enters (metrics.CircuitTransition); nil: not counted.
+	CircuitTransition func(group, state string)
 	// Identity verifies producers' tokens (accumulate; flags_identity.go);
 	// nil: dev mode, identity headers on trust.
 	Identity *identity.Verifier

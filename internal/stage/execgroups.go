@@ -29,6 +29,9 @@ type groupSet struct {
 	log      zerolog.Logger
 	every    time.Duration
 	circuit  Circuit
+	// transition is told of each state a group's breaker enters
+	// (metrics); nil: nothing.
+	transition func(group, state string)
 
 	mu      sync.Mutex
 	running map[string]*groupRun
@@ -122,6 +125,9 @@ func (g *groupSet) start(ctx context.Context, grp string, conc int) error {
 	wc.Stream, wc.Durable, wc.Concurrency, wc.Batch = streams.StreamExecute, streams.ExecuteDurable(grp), conc, conc
 	wc.Schedule = func(id string) string { return streams.ExecuteSchedule(grp, id) }
 	br := newBreaker(g.js, g.settings.Config(streams.ExecuteGroupConsumer(grp, conc)), g.circuit, g.log)
+	if g.transition != nil {
+		br.onState = func(state string) { g.transition(grp, state) }
+	}
 	observe := wc.Observe
 	wc.Observe = func(stage string, d time.Duration, err error) {
 		br.observe(err)

@@ -18,8 +18,8 @@ const maxApprovalsScan = 10000
 
 // watchCluster reports, on m's scrapes, what the operator alerts on beyond
 // this process's own counters: each stage's consumer and the age of its
-// oldest unacknowledged message, the dead letters stored, and the pending
-// approvals. What this process's NATS user may not read is left out.
+// oldest unacknowledged message, each executor group's durable (in flight,
+// queue, circuit), the dead letters stored, and the pending approvals. What this process's NATS user may not read is left out.
 func watchCluster(m *metrics.Metrics, stages []string, js jetstream.JetStream, may mayFunc) (stop func()) {
 	var first metrics.FirstPending
 	all := true
@@ -31,6 +31,9 @@ func watchCluster(m *metrics.Metrics, stages []string, js jetstream.JetStream, m
 		first = metrics.JetStreamFirstPending(js, streams.StreamOf)
 	}
 	stops := []func(){m.WatchConsumersOldest(stages, metrics.JetStreamInfo(js, streams.StreamOf), first)}
+	if may(api("STREAM.INFO", streams.StreamExecute), api("CONSUMER.LIST", streams.StreamExecute)) {
+		stops = append(stops, m.WatchExecutorGroups(metrics.JetStreamExecutorGroups(js)))
+	}
 	if may(api("STREAM.INFO", streams.StreamDLQ)) {
 		stops = append(stops, m.WatchDeadLetters(dlqCounts(js)))
 	}

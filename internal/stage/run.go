@@ -217,7 +217,7 @@ func run(ctx context.Context, cfg Config, binds map[string]Binding, ready chan<-
 		return err
 	}
 	d := Deps{
-		NC: nc, JS: js, Tools: reg, Settings: cfg.Settings, Limits: cfg.Limits, Owner: owner, Log: log, Observe: m.Observe, Gap: m.Gap, Malformed: malformed, LimitEvent: m.LimitEvent,
+		NC: nc, JS: js, Tools: reg, Settings: cfg.Settings, Limits: cfg.Limits, Owner: owner, Log: log, Observe: m.Observe, Gap: m.Gap, Malformed: malformed, LimitEvent: m.LimitEvent, CircuitTransition: m.CircuitTransition,
 		ApprovalTTL: cfg.ApprovalTTL, ApprovalSweep: cfg.ApprovalSweep, StreamIdle: cfg.StreamIdle, StreamMaxEvents: cfg.StreamMaxEvents,
 		TolerantProviders: cfg.TolerantProviders, Emit: emit, AssertUsers: cfg.AssertUsers,
 		Exec: cfg.Exec, may: may, Trace: tp, Shadow: cmp, ShadowFlush: cfg.ShadowFlush, Circuit: cfg.Circuit,

@@ -75,7 +75,7 @@ func newSet(stages []string, binds map[string]Binding, d Deps) (*Set, error) {
 		}
 		s.workers[st] = w
 		if st == streams.Execute && d.Tools != nil { // its executor groups' bulkheads (execgroups.go)
-			gs := &groupSet{js: d.JS, reg: d.Tools, settings: sd.Settings, base: wc, h: h, log: d.Log, every: d.GroupSync, circuit: d.Circuit}
+			gs := &groupSet{js: d.JS, reg: d.Tools, settings: sd.Settings, base: wc, h: h, log: d.Log, every: d.GroupSync, circuit: d.Circuit, transition: d.CircuitTransition}
 			s.background = append(s.background, gs.Run)
 		}
 		for _, c := range row.Extra {

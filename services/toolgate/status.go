@@ -24,22 +24,40 @@ type responseStory struct {
 	seq        uint64               // the last result read, for a follower
 }
 
-// status prints a call's whole story (status CALL-ID), or a response's
-// calls and stream (status RESPONSE-ID).
+// status prints a call's whole story (status CALL-ID), a response's
+// calls and stream (status RESPONSE-ID), or without an operand the
+// overview: each executor group's concurrency in use, queue and circuit.
 func status(args []string) error { return runStatus(os.Stdout, args) }
 
 // runStatus is status writing to w.
 func runStatus(w io.Writer, args []string) error {
 	fs := withUsage(flag.NewFlagSet("status", flag.ContinueOnError), "status", "")
 	url := natsFlag(fs)
-	asJSON := fs.Bool("json", false, "print one JSON object: {status, waiting, result} for a call; {response_id, calls, result, stream} for a response")
+	asJSON := fs.Bool("json", false, "print one JSON object: {status, waiting, result} for a call; {response_id, calls, result, stream} for a response; {executor_groups} without an operand")
 	idle := idleFlag(fs)
 	ops, err := parseFlags(fs, args)
 	if err != nil {
 		return err
 	}
-	if len(ops) != 1 {
-		return usageError("status: want one call id (rid-0; results carry it as call_id) or response id")
+	if len(ops) > 1 {
+		return usageError("status: want one call id (rid-0; results carry it as call_id) or response id, or none for the overview")
+	}
+	if len(ops) == 0 { // the overview: status_groups.go
+		nc, js, err := connect(*url)
+		if err != nil {
+			return err
+		}
+		defer nc.Close()
+		ctx, cancel := timeout()
+		defer cancel()
+		ov, err := readOverview(ctx, js)
+		if err != nil {
+			return err
+		}
+		if *asJSON {
+			return writeJSON(w, ov)
+		}
+		return printOverview(w, ov, time.Now())
 	}
 	id := ops[0]
 	if !call.ValidResponseID(id) {

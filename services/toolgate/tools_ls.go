@@ -12,11 +12,13 @@ import (
 
 	"github.com/toolgate/toolgate/internal/redact"
 	"github.com/toolgate/toolgate/internal/registry"
+	"github.com/toolgate/toolgate/internal/tool"
 	"github.com/toolgate/toolgate/streams"
 )
 
 // toolsLs lists the registered tools with what decides their calls: risk,
-// approval, executor, revision.
+// approval, executor, revision, and the executor group their calls wait
+// in with its concurrency and the executor's timeout (issue 38).
 func toolsLs(args []string, tio toolsIO) error {
 	fs, url := toolsFlags("ls", tio)
 	ops, err := parseFlags(fs, args)
@@ -41,17 +43,25 @@ func toolsLs(args []string, tio toolsIO) error {
 	}
 	sort.Strings(keys)
 	tw := tabwriter.NewWriter(tio.out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "NAME\tREVISION\tRISK\tAPPROVAL\tEXECUTOR\tDESCRIPTION")
+	fmt.Fprintln(tw, "NAME\tREVISION\tRISK\tAPPROVAL\tEXECUTOR\tGROUP\tCONCURRENCY\tTIMEOUT\tDESCRIPTION")
 	for _, k := range keys {
 		d, rev, err := registry.Get(ctx, kv, k)
 		if err != nil {
-			fmt.Fprintf(tw, "%s\t-\t-\t-\t-\tunreadable, not served: %s\n", redact.Clip(k), err)
+			fmt.Fprintf(tw, "%s\t-\t-\t-\t-\t-\t-\t-\tunreadable, not served: %s\n", redact.Clip(k), err)
 			continue
 		}
 		risk, approval := d.PolicyColumns()
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\n", d.Name, rev, risk, approval, d.Where(), oneLine(d.Description, 50))
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%d\t%s\t%s\n", d.Name, rev, risk, approval, d.Where(), d.Group(), d.Concurrency(), timeoutOf(d), oneLine(d.Description, 50))
 	}
 	return tw.Flush()
+}
+
+// timeoutOf is the executor timeout d's calls get: its own, or the default.
+func timeoutOf(d tool.Definition) string {
+	if d.Executor.Timeout != "" {
+		return printable(d.Executor.Timeout)
+	}
+	return tool.DefaultTimeout.String()
 }
 
 // oneLine is s on one line of at most n characters, control characters
