@@ -10,6 +10,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/toolgate/toolgate/internal/call"
 	"github.com/toolgate/toolgate/internal/metrics"
 	"github.com/toolgate/toolgate/streams"
 )
@@ -47,6 +48,7 @@ func metricFamilies() ([]metricFamily, error) {
 	m.KnownTools(func() []string { return []string{"t"} })
 	m.LimitEvent("l", "charged", 0.5)
 	m.CircuitTransition("g", metrics.CircuitOpen)
+	m.Transition(streams.Execute, call.Envelope{Status: call.Executed, CreatedAt: time.Unix(1, 0)}) // the dwell histogram
 	for _, s := range st {
 		m.Observe(s, time.Millisecond, nil)
 		m.Gap(s, 2*time.Millisecond)
