@@ -109,6 +109,11 @@ func JetStreamInfo(js jetstream.JetStream, stream func(stage string) string) Con
 			ci.NumAckPending += li.NumAckPending
 			ci.NumRedelivered += li.NumRedelivered
 		}
+		if stage == streams.Execute { // calls waiting for their executor group, and scheduled retries
+			if si, err := executeStream(ctx, js); err == nil {
+				ci.NumPending += si.State.Msgs
+			}
+		}
 		return ci, nil
 	}
 }
@@ -121,6 +126,9 @@ func JetStreamFirstPending(js jetstream.JetStream, stream func(stage string) str
 	return func(ctx context.Context, stage string, ci *jetstream.ConsumerInfo) (time.Time, error) {
 		if ci.NumPending == 0 && ci.NumAckPending == 0 {
 			return time.Time{}, nil
+		}
+		if stage == streams.Execute {
+			return executeOldest(ctx, js, ci)
 		}
 		filter := ci.Config.FilterSubject
 		if filter == "" && len(ci.Config.FilterSubjects) == 1 {
@@ -143,4 +151,39 @@ func JetStreamFirstPending(js jetstream.JetStream, stream func(stage string) str
 		}
 		return msg.Time, nil
 	}
+}
+
+// executeStream is the info of the executor groups' stream (a work queue:
+// what it holds is calls waiting for their group, and scheduled retries).
+func executeStream(ctx context.Context, js jetstream.JetStream) (*jetstream.StreamInfo, error) {
+	st, err := js.Stream(ctx, streams.StreamExecute)
+	if err != nil {
+		return nil, err
+	}
+	return st.Info(ctx)
+}
+
+// executeOldest is when the oldest call waiting at execute was stored: the
+// first message of the groups' stream, or of the legacy durable's subject
+// in the gates stream, whichever is older.
+func executeOldest(ctx context.Context, js jetstream.JetStream, ci *jetstream.ConsumerInfo) (time.Time, error) {
+	var oldest time.Time
+	older := func(t time.Time) {
+		if !t.IsZero() && (oldest.IsZero() || t.Before(oldest)) {
+			oldest = t
+		}
+	}
+	if si, err := executeStream(ctx, js); err == nil && si.State.Msgs > 0 {
+		if st, err := js.Stream(ctx, streams.StreamExecute); err == nil {
+			if msg, err := st.GetMsg(ctx, si.State.FirstSeq); err == nil {
+				older(msg.Time)
+			}
+		}
+	}
+	if st, err := js.Stream(ctx, streams.StreamGates); err == nil {
+		if msg, err := st.GetMsg(ctx, ci.AckFloor.Stream+1, jetstream.WithGetMsgSubject(streams.Gate(streams.Execute))); err == nil {
+			older(msg.Time)
+		}
+	}
+	return oldest, nil
 }

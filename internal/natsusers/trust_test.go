@@ -165,10 +165,11 @@ func TestTrust_producer_reads_only_its_tenant(t *testing.T) {
 			}
 		})
 	}
-	// Its publishes are acknowledged under its own inbox prefix.
+	// Its publishes, on its own tenant's subject, are acknowledged under its
+	// own inbox prefix.
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	if _, err := pjs.Publish(ctx, streams.SubjectInResponse, []byte(`{}`), jetstream.WithMsgID("acme-1")); err != nil {
+	if _, err := pjs.Publish(ctx, wire.InTenantResponse("acme"), []byte(`{}`), jetstream.WithMsgID("acme-1")); err != nil {
 		t.Fatalf("producer-acme publishing a response: %v", err)
 	}
 	for _, subj := range []string{wire.TenantResults("globex"), wire.TenantProgress("globex"), wire.TenantResults(""), streams.ResultsAll(), streams.ProgressAll(), "toolgate.results.*.r-1", "_INBOX.>", authz.InboxPrefix(authz.ProducerUser("globex")) + ".>", streams.Exec(">"), "$SRV.>"} {
