@@ -49,8 +49,17 @@ type Fair struct {
 }
 
 // LaneCount is L.
+//
+// Lanes 0 is automatic: DefaultLanes where a tenant list is configured,
+// and none where it is not — every stage then reads one FIFO durable as
+// before fair shares, at today's cost (a deployment of one tenant has no
+// neighbour to be fair to; lanes cost CPU per call and idle pull
+// consumers). --lanes N turns them on without a list (tenants by hash).
 func (f Fair) LaneCount() int {
 	if f.Lanes <= 0 {
+		if len(f.Tenants) == 0 {
+			return 0
+		}
 		return DefaultLanes
 	}
 	return min(f.Lanes, MaxLanes)
@@ -80,7 +89,11 @@ func LaneOf(tenant, priority string, f Fair) string {
 
 // LaneFunc is LaneOf for f with the tenant list looked up in a map, for the
 // publishers (a hop of every call computes it).
+// nil when f has no lanes: every hop goes to its stage's lane-less subject.
 func (f Fair) LaneFunc() func(tenant, priority string) string {
+	if f.LaneCount() == 0 {
+		return nil
+	}
 	pos := make(map[string]int, len(f.Tenants))
 	for i, t := range f.Tenants {
 		if _, dup := pos[t]; !dup {
@@ -99,7 +112,7 @@ func (f Fair) LaneFunc() func(tenant, priority string) string {
 // token is the lane token of tenant at position idx of the list (-1: not
 // listed).
 func (f Fair) token(idx int, tenant, priority string) string {
-	l := f.LaneCount()
+	l := max(f.LaneCount(), 1)
 	if idx < 0 {
 		idx = int(fnv32a(tenant) % uint32(l))
 	} else {
@@ -261,6 +274,9 @@ func Durables(stage string, lanes int) []string {
 	st := row(stage)
 	if st == nil {
 		return out
+	}
+	if lanes <= 0 { // automatic: count the default lanes, which may exist
+		lanes = DefaultLanes
 	}
 	for _, c := range (Settings{Fair: Fair{Lanes: lanes}}).LaneConsumers(*st) {
 		out = append(out, c.Name)

@@ -18,8 +18,12 @@ func TestLaneOf_listed_tenants_get_distinct_lanes_others_a_hash(t *testing.T) {
 			t.Errorf("LaneFunc(%q, %q) = %s, want %s", c.tenant, c.prio, got, c.want)
 		}
 	}
+	// Automatic lanes without a tenant list: none, every hop lane-less.
+	if (Fair{}).LaneCount() != 0 || (Fair{}).LaneFunc() != nil || (Fair{Tenants: []string{"a"}}).LaneCount() != DefaultLanes {
+		t.Errorf("automatic lanes: %d without a list, %d with one", (Fair{}).LaneCount(), (Fair{Tenants: []string{"a"}}).LaneCount())
+	}
 	// Unlisted: fnv32a mod L, stable, and in range.
-	g := Fair{}
+	g := Fair{Lanes: DefaultLanes}
 	if got, want := LaneOf("acme", "", g), LaneToken(int(fnv32a("acme")%DefaultLanes), false); got != want {
 		t.Errorf("unlisted acme = %s, want %s", got, want)
 	}

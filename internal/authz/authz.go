@@ -112,6 +112,9 @@ func StageLanes(stage string, lanes int) (Permissions, error) {
 	if !ok {
 		return Permissions{}, fmt.Errorf("authz: unknown stage %q", stage)
 	}
+	if lanes <= 0 { // automatic: grant the default lanes, which the stages use once a tenant list is set
+		lanes = streams.DefaultLanes
+	}
 	fair := streams.Settings{Fair: streams.Fair{Lanes: lanes}}
 	pub := consume(st.Stream, stage)
 	for _, c := range fair.LaneConsumers(st) {

@@ -16,7 +16,7 @@ import (
 // reads them once fs is parsed. Every process of a deployment must be given
 // the same lanes.
 func FairFlags(fs *flag.FlagSet, getenv func(string) string) func() (streams.Fair, error) {
-	lanes := fs.String("lanes", EnvOr(getenv, "TOOLGATE_LANES", strconv.Itoa(streams.DefaultLanes)), "fairness lanes per laned stage, each an interactive and a batch durable; a listed tenant's lane is its place in TOOLGATE_TENANTS mod lanes, any other's a hash; every process and `toolgate authz render` must agree (TOOLGATE_LANES)")
+	lanes := fs.String("lanes", EnvOr(getenv, "TOOLGATE_LANES", "0"), "fairness lanes per laned stage, each an interactive and a batch durable; 0: automatic (8 with a tenant list, TOOLGATE_TENANTS; none without one); a listed tenant's lane is its place in TOOLGATE_TENANTS mod lanes, any other's a hash; every process and `toolgate authz render` must agree (TOOLGATE_LANES)")
 	weights := fs.String("tenant-weights", EnvOr(getenv, "TOOLGATE_TENANT_WEIGHTS", ""), "tenants' shares of each laned stage, tenant=weight,... (default 1 each; TOOLGATE_TENANT_WEIGHTS)")
 	prio := fs.String("tenant-priority", EnvOr(getenv, "TOOLGATE_TENANT_PRIORITY", ""), "tenants' default priority when a response sends no Toolgate-Priority, tenant=interactive|batch,... (default interactive; TOOLGATE_TENANT_PRIORITY)")
 	return func() (streams.Fair, error) {
@@ -28,8 +28,8 @@ func FairFlags(fs *flag.FlagSet, getenv func(string) string) func() (streams.Fai
 func ParseFair(lanes, tenants, weights, priority string) (streams.Fair, error) {
 	var f streams.Fair
 	n, err := strconv.Atoi(strings.TrimSpace(lanes))
-	if err != nil || n < 1 || n > streams.MaxLanes {
-		return f, fmt.Errorf("--lanes %q: want a number of lanes from 1 to %d, such as %d", lanes, streams.MaxLanes, streams.DefaultLanes)
+	if err != nil || n < 0 || n > streams.MaxLanes {
+		return f, fmt.Errorf("--lanes %q: want a number of lanes from 0 (automatic) to %d, such as %d", lanes, streams.MaxLanes, streams.DefaultLanes)
 	}
 	f.Lanes, f.Tenants = n, SplitList(tenants)
 	pairs, err := parsePairs("--tenant-weights", weights)
