@@ -275,9 +275,6 @@ func Durables(stage string, lanes int) []string {
 	if st == nil {
 		return out
 	}
-	if lanes <= 0 { // automatic: count the default lanes, which may exist
-		lanes = DefaultLanes
-	}
 	for _, c := range (Settings{Fair: Fair{Lanes: lanes}}).LaneConsumers(*st) {
 		out = append(out, c.Name)
 	}

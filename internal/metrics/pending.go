@@ -99,7 +99,7 @@ func JetStreamInfo(js jetstream.JetStream, stream func(stage string) string) Con
 		if err != nil {
 			return nil, err
 		}
-		for _, d := range streams.Durables(stage, 0)[1:] {
+		for _, d := range streams.Durables(stage, streams.DefaultLanes)[1:] { // lanes are automatic: those missing are skipped
 			lc, err := js.Consumer(ctx, stream(stage), d)
 			if err != nil {
 				continue // not applied: nothing waits there
