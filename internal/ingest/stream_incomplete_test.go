@@ -200,9 +200,11 @@ func TestStream_replica_killed_holding_the_terminal_event_loses_and_duplicates_n
 		}
 		return nil
 	})
-	if got := r.parsedFor(rid); len(got) != 0 {
-		t.Fatalf("%d calls reached parse before the takeover; A died without publishing", len(got))
-	}
+	// Under load A may finish the response before it dies, from an
+	// earlier event's read-back of what the stream stores (the terminal
+	// event is stored before any replica handles it); then no takeover is
+	// needed, and the promise below (each call reaches parse once) holds.
+	early := len(r.parsedFor(rid))
 	_, jsB := testenv.Connect(t, r.srv)
 	b := gate(jsB, 500*time.Millisecond)
 	var bTerminal atomic.Int32
@@ -224,7 +226,7 @@ func TestStream_replica_killed_holding_the_terminal_event_loses_and_duplicates_n
 	if handled.Load() == 0 {
 		t.Error("replica A handled no event before it died")
 	}
-	if bTerminal.Load() == 0 {
+	if early == 0 && bTerminal.Load() == 0 {
 		t.Error("replica B never handled the terminal event A died holding: no takeover")
 	}
 }
