@@ -2,11 +2,13 @@ package console
 
 import (
 	"context"
+	"errors"
 	"io"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/toolgate/toolgate/internal/testenv"
 	"github.com/toolgate/toolgate/streams"
 )
 
@@ -43,7 +45,17 @@ func TestOverview_a_banner_when_an_executor_groups_circuit_is_open(t *testing.T)
 		t.Fatal(err)
 	}
 
-	code, body := r.get(Prefix)
+	// The consumer's state reaches its info a moment after the calls
+	// (make test, under load, once read it before the three were counted).
+	var code int
+	var body string
+	_ = testenv.Poll(5*time.Second, 50*time.Millisecond, func() error {
+		code, body = r.get(Prefix)
+		if code == 200 && strings.Contains(body, "its 3 waiting calls are held") {
+			return nil
+		}
+		return errors.New("no banner yet")
+	})
 	if code != 200 {
 		t.Fatalf("overview: %d", code)
 	}
