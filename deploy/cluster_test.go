@@ -8,8 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats-server/v2/server"
-	natsserver "github.com/nats-io/nats-server/v2/test"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
@@ -17,43 +15,12 @@ import (
 	"github.com/toolgate/toolgate/streams"
 )
 
-// runCluster starts three JetStream servers joined by routes, as the NATS
-// StatefulSet of deploy/ runs them, and waits for a meta leader.
-func runCluster(t *testing.T) []*server.Server {
-	t.Helper()
-	var routes []string
-	ports := make([]int, 3)
-	for i := range ports {
-		ports[i] = testenv.FreePort(t)
-		routes = append(routes, fmt.Sprintf("nats://127.0.0.1:%d", ports[i]))
-	}
-	servers := make([]*server.Server, 3)
-	for i := range servers {
-		opts := natsserver.DefaultTestOptions
-		opts.ServerName = fmt.Sprintf("nats-%d", i)
-		opts.Port, opts.JetStream, opts.StoreDir, opts.MaxPayload = -1, true, t.TempDir(), 16<<20
-		opts.Cluster.Name, opts.Cluster.Host, opts.Cluster.Port = "toolgate", "127.0.0.1", ports[i]
-		opts.Routes = server.RoutesFromStr(strings.Join(routes, ","))
-		servers[i] = natsserver.RunServer(&opts)
-		t.Cleanup(servers[i].Shutdown)
-	}
-	testenv.Eventually(t, 20*time.Second, 50*time.Millisecond, func() error {
-		for _, s := range servers {
-			if s.JetStreamIsLeader() {
-				return nil
-			}
-		}
-		return fmt.Errorf("no JetStream meta leader")
-	})
-	return servers
-}
-
 // TestCluster_stream_leader_lost_under_load_every_accepted_call_has_one_outcome
 // runs the pipeline on a three-node cluster with R3 streams and buckets,
 // shuts the leader of the gates stream down mid-load, and checks that every
 // call JetStream accepted ends in exactly one outcome.
 func TestCluster_stream_leader_lost_under_load_every_accepted_call_has_one_outcome(t *testing.T) {
-	servers := runCluster(t)
+	servers := testenv.RunJetStreamCluster(t)
 	var urls []string
 	for _, s := range servers {
 		urls = append(urls, s.ClientURL())

@@ -3,6 +3,7 @@ package deploy
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -22,6 +23,7 @@ import (
 	"github.com/toolgate/toolgate/internal/stage"
 	"github.com/toolgate/toolgate/internal/testenv"
 	"github.com/toolgate/toolgate/internal/tool"
+	"github.com/toolgate/toolgate/pkg/wire"
 	"github.com/toolgate/toolgate/pkg/toolserver"
 	"github.com/toolgate/toolgate/streams"
 )
@@ -130,23 +132,31 @@ func (r *rig) resultCounts() (map[string]uint64, error) {
 // run more than once.
 func (r *rig) exactlyOnce(rids []string, within time.Duration) {
 	r.t.Helper()
-	var counts map[string]uint64
-	testenv.Eventually(r.t, within, 100*time.Millisecond, func() error {
+	var (
+		counts  map[string]uint64
+		missing []string
+	)
+	deadline := time.Now().Add(within)
+	for {
 		var err error
-		if counts, err = r.resultCounts(); err != nil {
-			return err
-		}
-		missing := 0
-		for _, rid := range rids {
-			if counts[rid] == 0 {
-				missing++
+		if counts, err = r.resultCounts(); err == nil {
+			missing = missing[:0]
+			for _, rid := range rids {
+				if counts[rid] == 0 {
+					missing = append(missing, rid)
+				}
 			}
+			if len(missing) == 0 {
+				break
+			}
+			err = fmt.Errorf("%d of %d calls have no outcome yet", len(missing), len(rids))
 		}
-		if missing > 0 {
-			return fmt.Errorf("%d of %d calls have no outcome yet", missing, len(rids))
+		if time.Now().After(deadline) {
+			r.explain(missing)
+			r.t.Fatalf("condition not met after %v: %v", within, err)
 		}
-		return nil
-	})
+		time.Sleep(100 * time.Millisecond)
+	}
 	r.settled(within) // nothing is left that could still land a late duplicate
 	counts, err := r.resultCounts()
 	if err != nil {
@@ -162,6 +172,46 @@ func (r *rig) exactlyOnce(rids []string, within time.Duration) {
 	for id, n := range r.runs {
 		if n > 1 {
 			r.t.Errorf("call %s ran %d times", id, n)
+		}
+	}
+}
+
+// explain logs what is known of each call that has no outcome: its
+// status record, its executor runs, and every consumer's counts, so a
+// failure names where the call stopped.
+func (r *rig) explain(missing []string) {
+	r.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	kv, kvErr := r.js.KeyValue(ctx, streams.BucketCalls)
+	for i, rid := range missing {
+		if i == 10 {
+			r.t.Logf("... and %d more", len(missing)-i)
+			break
+		}
+		id := wire.CallID("", rid, 0)
+		r.mu.Lock()
+		runs := r.runs[id]
+		r.mu.Unlock()
+		rec := "no status record"
+		if kvErr != nil {
+			rec = kvErr.Error()
+		} else if e, err := kv.Get(ctx, id); err == nil {
+			rec = fmt.Sprintf("status record rev %d: %s", e.Revision(), e.Value())
+		} else if !errors.Is(err, jetstream.ErrKeyNotFound) {
+			rec = err.Error()
+		}
+		r.t.Logf("%s: %d executor runs; %s", id, runs, rec)
+	}
+	for name := range r.js.StreamNames(ctx).Name() {
+		st, err := r.js.Stream(ctx, name)
+		if err != nil {
+			r.t.Logf("stream %s: %v", name, err)
+			continue
+		}
+		for c := range st.ListConsumers(ctx).Info() {
+			r.t.Logf("%s/%s: pending %d, unacknowledged %d, redelivered %d, waiting %d, delivered %d, paused %v",
+				name, c.Name, c.NumPending, c.NumAckPending, c.NumRedelivered, c.NumWaiting, c.Delivered.Stream, c.Paused)
 		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"slices"
 	"time"
 
@@ -60,7 +61,12 @@ const casTries = 1000
 // whether to write and an error that stops (and is returned).
 func (s *KV) logOp(ctx context.Context, c limit.Charge, fn func(l *kvLog, now int64) (bool, error)) error {
 	key := kvLimitKey(c)
-	for range casTries {
+	for try := range casTries {
+		if try > 0 { // a conflict: another writer won; step aside a moment, then read again
+			if err := conflictPause(ctx, try); err != nil {
+				return fmt.Errorf("idem: kv limit %s: %w", c.Limit, err)
+			}
+		}
 		var l kvLog
 		var rev uint64
 		e, err := s.kv.Get(ctx, key)
@@ -99,9 +105,28 @@ func (s *KV) logOp(ctx context.Context, c limit.Charge, fn func(l *kvLog, now in
 	return fmt.Errorf("idem: kv limit %s: %d compare-and-set conflicts in a row", c.Limit, casTries)
 }
 
+// isWrongSequence reports a compare-and-set that lost to another writer,
+// in either of the forms a server gives: on a clustered stream, a write
+// whose expected last sequence names a subject another write is still
+// being replicated on is refused with the constant form (10164, no
+// sequence in its text), which jetstream.ErrKeyExists does not match.
 func isWrongSequence(err error) bool {
 	var ae *jetstream.APIError
-	return errors.As(err, &ae) && ae.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence
+	return errors.As(err, &ae) && (ae.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence || ae.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequenceConstant)
+}
+
+// conflictPause waits a random moment, growing with the tries up to 20 ms,
+// so writers that keep meeting on one key spread out instead of spinning.
+func conflictPause(ctx context.Context, try int) error {
+	d := time.Duration(rand.Int64N(int64(min(1<<min(try, 5), 20)) * int64(time.Millisecond)))
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
 }
 
 // charge adds the charge id to c's log unless it is there, or refuses.
