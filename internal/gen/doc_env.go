@@ -24,10 +24,10 @@ func envDirs() []string { return []string{"services", "internal", "pkg", "stream
 // variable, and which of its arguments holds the variable's name: os.Getenv
 // and os.LookupEnv, the getenv parameters the code passes around
 // (stage.Main(getenv)), and the helpers that default an empty one (env,
-// def, envOr, stage.EnvOr).
+// def, envOr, stage.EnvOr, the command line's cmdutil.Env).
 func envReader(name string) (arg int, ok bool) {
 	switch name {
-	case "Getenv", "LookupEnv", "getenv", "env", "def", "envOr":
+	case "Getenv", "LookupEnv", "getenv", "env", "Env", "def", "envOr":
 		return 0, true
 	case "EnvOr":
 		return 1, true
@@ -65,7 +65,7 @@ func envReads(root string) ([]envRead, error) {
 				return err
 			}
 			rel, _ := filepath.Rel(root, filepath.Dir(path))
-			files, pkgs = append(files, f), append(pkgs, filepath.ToSlash(rel))
+			files, pkgs = append(files, f), append(pkgs, readIn(filepath.ToSlash(rel)))
 			return nil
 		})
 		if err != nil {
@@ -128,6 +128,16 @@ func envReads(root string) ([]envRead, error) {
 		})
 	}
 	return reads, nil
+}
+
+// readIn is the Read in column's name of the package in dir: the toolgate
+// command's packages (internal/cli/...) are the command, services/toolgate,
+// as the reader of the page runs them.
+func readIn(dir string) string {
+	if dir == "internal/cli" || strings.HasPrefix(dir, "internal/cli/") {
+		return "services/toolgate"
+	}
+	return dir
 }
 
 // calleeName is the function's own name of a call: env for env(…),

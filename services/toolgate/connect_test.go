@@ -11,6 +11,10 @@ import (
 	"github.com/toolgate/toolgate/internal/authz"
 	"github.com/toolgate/toolgate/internal/testenv"
 	"github.com/toolgate/toolgate/streams"
+
+	"github.com/toolgate/toolgate/internal/cli/clitest"
+	"github.com/toolgate/toolgate/internal/cli/cmdutil"
+	"github.com/toolgate/toolgate/internal/cli/run"
 )
 
 // TestCredentials_first_found_wins: the URL's, then TOOLGATE_NATS_USER's,
@@ -22,17 +26,17 @@ func TestCredentials_first_found_wins(t *testing.T) {
 	}
 	env := map[string]string{"TOOLGATE_SECRETS": dir}
 	getenv := func(k string) string { return env[k] }
-	if c := credentialsFor("nats://u:p@127.0.0.1:4222", authz.Admin, getenv); c.user != "u" || c.password != nil {
+	if c := cmdutil.CredentialsFor("nats://u:p@127.0.0.1:4222", authz.Admin, getenv); c.User != "u" || c.Password != nil {
 		t.Errorf("URL: %+v", c)
 	}
-	if c := credentialsFor("nats://127.0.0.1:4222", authz.Admin, getenv); c.user != authz.Admin || c.password == nil || *c.password != "from-file" {
+	if c := cmdutil.CredentialsFor("nats://127.0.0.1:4222", authz.Admin, getenv); c.User != authz.Admin || c.Password == nil || *c.Password != "from-file" {
 		t.Errorf("secrets directory: %+v", c)
 	}
-	if c := credentialsFor("nats://127.0.0.1:4222", authz.Producer, getenv); c.user != "" || c.looked != filepath.Join(dir, authz.PasswordFile(authz.Producer)) {
+	if c := cmdutil.CredentialsFor("nats://127.0.0.1:4222", authz.Producer, getenv); c.User != "" || c.Looked != filepath.Join(dir, authz.PasswordFile(authz.Producer)) {
 		t.Errorf("no producer password: %+v", c)
 	}
 	env["TOOLGATE_NATS_USER"], env["TOOLGATE_NATS_PASSWORD"] = "parse", "pw"
-	if c := credentialsFor("nats://127.0.0.1:4222", authz.Admin, getenv); c.user != "parse" || *c.password != "pw" {
+	if c := cmdutil.CredentialsFor("nats://127.0.0.1:4222", authz.Admin, getenv); c.User != "parse" || *c.Password != "pw" {
 		t.Errorf("environment: %+v", c)
 	}
 }
@@ -44,14 +48,14 @@ func TestCredentials_first_found_wins(t *testing.T) {
 func leastPrivServer(t *testing.T) (string, string) {
 	t.Helper()
 	dir := t.TempDir()
-	var lp *leastPrivilege
+	var lp *run.LeastPrivilege
 	srv := testenv.RunJetStream(t, func(o *server.Options) {
 		var err error
-		if lp, err = newLeastPrivilege(o, authz.DefaultConfig(), dir, true); err != nil {
+		if lp, err = run.NewLeastPrivilege(o, authz.DefaultConfig(), dir, true); err != nil {
 			t.Fatal(err)
 		}
 	})
-	nc, js, err := connectAs(lp.adminURL(srv.ClientURL()), authz.Admin)
+	nc, js, err := cmdutil.ConnectAs(lp.AdminURL(srv.ClientURL()), authz.Admin)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,7 +79,7 @@ func TestOperatorCommand_without_credentials_stops_at_the_first_refusal_and_says
 		{"approvals", "ls", "--nats", url},
 		{"streams", "apply", "--nats", url},
 	} {
-		out, code := runMain(t, env, args...)
+		out, code := clitest.RunMain(t, env, args...)
 		if code != 1 {
 			t.Fatalf("toolgate %v: exit %d, want 1:\n%s", args, code, out)
 		}
@@ -93,7 +97,7 @@ func TestOperatorCommand_without_credentials_stops_at_the_first_refusal_and_says
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, code := runMain(t, []string{"TOOLGATE_SECRETS=" + empty, "TOOLGATE_NATS_USER=" + authz.Producer, "TOOLGATE_NATS_PASSWORD=" + strings.TrimSpace(string(pw))}, "calls", "ls", "--nats", url)
+	out, code := clitest.RunMain(t, []string{"TOOLGATE_SECRETS=" + empty, "TOOLGATE_NATS_USER=" + authz.Producer, "TOOLGATE_NATS_PASSWORD=" + strings.TrimSpace(string(pw))}, "calls", "ls", "--nats", url)
 	if code != 1 || !strings.Contains(out, "connected as user producer") || !strings.Contains(out, "needs user admin") || strings.Contains(out, "deadline exceeded") {
 		t.Errorf("as the producer: exit %d:\n%s", code, out)
 	}

@@ -1,11 +1,12 @@
 package main
 
 import (
-	"flag"
 	"fmt"
 	"os"
 	"regexp"
 	"strings"
+
+	"github.com/toolgate/toolgate/internal/cli/cmdutil"
 )
 
 // isHelpFlag reports whether arg asks for help the way flag does.
@@ -23,7 +24,7 @@ func helpCmd(args []string) error {
 		return nil
 	}
 	if code := dispatch(append(append([]string(nil), args...), "--help")); code != 0 {
-		return &exitError{code: code}
+		return &cmdutil.ExitError{Code: code}
 	}
 	return nil
 }
@@ -92,26 +93,5 @@ func usageLines(name, sub string) []string {
 	if !ok {
 		return nil
 	}
-	var out []string
-	for _, u := range c.usage {
-		if sub == "" || strings.HasPrefix(u, name+" "+sub) || strings.Contains(u, "|"+sub) || strings.Contains(u, "| "+name+" "+sub) {
-			out = append(out, u)
-		}
-	}
-	return out
-}
-
-// withUsage makes fs's --help print the usage lines of `toolgate name sub`
-// from commands(), then fs's flags.
-func withUsage(fs *flag.FlagSet, name, sub string) *flag.FlagSet {
-	fs.Usage = func() {
-		w := fs.Output()
-		fmt.Fprintln(w, "Usage:")
-		for _, u := range usageLines(name, sub) {
-			fmt.Fprintln(w, "  toolgate "+u)
-		}
-		fmt.Fprintln(w, "\nFlags:")
-		fs.PrintDefaults()
-	}
-	return fs
+	return cmdutil.FilterUsage(c.usage, name, sub)
 }

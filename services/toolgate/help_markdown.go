@@ -7,6 +7,8 @@ import (
 	"os"
 	"regexp"
 	"strings"
+
+	"github.com/toolgate/toolgate/internal/cli/cmdutil"
 )
 
 // helpMarkdown writes docs/reference/cli.md (`toolgate help --markdown`,
@@ -107,8 +109,8 @@ func captured(f func() error) (string, error) {
 	w.Close()
 	out := <-done
 	r.Close()
-	if exitCode(runErr) != 0 {
-		return string(out), fmt.Errorf("exit %d: %s", exitCode(runErr), out)
+	if cmdutil.ExitCode(runErr) != 0 {
+		return string(out), fmt.Errorf("exit %d: %s", cmdutil.ExitCode(runErr), out)
 	}
 	return string(out), nil
 }

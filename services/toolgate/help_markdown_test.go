@@ -4,6 +4,8 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/toolgate/toolgate/internal/cli/clitest"
 )
 
 // TestCLIReference_is_fresh: docs/reference/cli.md is what `toolgate help
@@ -11,7 +13,7 @@ import (
 // or reworded without `make generate` fails here; and the page has a
 // section with every flag of every command's --help.
 func TestCLIReference_is_fresh(t *testing.T) {
-	out, code := runMain(t, []string{"TOOLGATE_TENANT=from-the-shell", "TOOLGATE_NATS_URL=nats://shell:1"}, "help", "--markdown")
+	out, code := clitest.RunMain(t, []string{"TOOLGATE_TENANT=from-the-shell", "TOOLGATE_NATS_URL=nats://shell:1"}, "help", "--markdown")
 	if code != 0 {
 		t.Fatalf("toolgate help --markdown: exit %d:\n%s", code, out)
 	}

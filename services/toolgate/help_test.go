@@ -1,35 +1,14 @@
 package main
 
 import (
-	"bytes"
-	"errors"
-	"os"
-	"os/exec"
 	"regexp"
 	"runtime"
 	"strings"
 	"testing"
-)
 
-// runMain runs the real main in a child process with args and returns its
-// output (stdout and stderr) and exit code.
-func runMain(t *testing.T, env []string, args ...string) (string, int) {
-	t.Helper()
-	cmd := exec.Command(os.Args[0])
-	cmd.Env = append(append(os.Environ(), env...), "TOOLGATE_TEST_MAIN="+strings.Join(args, "\n"))
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	err := cmd.Run()
-	var exit *exec.ExitError
-	switch {
-	case err == nil:
-		return out.String(), 0
-	case errors.As(err, &exit):
-		return out.String(), exit.ExitCode()
-	}
-	t.Fatalf("toolgate %v: %v", args, err)
-	return "", 0
-}
+	"github.com/toolgate/toolgate/internal/cli/clitest"
+	"github.com/toolgate/toolgate/internal/cli/run"
+)
 
 var usageFlag = regexp.MustCompile(`--[a-z][a-z-]*`)
 
@@ -68,7 +47,7 @@ func TestHelp_every_command_and_subcommand_exits_0_and_shows_its_flags(t *testin
 				args = []string{c.name, sub, "--help"}
 			}
 			t.Run(strings.Join(args[:len(args)-1], "_"), func(t *testing.T) {
-				out, code := runMain(t, nil, args...)
+				out, code := clitest.RunMain(t, nil, args...)
 				if code != 0 {
 					t.Fatalf("toolgate %s: exit %d, want 0:\n%s", strings.Join(args, " "), code, out)
 				}
@@ -95,7 +74,7 @@ func TestHelp_every_command_and_subcommand_exits_0_and_shows_its_flags(t *testin
 
 func TestHelp_top_level_lists_every_command_and_exits_0(t *testing.T) {
 	for _, args := range [][]string{{"help"}, {"--help"}, {"-h"}} {
-		out, code := runMain(t, nil, args...)
+		out, code := clitest.RunMain(t, nil, args...)
 		if code != 0 {
 			t.Fatalf("toolgate %v: exit %d", args, code)
 		}
@@ -105,13 +84,13 @@ func TestHelp_top_level_lists_every_command_and_exits_0(t *testing.T) {
 			}
 		}
 	}
-	if out, code := runMain(t, nil, "help", "approve"); code != 0 || !strings.Contains(out, "-by") {
+	if out, code := clitest.RunMain(t, nil, "help", "approve"); code != 0 || !strings.Contains(out, "-by") {
 		t.Errorf("toolgate help approve: exit %d:\n%s", code, out)
 	}
-	if _, code := runMain(t, nil); code != 2 {
+	if _, code := clitest.RunMain(t, nil); code != 2 {
 		t.Errorf("toolgate without a command: exit %d, want 2", code)
 	}
-	if out, code := runMain(t, nil, "tools"); code != 2 || !strings.Contains(out, "tools apply") {
+	if out, code := clitest.RunMain(t, nil, "tools"); code != 2 || !strings.Contains(out, "tools apply") {
 		t.Errorf("toolgate tools without a subcommand: exit %d, want 2 and its forms:\n%s", code, out)
 	}
 }
@@ -121,7 +100,7 @@ func TestHelp_top_level_lists_every_command_and_exits_0(t *testing.T) {
 // upper-case placeholder) is that flag's default.
 func TestUp_usage_line_shows_the_real_defaults(t *testing.T) {
 	c, _ := lookup("up")
-	fs := newUpFlags(func(string) string { return "" }).fs
+	fs := run.NewUpFlags(func(string) string { return "" }).FS
 	pair := regexp.MustCompile(`\[--([a-z-]+) ([^\]]+)\]`)
 	placeholder := regexp.MustCompile(`^[A-Z][A-Z=,;_-]*$`)
 	n := 0
@@ -146,7 +125,7 @@ func TestUp_usage_line_shows_the_real_defaults(t *testing.T) {
 // Before, there was no --version.
 func TestVersion_prints_module_version_and_revision(t *testing.T) {
 	for _, args := range [][]string{{"--version"}, {"version"}} {
-		out, code := runMain(t, nil, args...)
+		out, code := clitest.RunMain(t, nil, args...)
 		if code != 0 || !strings.HasPrefix(out, "toolgate ") || !strings.Contains(out, runtime.Version()) {
 			t.Errorf("toolgate %v: exit %d: %q", args, code, out)
 		}

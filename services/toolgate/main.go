@@ -4,14 +4,16 @@
 package main
 
 import (
-	"errors"
-	"flag"
 	"fmt"
 	"os"
-	"strconv"
 	"strings"
 
-	"github.com/toolgate/toolgate/internal/stage"
+	"github.com/toolgate/toolgate/internal/cli/cmdutil"
+	"github.com/toolgate/toolgate/internal/cli/deploy"
+	"github.com/toolgate/toolgate/internal/cli/operate"
+	"github.com/toolgate/toolgate/internal/cli/publish"
+	"github.com/toolgate/toolgate/internal/cli/run"
+	"github.com/toolgate/toolgate/internal/cli/tools"
 )
 
 // command is one subcommand: its name, the usage line of each of its forms
@@ -23,38 +25,30 @@ type command struct {
 }
 
 // commands is the one table of subcommands, in the order usage lists them;
-// each implementation lives in its own file.
+// each implementation lives in its package under internal/cli, its usage
+// lines in cmdutil.UsageOf (where its flag set's --help reads them).
 func commands() []command {
 	return []command{
-		{"up", []string{"up [--listen 127.0.0.1:4222] [--data DIR] [--tools FILE] [--http 127.0.0.1:8080] [--secrets DIR] [--executor-groups G=T,T;G=T] [--tenants A,B] [--approval-ttl 15m] [--ingest-http 127.0.0.1:8090] [--insecure]"}, up},
-		{"tools", toolsUsage(), tools},
-		{"publish", []string{"publish [FILE|-] [--provider P] [--response-id ID] [--wait 5s] [--tenant T] [--token JWT] [--model M] [--atomic] [--end REASON]   (a body or a transcript, provider detected; exit 0 all ok, 3 some not ok, 4 still waiting, 5 duplicate or conflict)"}, publish},
-		{"status", []string{"status CALL-ID|RESPONSE-ID [--json]   (where it is, what it waits for, its result and tool-result message)", "status [--json]   (the overview: each executor group's concurrency in use, queue and circuit)"}, status},
-		{"results", []string{"results RESPONSE-ID [--follow [--timeout 1m]] [--json]   (exit 0 all ok, 3 some not ok, 4 nothing yet or still waiting)"}, results},
-		{"calls", []string{"calls ls [--response ID] [--status S] [--stage S] [--tool T] [--since 1h] [--limit N]"}, calls},
-		{"dlq", []string{
-			"dlq ls [--stage S] [--failure F] [--tool T] [--call ID] [--seq N,M] [--since 2h] [--until 1h] [--limit N] [--all]",
-			"dlq show SEQ [--json]",
-			"dlq replay [--stage S] [--failure F] [--tool T] [--call ID] [--seq N,M] [--since 2h] [--until 1h] [--limit N] [--to-stage S] [--dry-run] [--wait 1m]",
-			"dlq purge [--stage S] [--failure F] [--tool T] [--call ID] [--seq N,M] [--since 2h] [--until 1h] [--limit N] [--yes]",
-		}, dlqCmd},
-		{"console", []string{"console [--listen 127.0.0.1:8095] [--nats URL] [--tokens FILE]   (the operator console in a browser; up serves it on --http under /console/)"}, consoleCmd},
-		{"limits", []string{"limits ls   (every limit of the registered tools)", "limits show NAME [--key K] [--redis URL]   (its definition and one key's usage in the window)"}, limitsCmd},
-		{"approvals", []string{"approvals ls [--all]   (calls waiting for a decision, with the time left before each expires)", "approvals show CALL-ID"}, approvals},
-		{"approve", []string{"approve CALL-ID --by NAME [--reason TEXT] [--hash HASH]   (before the approval expires: 15 minutes by default, up --approval-ttl)"}, approve},
-		{"deny", []string{"deny CALL-ID --by NAME [--reason TEXT]"}, deny},
-		{"streams", []string{"streams apply [--replicas N]"}, streamsCmd},
-		{"authz", []string{"authz render [--executor-groups G=T,T;G=T] [--tenants A,B]   (the NATS users of deploy/; up runs them)"}, authzCmd},
-		{"secrets", []string{"secrets init [--executor-groups G=T,T;G=T] [--tenants A,B] DIR   (passwords and keys for deploy/ and compose)"}, secretsCmd},
-		{"probe", []string{"probe [--timeout 3s] URL   (exit 0 when URL answers 200: the container healthcheck)"}, probe},
-		{"chaos", []string{
-			"chaos [--n 5000] [--rate 100] [--kill-every 2s] [--topology single|cluster] [--bin DIR] [--nats-server PATH] [--executor-down 30s] [--rss-every 5s] [--rss-after 1m] [--keep]",
-			"chaos --soak 10m [--rate 50] [--topology single|cluster] [--bin DIR] [--rss-every 5s] [--rss-after 1m]",
-			"chaos --hostile [--duration 10s] [--rate 50] [--mem-cap 4GiB] [--inputs a,b] [--rss-after 1m] [--keep]",
-		}, chaosCmd},
-		{"bench", []string{"bench [--n 20000] [--size 1024] [--half 10s] [--rate 0] [--scenarios all|none|LIST] [--json FILE] [--tools FILE] [--redis URL] [--cpuprofile FILE] [--hop-encoding binary|json]"}, benchCmd},
-		{"version", []string{"version   (also --version: the module version and VCS revision)"}, versionCmd},
-		{"help", []string{"help [COMMAND [SUBCOMMAND]]   (also COMMAND --help)"}, helpCmd},
+		{"up", cmdutil.UsageOf("up"), run.Up},
+		{"tools", tools.ToolsUsage(), tools.Tools},
+		{"publish", cmdutil.UsageOf("publish"), publish.Publish},
+		{"status", cmdutil.UsageOf("status"), publish.Status},
+		{"results", cmdutil.UsageOf("results"), publish.Results},
+		{"calls", cmdutil.UsageOf("calls"), publish.Calls},
+		{"dlq", cmdutil.UsageOf("dlq"), operate.DLQCmd},
+		{"console", cmdutil.UsageOf("console"), run.ConsoleCmd},
+		{"limits", cmdutil.UsageOf("limits"), tools.LimitsCmd},
+		{"approvals", cmdutil.UsageOf("approvals"), operate.Approvals},
+		{"approve", cmdutil.UsageOf("approve"), operate.Approve},
+		{"deny", cmdutil.UsageOf("deny"), operate.Deny},
+		{"streams", cmdutil.UsageOf("streams"), deploy.StreamsCmd},
+		{"authz", cmdutil.UsageOf("authz"), deploy.AuthzCmd},
+		{"secrets", cmdutil.UsageOf("secrets"), deploy.SecretsCmd},
+		{"probe", cmdutil.UsageOf("probe"), deploy.Probe},
+		{"chaos", cmdutil.UsageOf("chaos"), run.ChaosCmd},
+		{"bench", cmdutil.UsageOf("bench"), run.BenchCmd},
+		{"version", cmdutil.UsageOf("version"), versionCmd},
+		{"help", cmdutil.UsageOf("help"), helpCmd},
 	}
 }
 
@@ -102,7 +96,7 @@ func dispatch(args []string) int {
 	name, rest := args[0], args[1:]
 	switch {
 	case name == "--version" || name == "-version":
-		return exitCode(versionCmd(rest))
+		return cmdutil.ExitCode(versionCmd(rest))
 	case isHelpFlag(name) || (name == "help" && len(rest) == 0):
 		fmt.Print(usage())
 		return 0
@@ -124,37 +118,5 @@ func dispatch(args []string) int {
 			return 2
 		}
 	}
-	return exitCode(c.run(rest))
-}
-
-// exitCode is the process exit code of a command's error: 0 for none or a
-// help request, 2 for a bad command line (errUsage), a command's own code
-// (exitError, e.g. publish's), else 1. It prints the error.
-func exitCode(err error) int {
-	var ee *exitError
-	switch {
-	case err == nil, errors.Is(err, flag.ErrHelp):
-		return 0
-	case errors.As(err, &ee):
-		if ee.err != nil {
-			fmt.Fprintln(os.Stderr, "toolgate:", ee.err)
-		}
-		return ee.code
-	case errors.Is(err, errUsage):
-		fmt.Fprintln(os.Stderr, "toolgate:", err)
-		return 2
-	}
-	fmt.Fprintln(os.Stderr, "toolgate:", err)
-	return 1
-}
-
-// env is the TOOLGATE_* variable k, or def when it is unset or empty.
-func env(k, def string) string { return stage.EnvOr(os.Getenv, k, def) }
-
-// envInt is the number in k, or def when k is unset or not a number.
-func envInt(k string, def int) int {
-	if n, err := strconv.Atoi(os.Getenv(k)); err == nil {
-		return n
-	}
-	return def
+	return cmdutil.ExitCode(c.run(rest))
 }

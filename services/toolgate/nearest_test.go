@@ -3,6 +3,8 @@ package main
 import (
 	"strings"
 	"testing"
+
+	"github.com/toolgate/toolgate/internal/cli/clitest"
 )
 
 // Before, `toolgate stauts x` printed the whole 39-line usage after one
@@ -19,7 +21,7 @@ func TestUnknownCommand_suggests_the_nearest_instead_of_the_usage(t *testing.T) 
 		{[]string{"aprove", "c-0"}, `did you mean "approve"?`},
 		{[]string{"frobnicate"}, `toolgate: unknown command "frobnicate"; the commands are up, tools, publish, status`},
 	} {
-		out, code := runMain(t, nil, test.args...)
+		out, code := clitest.RunMain(t, nil, test.args...)
 		if code != 2 || !strings.Contains(out, test.want) {
 			t.Errorf("toolgate %s: exit %d, want 2 and %q:\n%s", strings.Join(test.args, " "), code, test.want, out)
 		}

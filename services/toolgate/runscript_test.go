@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/toolgate/toolgate/internal/testenv"
+
+	"github.com/toolgate/toolgate/internal/cli/clitest"
 )
 
 // Before, make run printed every failed call twice (the server's warning
@@ -18,7 +20,7 @@ import (
 // twice (the executor's line and publish's result). Now the terminal shows
 // each outcome once; the server's and the executor's logs are files.
 func TestRunScript_prints_each_outcome_once_and_logs_to_files(t *testing.T) {
-	bin := filepath.Dir(upBinary(t))
+	bin := filepath.Dir(clitest.UpBinary(t))
 	build := exec.Command("go", "build", "-o", bin+string(os.PathSeparator), "./examples/executor")
 	build.Dir = "../.."
 	if out, err := build.CombinedOutput(); err != nil {

@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/toolgate/toolgate/internal/authz"
+
+	"github.com/toolgate/toolgate/internal/cli/clitest"
 )
 
 // The README's five-minute tour, run as written: its shell blocks, in one
@@ -32,13 +34,13 @@ func TestTour_runs_as_written(t *testing.T) {
 		t.Fatalf("the tour has %d shell blocks, want 3 (publish, a dead letter, an approval): update this test with the page", len(blocks))
 	}
 
-	u := startUp(t, "--identity-assert-users", authz.Producer)
-	bin := filepath.Dir(upBinary(t))
+	u := clitest.StartUp(t, "--identity-assert-users", authz.Producer)
+	bin := filepath.Dir(clitest.UpBinary(t))
 	exe := filepath.Join(t.TempDir(), "executor")
 	if out, err := exec.Command("go", "build", "-o", exe, "../../examples/executor").CombinedOutput(); err != nil {
 		t.Fatalf("build the example executor: %v\n%s", err, out)
 	}
-	env := append(os.Environ(), "TOOLGATE_NATS_URL="+u.url, "NATS_URL="+u.url, "TOOLGATE_SECRETS="+u.secrets,
+	env := append(os.Environ(), "TOOLGATE_NATS_URL="+u.URL, "NATS_URL="+u.URL, "TOOLGATE_SECRETS="+u.Secrets,
 		"PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"))
 	ex := exec.Command(exe)
 	ex.Env = env

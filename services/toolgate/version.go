@@ -6,18 +6,20 @@ import (
 	"runtime"
 	"runtime/debug"
 	"strings"
+
+	"github.com/toolgate/toolgate/internal/cli/cmdutil"
 )
 
 // versionCmd prints the module version and the VCS revision the binary was
 // built from (toolgate version, toolgate --version).
 func versionCmd(args []string) error {
-	fs := withUsage(flag.NewFlagSet("version", flag.ContinueOnError), "version", "")
-	ops, err := parseFlags(fs, args)
+	fs := cmdutil.WithUsage(flag.NewFlagSet("version", flag.ContinueOnError), "version", "")
+	ops, err := cmdutil.ParseFlags(fs, args)
 	if err != nil {
 		return err
 	}
 	if len(ops) > 0 {
-		return usageError("version takes no operands")
+		return cmdutil.UsageError("version takes no operands")
 	}
 	bi, ok := debug.ReadBuildInfo()
 	fmt.Println(versionLine(bi, ok))

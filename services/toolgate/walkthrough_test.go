@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/toolgate/toolgate/internal/testenv"
+
+	"github.com/toolgate/toolgate/internal/cli/clitest"
 )
 
 // fence is one fenced code block of the README: its language and text.
@@ -114,9 +116,9 @@ func TestWalkthrough_your_own_tool_runs_as_written(t *testing.T) {
 		}
 	}
 
-	u := startUp(t)
-	env := append(os.Environ(), "TOOLGATE_NATS_URL="+u.url, "TOOLGATE_SECRETS="+u.secrets,
-		"PATH="+filepath.Dir(upBinary(t))+string(os.PathListSeparator)+os.Getenv("PATH"))
+	u := clitest.StartUp(t)
+	env := append(os.Environ(), "TOOLGATE_NATS_URL="+u.URL, "TOOLGATE_SECRETS="+u.Secrets,
+		"PATH="+filepath.Dir(clitest.UpBinary(t))+string(os.PathListSeparator)+os.Getenv("PATH"))
 	shell := func(script string) *exec.Cmd {
 		cmd := exec.Command("bash", "-euo", "pipefail", "-c", script)
 		cmd.Dir, cmd.Env = "../..", env

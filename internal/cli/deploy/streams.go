@@ -1,0 +1,77 @@
+package deploy
+
+import (
+	"flag"
+	"fmt"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/toolgate/toolgate/streams"
+
+	"github.com/toolgate/toolgate/internal/cli/cmdutil"
+)
+
+// StreamsCmd applies the declared streams, buckets and consumers.
+func StreamsCmd(args []string) error {
+	if len(args) == 0 || args[0] != "apply" {
+		return cmdutil.UsageError("streams: want apply")
+	}
+	fs := cmdutil.WithUsage(flag.NewFlagSet("streams apply", flag.ContinueOnError), "streams", "apply")
+	url := cmdutil.NATSFlag(fs)
+	defReplicas, err := strconv.Atoi(cmdutil.Env("TOOLGATE_STREAM_REPLICAS", "1"))
+	if err != nil {
+		return fmt.Errorf("streams: TOOLGATE_STREAM_REPLICAS: want a number of replicas (1 or 3): %w", err)
+	}
+	replicas := fs.Int("replicas", defReplicas, "stream and bucket replicas, 3 on a production cluster (TOOLGATE_STREAM_REPLICAS)")
+	lanes := fs.Int("lanes", cmdutil.EnvInt("TOOLGATE_LANES", streams.DefaultLanes), "fairness lanes per laned stage, a durable each for interactive and batch calls; every stage must be given the same (TOOLGATE_LANES)")
+	ops, err := cmdutil.ParseFlags(fs, args[1:])
+	if err != nil {
+		return err
+	}
+	if len(ops) > 0 {
+		return cmdutil.UsageError("streams apply takes no operands (got %q)", ops[0])
+	}
+	nc, js, err := cmdutil.Connect(*url)
+	if err != nil {
+		return err
+	}
+	defer nc.Close()
+	ctx, cancel := cmdutil.Timeout()
+	defer cancel()
+	s := streams.DefaultSettings()
+	s.Replicas = *replicas
+	if *lanes < 1 || *lanes > streams.MaxLanes {
+		return cmdutil.UsageError("streams apply: --lanes %d: want 1 to %d", *lanes, streams.MaxLanes)
+	}
+	s.Fair.Lanes = *lanes
+	if err := streams.Ensure(ctx, js, s); err != nil {
+		return err
+	}
+	fmt.Println("streams, buckets and consumers applied")
+	return nil
+}
+
+// Probe exits 0 when URL answers 200: the container healthcheck, since the
+// runtime image has no shell or curl.
+func Probe(args []string) error {
+	fs := cmdutil.WithUsage(flag.NewFlagSet("probe", flag.ContinueOnError), "probe", "")
+	wait := fs.Duration("timeout", 3*time.Second, "how long to wait for the answer")
+	ops, err := cmdutil.ParseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(ops) != 1 {
+		return cmdutil.UsageError("probe: want one URL, e.g. toolgate probe http://127.0.0.1:8080/readyz")
+	}
+	c := http.Client{Timeout: *wait}
+	resp, err := c.Get(ops[0])
+	if err != nil {
+		return fmt.Errorf("probe: %w", err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("probe: %s answered %s", ops[0], resp.Status)
+	}
+	return nil
+}

@@ -1,0 +1,111 @@
+package publish
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/toolgate/toolgate/internal/pipeline"
+	"github.com/toolgate/toolgate/pkg/wire"
+	"github.com/toolgate/toolgate/streams"
+
+	"github.com/toolgate/toolgate/internal/cli/cmdutil"
+)
+
+// outcome is one message of TOOLGATE_RESULTS: a call's result, or the
+// result of a response that yielded no call.
+type outcome struct {
+	call     *pipeline.Result
+	response *wire.ResponseResult
+}
+
+// decodeOutcome tells a call's result (it has a call_id) from a
+// response's; a message of neither shape is an error.
+func decodeOutcome(data []byte) (outcome, error) {
+	var probe struct {
+		CallID     string `json:"call_id"`
+		ResponseID string `json:"response_id"`
+	}
+	if err := json.Unmarshal(data, &probe); err != nil {
+		return outcome{}, fmt.Errorf("a result that is not JSON: %w", err)
+	}
+	if probe.CallID != "" {
+		var r pipeline.Result
+		if err := json.Unmarshal(data, &r); err != nil {
+			return outcome{}, err
+		}
+		return outcome{call: &r}, nil
+	}
+	if probe.ResponseID == "" {
+		return outcome{}, errors.New("a result with neither call_id nor response_id")
+	}
+	var r wire.ResponseResult
+	if err := json.Unmarshal(data, &r); err != nil {
+		return outcome{}, err
+	}
+	return outcome{response: &r}, nil
+}
+
+// resultsConsumer is an ordered consumer of every stored result of
+// responseID, whatever its tenant (streams.ResultsOf), from the first
+// after stream sequence after (0: from the first).
+func resultsConsumer(ctx context.Context, js jetstream.JetStream, responseID string, after uint64) (jetstream.Consumer, error) {
+	st, err := js.Stream(ctx, streams.StreamResults)
+	if err != nil {
+		return nil, cmdutil.ExplainNATS(err, "stream "+streams.StreamResults)
+	}
+	cfg := jetstream.OrderedConsumerConfig{FilterSubjects: []string{streams.ResultsOf(responseID)}}
+	if after > 0 {
+		cfg.DeliverPolicy, cfg.OptStartSeq = jetstream.DeliverByStartSequencePolicy, after+1
+	}
+	c, err := st.OrderedConsumer(ctx, cfg)
+	if err != nil {
+		return nil, cmdutil.ExplainNATS(err, "results of "+responseID)
+	}
+	return c, nil
+}
+
+// outcomes reads the outcomes stored for responseID now: its calls'
+// results in the order they ended, and the response's own result, if any.
+// seq is the stream sequence of the last one read (0: none), where a
+// follower carries on. A message that is not a result is skipped with a
+// note on stderr.
+func (rd *reader) outcomes(responseID string) (calls []pipeline.Result, resp *wire.ResponseResult, seq uint64, err error) {
+	c, err := resultsConsumer(rd.ctx, rd.js, responseID, 0)
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	for {
+		batch, err := c.FetchNoWait(256)
+		if err != nil {
+			return nil, nil, 0, cmdutil.ExplainNATS(err, "results of "+responseID)
+		}
+		n := 0
+		for m := range batch.Messages() {
+			n++
+			if md, err := m.Metadata(); err == nil {
+				seq = md.Sequence.Stream
+			}
+			o, err := decodeOutcome(m.Data())
+			switch {
+			case err != nil:
+				fmt.Fprintf(os.Stderr, "toolgate: %s: skipped: %v\n", cmdutil.Printable(m.Subject()), err)
+			case o.call != nil:
+				calls = append(calls, *o.call)
+			default:
+				resp = o.response
+			}
+		}
+		if err := batch.Error(); err != nil {
+			return nil, nil, 0, cmdutil.ExplainNATS(err, "results of "+responseID)
+		}
+		if n == 0 {
+			break
+		}
+	}
+	return calls, resp, seq, nil
+}

@@ -1,0 +1,208 @@
+package run
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"math"
+	"os"
+	"runtime/pprof"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/toolgate/toolgate/internal/bench"
+	"github.com/toolgate/toolgate/internal/bench/benchrig"
+	"github.com/toolgate/toolgate/internal/stage"
+
+	"github.com/toolgate/toolgate/internal/cli/cmdutil"
+)
+
+// BenchCmd measures, in one run on one machine: the ceiling of seven chained
+// JetStream hops in each storage layout, the full pipeline under maximum load, latency at half the
+// measured maximum rate with where the time went, the cost curve scenarios,
+// and issue 20's goals beside their figures.
+func BenchCmd(args []string) error {
+	fs := cmdutil.WithUsage(flag.NewFlagSet("bench", flag.ContinueOnError), "bench", "")
+	n := fs.Int("n", 20000, "calls pushed through the pipeline (and messages through the ceiling)")
+	size := fs.Int("size", 1024, "ceiling message size in bytes (about a provider response)")
+	half := fs.Duration("half", 10*time.Second, "how long to offer half the maximum rate")
+	redisURL := fs.String("redis", cmdutil.Env("TOOLGATE_REDIS_URL", ""), "Redis for idempotency keys; empty: start a redis-server")
+	tools := fs.String("tools", "examples/tools.yaml", "tool definitions (the scenarios need create_invoice as in examples/tools.yaml)")
+	offered := fs.Float64("rate", 0, "offered load of step 3 in calls/s; 0: half the measured maximum")
+	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of the pipeline run to this file")
+	scenarioList := fs.String("scenarios", "all", "cost curve scenarios run after step 3, comma separated ("+scenarioNames()+"), all, or none")
+	jsonFile := fs.String("json", "", "also write every figure as JSON to this file")
+	hops := fs.String("hop-encoding", "binary", "how envelopes travel between gates: binary or json (to compare the two)")
+	neighbour := fs.Int("neighbour", 0, "instead of the steps: the noisy-neighbour and priority scenarios (issue 37) with a burst of this many calls (30000 for the goals), tenants noisy and quiet")
+	quietRate := fs.Float64("quiet-rate", 20, "with --neighbour: the quiet tenant's calls per second")
+	ops, err := cmdutil.ParseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(ops) > 0 {
+		return cmdutil.UsageError("bench takes no operands (got %q)", ops[0])
+	}
+	if *neighbour > 0 {
+		return benchNeighbour(*neighbour, *quietRate, *redisURL, *tools)
+	}
+	scenarios, err := pickScenarios(*scenarioList)
+	if err != nil {
+		return err
+	}
+	jsonHops, err := stage.JSONHops(*hops)
+	if err != nil {
+		return cmdutil.UsageError("%v", err)
+	}
+	if *n <= 0 || *half <= 0 || *size < 0 || *offered < 0 {
+		return cmdutil.UsageError("--n and --half must be positive, --size and --rate not negative")
+	}
+
+	dir, err := os.MkdirTemp("", "toolgate-bench-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	rig, err := benchrig.Start(benchrig.Options{Dir: dir, RedisURL: *redisURL, ToolsFile: *tools, JSONHops: jsonHops})
+	if err != nil {
+		return err
+	}
+	defer rig.Close()
+	ctx := context.Background()
+	rep := bench.Report{Machine: bench.Machine(), Started: time.Now().UTC(), Settings: map[string]any{
+		"n": *n, "size": *size, "half_s": half.Seconds(), "rate": *offered, "scenarios": *scenarioList, "tools": *tools, "hop_encoding": *hops}}
+
+	fmt.Printf("machine: %s\n", rep.Machine)
+	fmt.Printf("1/4 ceiling: %d messages of %d B through %d chained JetStream hops (file storage, fetch batch 100, async publish), in each layout of %s, twice in the order A B B A\n", *n, *size, bench.Hops, layoutNames())
+	ceilings, err := bench.Ceilings(ctx, rig.Server, rig.NC, rig.JS, *n, *size, jetstream.FileStorage)
+	if err != nil {
+		return err
+	}
+	rep.Ceilings = ceilings
+	best, one := bench.Highest(ceilings), ceilings[bench.OneStream]
+	tc1, err := bench.ReadTraffic(ctx, rig.Server, rig.JS)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("2/4 pipeline: %d calls (valid, invalid JSON, schema-invalid, text-recovered; openai-chat, anthropic, ollama), no-op executor, Redis idempotency store\n", *n)
+	stopProfile, err := startProfile(*cpuprofile)
+	if err != nil {
+		return err
+	}
+	u0, r0 := bench.Self(), bench.ProcCPU(rig.RedisPID)
+	rig.Metrics.TakeLongestGaps() // only what each step saw
+	full, err := bench.Load(ctx, rig.NC, rig.JS, "bench-max-", *n, 0)
+	stopProfile()
+	if err != nil {
+		return err
+	}
+	rep.StandStills = append(rep.StandStills, bench.Longest("pipeline, as fast as it goes", rig.Metrics.TakeLongestGaps()))
+	tp1, err := bench.ReadTraffic(ctx, rig.Server, rig.JS)
+	if err != nil {
+		return err
+	}
+	u1, r1 := bench.Self(), bench.ProcCPU(rig.RedisPID)
+	cpu := (u1.CPU - u0.CPU) + (r1 - r0)
+	rep.Tail.OfferedRate = full.Rate() / 2
+	if *offered > 0 {
+		rep.Tail.OfferedRate = *offered
+	}
+	halfN := max(1, int(rep.Tail.OfferedRate*half.Seconds()))
+	fmt.Printf("3/4 offered load: %.0f calls/s (half the maximum) for %v, with handler times, GC and the generator's lateness\n", rep.Tail.OfferedRate, *half)
+	h0, err := bench.ReadHandlerTimes(rig.Metrics)
+	if err != nil {
+		return err
+	}
+	gc0 := bench.ReadGC()
+	u2, r2 := bench.Self(), bench.ProcCPU(rig.RedisPID)
+	rig.Metrics.TakeLongestGaps()
+	paced, breakdown, err := bench.LoadWithBreakdown(ctx, rig.NC, rig.JS, "bench-half-", halfN, rep.Tail.OfferedRate)
+	if err != nil {
+		return err
+	}
+	rep.StandStills = append(rep.StandStills, bench.Longest(fmt.Sprintf("offered load, %.0f calls/s", rep.Tail.OfferedRate), rig.Metrics.TakeLongestGaps()))
+	u3, r3 := bench.Self(), bench.ProcCPU(rig.RedisPID)
+	rep.Tail.CPUPer1000 = ratio(((u3.CPU-u2.CPU)+(r3-r2)).Seconds()*1000, float64(paced.Count))
+	rep.Tail.GC = bench.ReadGC().Since(gc0)
+	h1, err := bench.ReadHandlerTimes(rig.Metrics)
+	if err != nil {
+		return err
+	}
+	rep.Tail.Stages = breakdown.Rows(h1.Sub(h0))
+	rep.Tail.Lateness(paced)
+	full.Name, paced.Name = "pipeline, as fast as it goes", fmt.Sprintf("pipeline at %.0f calls/s", rep.Tail.OfferedRate)
+	rep.Runs = []bench.RunFigures{best.Best, full.Figures(), paced.Figures()}
+	rep.Pipeline = bench.Pipeline{
+		PerCeiling: ratio(100*full.Rate(), best.Best.CallsPerSec), PerOneStream: ratio(100*full.Rate(), one.Best.CallsPerSec),
+		LayoutPenalty: ratio(100*(best.Best.CallsPerSec-one.Best.CallsPerSec), best.Best.CallsPerSec),
+		CPUPer1000:    ratio(cpu.Seconds()*1000, float64(full.Count)), PeakRSS: bench.Self().PeakRSS,
+	}
+	rep.Traffic = bench.TrafficFigures{Ceiling: best.Traffic, Pipeline: tp1.Since(tc1).Per(full.Count)}
+
+	if len(scenarios) > 0 {
+		fmt.Printf("4/4 cost curve: %d scenarios, each as fast as it goes\n", len(scenarios))
+	}
+	for _, s := range scenarios {
+		rig.Metrics.TakeLongestGaps()
+		c, err := s.Run(ctx, rig.Target, "bench-", 0)
+		if err != nil {
+			return err
+		}
+		rep.Scenarios = append(rep.Scenarios, c)
+		rep.StandStills = append(rep.StandStills, bench.Longest(c.Name, rig.Metrics.TakeLongestGaps()))
+	}
+	rep.Pipeline.PeakRSSLast = bench.Self().PeakRSS
+	if err := rig.Close(); err != nil {
+		return fmt.Errorf("bench: pipeline: %w", err)
+	}
+	fmt.Println("gates' pure cores: testing.Benchmark in this process, pipeline stopped")
+	if rep.Cores, rep.GatesPerCall, err = bench.Cores(rig.Tools); err != nil {
+		return err
+	}
+	rep.TrustPerCall, rep.ExecutorTrust = bench.TrustTotals(rep.Cores)
+	rep.Goals = bench.Goals(bench.Figures{
+		PipelinePerCeiling: rep.Pipeline.PerCeiling, HalfP99Ms: float64(paced.Percentile(99)) / 1e6, CPUPer1000s: rep.Pipeline.CPUPer1000,
+		PeakRSSMiB: float64(rep.Pipeline.PeakRSS) / (1 << 20), GatesPerCallUs: float64(rep.GatesPerCall) / 1e3,
+		StandStillMs: float64(bench.MaxStandStill(rep.StandStills)) / 1e6, TrustPerCallUs: float64(rep.TrustPerCall) / 1e3,
+	})
+	printReport(os.Stdout, rep)
+	if *jsonFile != "" {
+		if err := rep.Write(*jsonFile); err != nil {
+			return fmt.Errorf("bench: --json: %w", err)
+		}
+	}
+	return nil
+}
+
+func layoutNames() string {
+	var names []string
+	for _, l := range bench.Layouts() {
+		names = append(names, l.String())
+	}
+	return strings.Join(names, " and ")
+}
+
+func startProfile(file string) (stop func(), err error) {
+	if file == "" {
+		return func() {}, nil
+	}
+	f, err := os.Create(file)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
+}
+
+// ratio is a/b, 0 when it is not a finite number (JSON has no NaN).
+func ratio(a, b float64) float64 {
+	r := a / b
+	if math.IsNaN(r) || math.IsInf(r, 0) {
+		return 0
+	}
+	return r
+}

@@ -1,0 +1,60 @@
+package run
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/toolgate/toolgate/internal/bench"
+	"github.com/toolgate/toolgate/internal/bench/benchrig"
+	"github.com/toolgate/toolgate/streams"
+
+	"github.com/toolgate/toolgate/internal/cli/cmdutil"
+)
+
+// benchNeighbour runs issue 37's scenarios on a pipeline with tenants noisy
+// and quiet listed (a fairness lane each): the quiet tenant at quietRate
+// alone and during a noisy burst of burst calls, then during a batch
+// backlog of its own.
+func benchNeighbour(burst int, quietRate float64, redisURL, tools string) error {
+	if quietRate <= 0 {
+		return cmdutil.UsageError("--quiet-rate must be positive")
+	}
+	dir, err := os.MkdirTemp("", "toolgate-bench-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	rig, err := benchrig.Start(benchrig.Options{Dir: dir, RedisURL: redisURL, ToolsFile: tools, Fair: streams.Fair{Tenants: []string{"noisy", "quiet"}}})
+	if err != nil {
+		return err
+	}
+	defer rig.Close()
+	ctx := context.Background()
+	fmt.Printf("machine: %s\n", bench.Machine())
+	for _, sc := range []struct {
+		name string
+		n    bench.Neighbour
+	}{
+		{"noisy neighbour: quiet tenant interactive, noisy tenant's burst", bench.Neighbour{QuietTenant: "quiet", BurstTenant: "noisy", QuietRate: quietRate, Alone: 5 * time.Second, Burst: burst}},
+		{"priority: quiet tenant interactive, its own batch backlog", bench.Neighbour{QuietTenant: "quiet", BurstTenant: "quiet", BurstPriority: streams.PriorityBatch, QuietRate: quietRate, Alone: 5 * time.Second, Burst: burst}},
+	} {
+		fmt.Printf("%s: %.0f calls/s, burst of %d\n", sc.name, quietRate, burst)
+		f, err := sc.n.Run(ctx, rig.NC, rig.JS, fmt.Sprintf("nb%d-", time.Now().UnixNano()))
+		if err != nil {
+			return err
+		}
+		for _, s := range []bench.Stats{f.QuietAlone, f.QuietDuring} {
+			fmt.Printf("  %-30s %5d calls  p50 %8v  p99 %8v\n", s.Name, s.Count, s.Percentile(50).Round(100*time.Microsecond), s.Percentile(99).Round(100*time.Microsecond))
+		}
+		ratio := 0.0
+		if p := f.QuietAlone.Percentile(99); p > 0 {
+			ratio = float64(f.QuietDuring.Percentile(99)) / float64(p)
+		}
+		fmt.Printf("  quiet p99 during / alone: %.1fx\n", ratio)
+		fmt.Printf("  burst drained: %d calls in %v = %.0f calls/s\n", f.Burst.Count, f.Burst.Elapsed.Round(time.Millisecond), f.Burst.Rate())
+		fmt.Printf("  lost %d, twice %d\n", f.Lost, f.Twice)
+	}
+	return nil
+}

@@ -1,0 +1,114 @@
+package run
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/toolgate/toolgate/internal/bench"
+
+	"github.com/toolgate/toolgate/internal/cli/cmdutil"
+)
+
+// printReport prints a bench run: the runs, where the time went at the
+// offered load, the cost curve, the pure cores and the goals.
+func printReport(w io.Writer, r bench.Report) {
+	ms := func(d time.Duration) string { return fmt.Sprintf("%.1f ms", float64(d)/1e6) }
+	us := func(d time.Duration) string { return fmt.Sprintf("%.1f µs", float64(d)/1e3) }
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "| run | calls | calls/s | p50 | p95 | p99 |\n|---|---|---|---|---|---|")
+	for _, s := range r.Runs {
+		fmt.Fprintf(w, "| %s | %d | %.0f | %s | %s | %s |\n", s.Name, s.Calls, s.CallsPerSec, ms(s.P50), ms(s.P95), ms(s.P99))
+	}
+	fmt.Fprintln(w, "\n| ceiling | msgs/s (each run) | best msgs/s | p99 through the hops |\n|---|---|---|---|")
+	for _, c := range r.Ceilings {
+		each := make([]string, len(c.Rates))
+		for i, v := range c.Rates {
+			each[i] = fmt.Sprintf("%.0f", v)
+		}
+		fmt.Fprintf(w, "| %s | %s | %.0f | %s |\n", c.Layout, strings.Join(each, ", "), c.Best.CallsPerSec, ms(c.Best.P99))
+	}
+	fmt.Fprintf(w, "one stream for all hops (the pipeline's layout today) carries %.0f %% less than the machine's ceiling\n", r.Pipeline.LayoutPenalty)
+	fmt.Fprintf(w, "pipeline / ceiling: %.0f %% (against the one-stream ceiling: %.0f %%)\n", r.Pipeline.PerCeiling, r.Pipeline.PerOneStream)
+	fmt.Fprintf(w, "CPU per 1,000 calls: %.2f s (this process, embedded NATS included, plus redis-server)\n", r.Pipeline.CPUPer1000)
+	if tr := r.Traffic; tr.Pipeline.Messages > 0 {
+		fmt.Fprintf(w, "NATS per call: ceiling %.1f messages, %.1f stores; pipeline %.1f messages, %.1f stores (the mix); with gates that cost nothing, pipeline / ceiling could reach %.0f %% if every message cost the same, %.0f %% if every store did\n",
+			tr.Ceiling.Messages, tr.Ceiling.Stores, tr.Pipeline.Messages, tr.Pipeline.Stores, tr.Bound(), tr.StoreBound())
+	}
+	fmt.Fprintf(w, "peak memory (RSS of this process): %.0f MiB after steps 1-3, %.0f MiB after the scenarios\n",
+		float64(r.Pipeline.PeakRSS)/(1<<20), float64(r.Pipeline.PeakRSSLast)/(1<<20))
+
+	t := r.Tail
+	fmt.Fprintf(w, "\nwhere the time went at %.0f calls/s (step: history, previous transition to this stage's; handler: the stage's handler runs; wait: step mean - handler mean):\n", t.OfferedRate)
+	fmt.Fprint(w, bench.FormatRows(t.Stages))
+	fmt.Fprintf(w, "GC in this process during step 3: %d cycles, %d stop-the-world pauses, %s in all, longest ≤ %s\n", t.GC.Cycles, t.GC.Pauses, ms(t.GC.PauseTotal), ms(t.GC.PauseMax))
+	fmt.Fprintf(w, "CPU per 1,000 calls at this load: %.2f s (process + redis-server)\n", t.CPUPer1000)
+	fmt.Fprintf(w, "load generator lateness against its schedule: p50 %s, p99 %s, max %s\n", ms(t.LateP50), ms(t.LateP99), ms(t.LateMax))
+
+	if len(r.Scenarios) > 0 {
+		fmt.Fprintln(w, "\ncost curve (CPU: this process plus redis-server; bytes: provider output, and what every client sent NATS):")
+		fmt.Fprintln(w, "| scenario | calls | calls/s | p50 | p99 | CPU/call | provider B/call | NATS B/call | CPU per provider KiB |\n|---|---|---|---|---|---|---|---|---|")
+		for _, c := range r.Scenarios {
+			perKiB := "–"
+			if c.PerKiB {
+				perKiB = us(c.CPUPerKiB)
+			}
+			fmt.Fprintf(w, "| %s | %d | %.0f | %s | %s | %s | %.0f | %.0f | %s |\n", c.Name, c.Calls, c.CallsPerSec, ms(c.P50), ms(c.P99), us(c.CPUPerCall), c.BodyPerCall, c.NATSPerCall, perKiB)
+		}
+	}
+	fmt.Fprintln(w, "\nlongest time a stage stood still, ready for input while input waited on its consumer, per step:")
+	fmt.Fprint(w, bench.FormatStandStills(r.StandStills))
+	fmt.Fprintln(w, "\npure cores on one valid OpenAI chat create_invoice call (testing.Benchmark; CPU: the process's CPU time per call, GC included; wall: elapsed, which a loaded machine inflates):")
+	fmt.Fprintln(w, "| core | function | CPU per call | wall per call | allocs | bytes |\n|---|---|---|---|---|---|")
+	for _, c := range r.Cores {
+		name := c.Name
+		switch {
+		case c.InGateTotal:
+			name += " *"
+		case c.Trust == bench.TrustToolgate:
+			name += " †"
+		case c.Trust == bench.TrustExecutor:
+			name += " (the executor's)"
+		}
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %d | %d |\n", name, c.What, us(c.CPU), us(c.PerCall), c.AllocsPer, c.BytesPer)
+	}
+	fmt.Fprintf(w, "* in the gates' total (CPU): %s\n", us(r.GatesPerCall))
+	fmt.Fprintf(w, "† in toolgate's trust CPU per valid call: %s; the executor's check, apart: %s\n", us(r.TrustPerCall), us(r.ExecutorTrust))
+	fmt.Fprintln(w)
+	fmt.Fprint(w, bench.FormatGoals(r.Goals))
+}
+
+func scenarioNames() string {
+	var names []string
+	for _, s := range bench.Scenarios() {
+		names = append(names, s.Name)
+	}
+	return strings.Join(names, ", ")
+}
+
+// pickScenarios reads --scenarios: all, none, or names.
+func pickScenarios(list string) ([]bench.Scenario, error) {
+	all := bench.Scenarios()
+	switch strings.TrimSpace(list) {
+	case "all", "":
+		return all, nil
+	case "none":
+		return nil, nil
+	}
+	var out []bench.Scenario
+	for _, name := range strings.Split(list, ",") {
+		name = strings.TrimSpace(name)
+		found := false
+		for _, s := range all {
+			if s.Name == name {
+				out, found = append(out, s), true
+				break
+			}
+		}
+		if !found {
+			return nil, cmdutil.UsageError("--scenarios: unknown scenario %q (scenarios: %s, all, none)", name, scenarioNames())
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,30 @@
+package run
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// An unknown --topology and a --bin directory without the stage binaries
+// are refused before anything starts.
+func TestChaos_unknown_topology_or_empty_bin_dir_is_refused(t *testing.T) {
+	if err := ChaosCmd([]string{"--topology", "mesh"}); err == nil || !strings.Contains(err.Error(), `--topology "mesh"`) {
+		t.Errorf("--topology mesh: error %v, want a usage error naming it", err)
+	}
+	dir := t.TempDir()
+	err := ChaosCmd([]string{"--topology", "cluster", "--bin", dir})
+	if err == nil || !strings.Contains(err.Error(), filepath.Join(dir, "accumulate")) {
+		t.Errorf("--bin %s (empty): error %v, want one naming the missing accumulate binary", dir, err)
+	}
+}
+
+// A negative soak or a zero sampling interval is refused before anything
+// starts.
+func TestChaos_bad_rss_flags_are_refused(t *testing.T) {
+	for _, args := range [][]string{{"--soak", "-1m"}, {"--rss-every", "0s"}, {"--rss-after", "-5s"}} {
+		if err := ChaosCmd(args); err == nil || !strings.Contains(err.Error(), "--rss-every must be positive") {
+			t.Errorf("%v: error %v, want a usage error", args, err)
+		}
+	}
+}
