@@ -20,8 +20,8 @@ type Wait struct {
 	Attempt int       `json:"attempt,omitempty"`
 	Of      int       `json:"of,omitempty"` // attempts before the call is dead-lettered; 0: no bound
 	Since   time.Time `json:"since"`
-	Next    time.Time `json:"next,omitzero"`  // the next attempt
-	Until   time.Time `json:"until,omitzero"` // when the wait ends by itself (an approval's expiry)
-	By      []string  `json:"by,omitempty"`   // who may end it (an approval's approver roles)
+	Next    time.Time `json:"next,omitzero"`   // the next attempt
+	Until   time.Time `json:"until,omitzero"`  // when the wait ends by itself (an approval's expiry)
+	By      []string  `json:"by,omitempty"`    // who may end it (an approval's approver roles)
 	Limit   string    `json:"limit,omitempty"` // the limit that holds it (WaitLimit)
 }
