@@ -108,9 +108,12 @@ func newLimitRow(l limit.Limit) *limitRow {
 	if row.OnExceed == "" {
 		row.OnExceed = limit.Reject
 	}
-	if l.Count > 0 {
+	switch {
+	case l.Count == 1:
+		row.Max = "1 call"
+	case l.Count > 0:
 		row.Max = fmt.Sprintf("%d calls", l.Count)
-	} else {
+	default:
 		row.Max = fmt.Sprintf("%d of %s", l.Max, l.Weight)
 	}
 	return row
