@@ -1,6 +1,6 @@
 // Package console is toolgate's operator console: server-rendered pages
 // (html/template, embedded assets, no build step) for the overview, calls,
-// approvals, dead letters and tools, with live parts over server-sent
+// approvals, dead letters, tools and limits, with live parts over server-sent
 // events. `toolgate up` mounts Handler at /console/ on its --http address;
 // `toolgate console` runs it as its own process.
 package console
@@ -116,6 +116,7 @@ func (s *Server) Handler() http.Handler {
 	s.route(mux, "GET "+Prefix+"tools", Viewer, s.toolsPage)
 	s.route(mux, "GET "+Prefix+"tools/{name}", Viewer, s.toolPage)
 	s.route(mux, "GET "+Prefix+"shadow", Viewer, s.shadowPage)
+	s.route(mux, "GET "+Prefix+"limits", Viewer, s.limitsPage)
 	s.route(mux, "GET "+Prefix+"events", Viewer, s.events)
 	return secure(mux)
 }

@@ -28,6 +28,7 @@ type story struct {
 	Total      time.Duration
 	Errors     []pathErr
 	Waiting    *pipeline.Wait
+	Limit      *limitMention // the limit that holds, rejected or held it (limits.go)
 	Result     *pipeline.Result
 	ResultJSON string
 	Message    string
@@ -107,7 +108,7 @@ func (s *Server) storyOf(ctx context.Context, id string) (*story, error) {
 	if rec == nil {
 		return nil, nil
 	}
-	st := &story{Rec: *rec}
+	st := &story{Rec: *rec, Limit: limitOf(*rec)}
 	for i, h := range rec.History {
 		sp := step{Step: h}
 		if i > 0 {

@@ -62,12 +62,27 @@ func (x *Execute) overLimit(ctx context.Context, e call.Envelope, t *tool.Compil
 	if lim != nil && lim.Wait && !le.PassAt.IsZero() && !le.PassAt.After(arrived(e, now).Add(lim.MaxWait)) {
 		if n, maxD := worker.Deliveries(ctx); maxD <= 0 || n+1 < uint64(maxD) {
 			x.limitEvent(le.Limit, LimitWaited)
-			return nil, worker.Retry(max(le.PassAt.Sub(now), 10*time.Millisecond))
+			return nil, &LimitHold{Limit: le.Limit, Why: limitMessage(le, lim), Until: le.PassAt,
+				retry: worker.Retry(max(le.PassAt.Sub(now), 10*time.Millisecond))}
 		}
 	}
 	x.limitEvent(le.Limit, LimitRejected)
 	return x.end(e, call.LimitExceeded, limitMessage(le, lim))
 }
+
+// LimitHold is the error of a call a limit holds (on_exceed: wait): a
+// worker.Retry until the window lets it fit, carrying which limit and why,
+// so the stage's status record can say what the call waits for (the
+// console's limits page and the call's story read it).
+type LimitHold struct {
+	Limit string    // the limit's name
+	Why   string    // limitMessage: never the key
+	Until time.Time // when the call fits
+	retry error
+}
+
+func (h *LimitHold) Error() string { return h.Why + ": " + h.retry.Error() }
+func (h *LimitHold) Unwrap() error { return h.retry }
 
 // limitMessage says which limit and when the call would fit; never the key
 // (it may be made of arguments, and the model sees this).

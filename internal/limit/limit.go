@@ -60,3 +60,7 @@ const (
 )
 
 var nameRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+
+// ValidName reports whether s may name a limit (what a limit message's
+// name is read back by: the console's story of a call).
+func ValidName(s string) bool { return nameRE.MatchString(s) }

@@ -58,6 +58,13 @@ tools:
 // newExecRig starts everything but the execute stage; fn is the tool.
 func newExecRig(t *testing.T, fn func(n int32, c toolserver.Call) (any, error)) *execRig {
 	t.Helper()
+	return newExecRigTools(t, chargeTool, fn)
+}
+
+// newExecRigTools is newExecRig with the tools file toolsYAML, which
+// defines the tool "charge".
+func newExecRigTools(t *testing.T, toolsYAML string, fn func(n int32, c toolserver.Call) (any, error)) *execRig {
+	t.Helper()
 	srv := testenv.RunJetStream(t)
 	nc, js := testenv.Connect(t, srv)
 	r := &execRig{pipe: &pipe{t: t, nc: nc, js: js, ctx: context.Background()}, srv: srv, rds: testenv.RunRedis(t), ackWait: 2 * time.Second, perCall: map[string]int{}}
@@ -65,7 +72,7 @@ func newExecRig(t *testing.T, fn func(n int32, c toolserver.Call) (any, error)) 
 	if err := streams.Ensure(r.ctx, js, testSettings(r.ackWait)); err != nil {
 		t.Fatal(err)
 	}
-	defs, err := tool.Load("charge.yaml", []byte(chargeTool))
+	defs, err := tool.Load("charge.yaml", []byte(toolsYAML))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,12 +114,13 @@ func newExecRig(t *testing.T, fn func(n int32, c toolserver.Call) (any, error)) 
 }
 
 // startProcess runs the execute stage as its own OS process (this test
-// binary, see TestMain) and returns once it consumes.
-func (r *execRig) startProcess() *exec.Cmd {
+// binary, see TestMain) and returns once it consumes. env is added to its
+// environment last (TOOLGATE_REDIS_URL= runs it on the embedded store).
+func (r *execRig) startProcess(env ...string) *exec.Cmd {
 	r.t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), envExecuteProcess+"=1", "TOOLGATE_NATS_URL="+r.srv.ClientURL(),
-		"TOOLGATE_REDIS_URL="+r.rds.URL(), "TOOLGATE_TEST_ACK_WAIT="+r.ackWait.String(), "TOOLGATE_SEAL_KEYS="+r.sealDir)
+	cmd.Env = append(append(os.Environ(), envExecuteProcess+"=1", "TOOLGATE_NATS_URL="+r.srv.ClientURL(),
+		"TOOLGATE_REDIS_URL="+r.rds.URL(), "TOOLGATE_TEST_ACK_WAIT="+r.ackWait.String(), "TOOLGATE_SEAL_KEYS="+r.sealDir), env...)
 	cmd.Stderr = os.Stderr
 	out, err := cmd.StdoutPipe()
 	if err != nil {

@@ -67,6 +67,7 @@ func newSet(stages []string, binds map[string]Binding, d Deps) (*Set, error) {
 		if st == streams.Execute { // it waits on executors: its status records say so
 			wt := newWaits(st, d)
 			wc.Retrying, wc.Redelivered = tracing.Retrying(wt.retrying), wt.redelivered
+			wc.RetryingOnWait = true // a call a limit holds: its record names the limit
 		}
 		h := tracing.Handler(d.Trace, st, built.Handler)
 		w, err := worker.New(d.JS, wc, h)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/toolgate/toolgate/internal/call"
 	"github.com/toolgate/toolgate/internal/execute"
+	"github.com/toolgate/toolgate/internal/gates"
 	"github.com/toolgate/toolgate/internal/pipeline"
 	"github.com/toolgate/toolgate/internal/worker"
 	"github.com/toolgate/toolgate/streams"
@@ -73,7 +74,11 @@ func (w *waits) retrying(m worker.Msg, err error, a worker.Attempt) []worker.Out
 	}
 	wait := pipeline.Wait{Stage: w.stage, For: pipeline.WaitRetry, Detail: reason(err), Attempt: a.N, Of: a.Of,
 		Since: pipeline.WaitingSince(e, w.stage, now).UTC(), Next: a.Next.UTC()}
-	if errors.Is(err, execute.ErrNotRun) {
+	var hold *gates.LimitHold
+	switch {
+	case errors.As(err, &hold): // not a failure: no attempt count
+		wait.For, wait.Limit, wait.Detail, wait.Attempt, wait.Of, wait.Next = pipeline.WaitLimit, hold.Limit, hold.Why, 0, 0, hold.Until.UTC()
+	case errors.Is(err, execute.ErrNotRun):
 		wait.For = pipeline.WaitExecutor
 	}
 	out := w.emit.Waiting(w.stage, e, wait, now)

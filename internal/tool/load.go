@@ -66,6 +66,9 @@ func Load(file string, data []byte) ([]Definition, error) {
 	if err := fileLimits(limits, defs); err != nil { // limits.go
 		return nil, fmt.Errorf("%s: %w", file, err)
 	}
+	if err := checkGroups(defs); err != nil { // group.go
+		return nil, fmt.Errorf("%s: %w", file, err)
+	}
 	return defs, nil
 }
 

@@ -91,3 +91,43 @@ func TestWorker_a_wait_that_cannot_be_stored_changes_nothing(t *testing.T) {
 		t.Errorf("%d dead letters", n)
 	}
 }
+
+// TestWorker_a_Retry_publishes_its_wait_only_when_asked: an input the
+// handler asks to Retry (it waits, nothing failed) publishes what Retrying
+// builds when RetryingOnWait is set, and nothing without it; either way it
+// is redelivered and never dead-lettered.
+func TestWorker_a_Retry_publishes_its_wait_only_when_asked(t *testing.T) {
+	for _, on := range []bool{true, false} {
+		t.Run(fmt.Sprint(on), func(t *testing.T) {
+			r := newRig(t, 5*time.Second, 10)
+			r.publish(t, "in.x", "held")
+			start(t, r, Config{
+				RetryingOnWait: on,
+				Retrying: func(m Msg, err error, a Attempt) []Output {
+					return []Output{{Subject: fmt.Sprintf("out.wait.%d", a.N), Data: m.Data}}
+				},
+			}, func(ctx context.Context, m Msg) ([]Output, error) {
+				if m.NumDelivered < 3 {
+					return nil, Retry(5 * time.Millisecond)
+				}
+				return echo(ctx, m)
+			})
+			testenv.Eventually(t, 10*time.Second, 10*time.Millisecond, func() error {
+				if n := r.count(t, "OUT", "out.held"); n != 1 {
+					return fmt.Errorf("%d outputs", n)
+				}
+				return r.consumerIdle("stage")()
+			})
+			want := uint64(0)
+			if on {
+				want = 2
+			}
+			if n := r.count(t, "OUT", "out.wait.>"); n != want {
+				t.Errorf("%d waits published, want %d", n, want)
+			}
+			if n := r.count(t, "OUT", "dlq.>"); n != 0 {
+				t.Errorf("%d dead letters", n)
+			}
+		})
+	}
+}

@@ -75,6 +75,10 @@ type Config struct {
 	// those publish acks, whatever they say: they never change the input's
 	// fate. nil: nothing is published.
 	Retrying func(m Msg, err error, a Attempt) []Output
+	// RetryingOnWait runs Retrying also for an input the handler asked to
+	// Retry (not a failure: it waits, e.g. for a limit's window), so its
+	// record can say what it waits for. Attempt then counts deliveries.
+	RetryingOnWait bool
 	// Key, when set, orders the inputs: inputs of one key are handled one
 	// at a time in delivery order, inputs of different keys concurrently
 	// (up to Concurrency). Unset: any handler goroutine takes any input.
@@ -287,6 +291,9 @@ func (w *Worker) handle(jm jetstream.Msg) pending {
 		herr = Permanent(string(call.OutputTooLarge), ferr)
 	}
 	if d, ok := retryAfter(herr); ok {
+		if w.cfg.Retrying != nil && w.cfg.RetryingOnWait {
+			return w.retry(jm, m, herr, d) // the stage records what the input waits for
+		}
 		return pending{msg: jm, nak: true, delay: d}
 	}
 	code, permanent, delay := classify(herr)
