@@ -59,6 +59,7 @@ func Run(ctx context.Context, src Source, ev *Evaluator) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
+	w.finish()
 	for _, rec := range recs {
 		if rec.done {
 			continue
@@ -171,6 +172,9 @@ type window struct {
 	rep  *Report
 	recs map[string]*Recorded
 	tool string
+	// metered are the calls held for the limits (limits.go), one small
+	// entry per call the new definitions would run under a limit.
+	metered []metered
 }
 
 // slack is how far before the window the input is read: a response
@@ -214,13 +218,15 @@ func (w *window) input(ctx context.Context, h nats.Header, data []byte, seq uint
 				continue // the same input stored twice
 			}
 			rec.done = true
-			compare(w.rep, rec, out)
+			w.compare(rec, out)
 		}
 	}
 }
 
-// compare adds rec, re-evaluated as out, to rep.
-func compare(rep *Report, rec *Recorded, out call.Envelope) {
+// compare adds rec, re-evaluated as out, to the report; a call its new
+// definitions would run under a limit is held for finish.
+func (w *window) compare(rec *Recorded, out call.Envelope) {
+	rep := w.rep
 	switch {
 	case rec.Verified:
 		rep.Skip(rec.Tool, SkipToken)
@@ -228,6 +234,7 @@ func compare(rep *Report, rec *Recorded, out call.Envelope) {
 		rep.Skip(rec.Tool, SkipInFlight)
 	case rec.Fate.Kind == Other:
 		rep.Skip(rec.Tool, SkipOtherEnded)
+	case w.meter(rec, out):
 	default:
 		rep.Add(rec.Tool, rec.CallID, rec.Fate, rec.Status, FateOf(out))
 	}
