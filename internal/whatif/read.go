@@ -33,6 +33,10 @@ type Source struct {
 	// Progress, when set, is told now and then how far the input read has
 	// got: stream sequences passed, sequences in the window.
 	Progress func(read, total uint64)
+	// MaxCalls bounds the status records of the window held (0: no
+	// bound); past it the rest are counted as SkipCut (the console's
+	// what-if bounds what one request may make it hold).
+	MaxCalls int
 }
 
 // idle bounds the wait for the next message of a stream known to hold
@@ -300,6 +304,10 @@ func (src Source) record(rep *Report, recs map[string]*Recorded, key string, op 
 		return
 	}
 	if rec.CreatedAt.Before(src.Since) || (src.Tool != "" && rec.Tool != src.Tool) {
+		return
+	}
+	if _, seen := recs[rec.CallID]; !seen && src.MaxCalls > 0 && len(recs) >= src.MaxCalls {
+		rep.Skip(rec.Tool, SkipCut)
 		return
 	}
 	recs[rec.CallID] = &rec
