@@ -247,10 +247,16 @@ func TestRun_from_the_streams(t *testing.T) {
 // (their status records decoded, their responses decoded and run through
 // the new definitions' gates, each compared): the core of a what-if over a
 // busy day, without the reading.
-func BenchmarkWindow_100k(b *testing.B) {
+func BenchmarkWindow_100k(b *testing.B) { benchWindow(b, newTools) }
+
+// BenchmarkWindow_100k_limits is BenchmarkWindow_100k with a limit on each
+// tool: the calls that would run are also held and charged in time order.
+func BenchmarkWindow_100k_limits(b *testing.B) { benchWindow(b, newToolsLimits) }
+
+func benchWindow(b *testing.B, yaml string) {
 	const n = 100_000
 	ins, recs := day(b, n)
-	ev := evaluator(b, newTools)
+	ev := evaluator(b, yaml)
 	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {
