@@ -105,6 +105,11 @@ func buildTable() []Stage {
 	// one is applied, and counts the differences (internal/shadow).
 	policy.Buckets = []Bucket{{Name: BucketApprovals, Write: true}, {Name: BucketCalls},
 		{Name: BucketToolsShadow}, {Name: BucketShadowReport, Write: true}}
+	// Validate and business compare the calls they refuse with the shadow
+	// too, so its report counts what a looser or stricter schema or rule
+	// would have let through or stopped.
+	validate.Buckets = []Bucket{{Name: BucketToolsShadow}, {Name: BucketShadowReport, Write: true}}
+	business.Buckets = []Bucket{{Name: BucketToolsShadow}, {Name: BucketShadowReport, Write: true}}
 	repair := gate(Repair, []call.Status{call.InvalidJSON, call.Truncated, call.SchemaInvalid, call.NoSuchTool}, "")
 	// Execute's lanes come with its executor groups' durables (issue 37's
 	// merge); until then it reads its one durable.

@@ -54,6 +54,8 @@ type Server struct {
 	// streams bounds the live event streams open at once: each one reads
 	// NATS every few seconds.
 	streams chan struct{}
+	// whatIfSem lets one what-if run at a time (whatif.go).
+	whatIfSem chan struct{}
 }
 
 // maxStreams is how many event streams a console serves at once.
@@ -86,7 +88,7 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	s := &Server{cfg: cfg, auth: newAuth(cfg.Tokens, cfg.Names), limit: newLimiter(), pages: p, jobs: newJobs(), ctx: ctx, cancel: cancel, streams: make(chan struct{}, maxStreams)}
+	s := &Server{cfg: cfg, auth: newAuth(cfg.Tokens, cfg.Names), limit: newLimiter(), pages: p, jobs: newJobs(), ctx: ctx, cancel: cancel, streams: make(chan struct{}, maxStreams), whatIfSem: make(chan struct{}, 1)}
 	s.ov = &overviewCache{s: s}
 	return s, nil
 }
@@ -114,6 +116,8 @@ func (s *Server) Handler() http.Handler {
 	s.route(mux, "POST "+Prefix+"dlq/purge", Operator, s.purgeConfirm)
 	s.route(mux, "POST "+Prefix+"dlq/purge/confirm", Operator, s.purge)
 	s.route(mux, "GET "+Prefix+"tools", Viewer, s.toolsPage)
+	s.route(mux, "GET "+Prefix+"tools/whatif", Viewer, s.whatIfPage)
+	s.route(mux, "POST "+Prefix+"tools/whatif", Viewer, s.whatIfRun)
 	s.route(mux, "GET "+Prefix+"tools/{name}", Viewer, s.toolPage)
 	s.route(mux, "GET "+Prefix+"shadow", Viewer, s.shadowPage)
 	s.route(mux, "GET "+Prefix+"limits", Viewer, s.limitsPage)

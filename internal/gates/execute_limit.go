@@ -111,3 +111,8 @@ func (x *Execute) limitEvent(name, event string) {
 		x.LimitEvent(name, event, 0)
 	}
 }
+
+// LimitCharges are what the call e of tool t would be charged at execute:
+// for a replay that meters the calls in memory (internal/whatif) exactly as
+// this gate computes the charges.
+func LimitCharges(e call.Envelope, t *tool.Compiled) ([]limit.Charge, error) { return charges(e, t) }

@@ -21,6 +21,7 @@ import (
 // Observe is one atomic load: no store, no message.
 type Comparer struct {
 	cur     atomic.Pointer[armed]
+	running atomic.Bool // Run is flushing
 	Tally   *Tally
 	reports jetstream.KeyValue
 	log     zerolog.Logger
@@ -128,8 +129,9 @@ func compile(r Revision) (a *armed, err error) {
 // Gate is a gate's handler (pipeline.Gate's Handle).
 type Gate = func(context.Context, call.Envelope) ([]call.Envelope, error)
 
-// Wrap is the policy gate g, each call it decides also compared with the
-// shadow. The live outputs and error are g's, untouched.
+// Wrap is the validate, business or policy gate g, each call it stops (or,
+// at policy, decides) also compared with the shadow. The live outputs and
+// error are g's, untouched.
 func (c *Comparer) Wrap(g Gate) Gate {
 	return func(ctx context.Context, in call.Envelope) ([]call.Envelope, error) {
 		outs, err := g(ctx, in)
@@ -140,15 +142,21 @@ func (c *Comparer) Wrap(g Gate) Gate {
 	}
 }
 
-// Observe compares the policy gate's verdict on in (outs) with the
+// Observe compares the live verdict on in (the gate's outs) with the
 // shadow's: in again through the shadow's validate, business and policy
-// gates, from the arguments parse made. It compares only calls the gate
-// decides now (not a resumed approval), of tools the shadow names; it
-// publishes and stores nothing (the Tally does, in batches) and never
-// fails the live call.
+// gates, from the arguments parse made. A call is compared once, at the
+// gate where the live definitions stop it — validate or business refusing
+// it — or at policy, which decides every call that gets there; a call the
+// live gate passes on (validated, business-valid) is left to the next. So
+// a shadow that would let through what the live schema or rules refuse is
+// counted too ("rejected → would pass"). Not compared: a resumed approval,
+// a call back from repair (its first refusal was compared), a tool the
+// shadow does not name. It publishes and stores nothing (the Tally does,
+// in batches) and never fails the live call. With no shadow applied it is
+// one atomic load.
 func (c *Comparer) Observe(ctx context.Context, in call.Envelope, outs []call.Envelope) {
 	a := c.cur.Load()
-	if a == nil || in.Status != call.BusinessValid || len(outs) != 1 {
+	if a == nil || len(outs) != 1 || !decided(in, outs[0]) {
 		return
 	}
 	d, ok := a.defs[in.ToolName]
@@ -172,6 +180,26 @@ func (c *Comparer) Observe(ctx context.Context, in call.Envelope, outs []call.En
 	}
 	was, would := whatif.FateOf(outs[0]), whatif.FateOf(got[0])
 	c.Tally.add(a.rev.ID, in.ToolName, in.CallID, was, was.Was(outs[0].Status), would, why(d, would, got[0].Errors))
+}
+
+// decided reports whether the live gate's verdict on in (out) is the
+// call's, to compare: validate or business stopped it, or policy decided
+// it now. A call back from repair was compared at its first refusal.
+func decided(in, out call.Envelope) bool {
+	switch in.Status {
+	case call.Parsed:
+		if out.Status == call.Validated {
+			return false
+		}
+	case call.Validated:
+		if out.Status == call.BusinessValid {
+			return false
+		}
+	case call.BusinessValid:
+	default:
+		return false
+	}
+	return !slices.ContainsFunc(in.History, func(s call.Step) bool { return s.Status == call.SchemaInvalid })
 }
 
 // Active is the armed shadow's id; "" when none.

@@ -134,6 +134,9 @@ func mergeInto(ctx context.Context, reports jetstream.KeyValue, d *Record) error
 // Run writes the counts to the report bucket every FlushEvery (every, when
 // positive) until ctx is done, then once more.
 func (c *Comparer) Run(ctx context.Context, every time.Duration) {
+	if !c.running.CompareAndSwap(false, true) {
+		return // the validate, business and policy stages of one process share it
+	}
 	reports := c.reports
 	if every <= 0 {
 		every = FlushEvery

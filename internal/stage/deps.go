@@ -77,8 +77,9 @@ type Deps struct {
 	// Exec signs executor requests and bounds HTTP destinations (execute
 	// only; flags_exec.go).
 	Exec ExecConfig
-	// Shadow compares every call the policy gate decides with the shadow
-	// revision of the tools, if one is applied (policy only; nil: none).
+	// Shadow compares every call the validate or business gate refuses,
+	// or the policy gate decides, with the shadow revision of the tools,
+	// if one is applied (those stages only; nil: none).
 	Shadow *shadow.Comparer
 	// ShadowFlush is how often the counts are written (default
 	// shadow.FlushEvery).

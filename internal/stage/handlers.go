@@ -34,7 +34,8 @@ func BindParse() Binding {
 func BindValidate() Binding {
 	return Binding{name: streams.Validate, build: func(d Deps) (Built, error) {
 		g := &gates.Validate{Tools: d.Tools, Now: gates.Clock(d.Now)}
-		return Built{Handler: d.Emit.Handler(streams.Validate, g.Handle)}, nil
+		h, bg := d.shadowed(g.Handle)
+		return Built{Handler: d.Emit.Handler(streams.Validate, h), Background: bg}, nil
 	}}
 }
 
@@ -42,7 +43,8 @@ func BindValidate() Binding {
 func BindBusiness() Binding {
 	return Binding{name: streams.Business, build: func(d Deps) (Built, error) {
 		g := &gates.Business{Tools: d.Tools, Now: gates.Clock(d.Now)}
-		return Built{Handler: d.Emit.Handler(streams.Business, g.Handle)}, nil
+		h, bg := d.shadowed(g.Handle)
+		return Built{Handler: d.Emit.Handler(streams.Business, h), Background: bg}, nil
 	}}
 }
 

@@ -175,3 +175,74 @@ func TestShadow_none_applied_costs_no_write(t *testing.T) {
 		return nil
 	})
 }
+
+// looserTools lets get_weather take other properties and drops
+// create_invoice's "total must be greater than zero" rule: calls the live
+// validate and business gates refuse, which never reach policy.
+const looserTools = `
+tools:
+  - name: get_weather
+    input_schema:
+      type: object
+      properties: {city: {type: string, minLength: 1}}
+      required: [city]
+    policy: {risk: read}
+  - name: create_invoice
+    input_schema:
+      type: object
+      properties:
+        customer_id: {type: string, minLength: 1}
+        currency: {type: string, enum: [USD, EUR, GBP]}
+        line_items: {type: array, minItems: 1, items: {type: object}}
+      required: [customer_id, currency, line_items]
+    policy: {risk: write}
+`
+
+// TestShadow_counts_calls_the_live_validate_and_business_gates_refused: a
+// shadow with a looser schema and one rule fewer reports the calls the live
+// definitions stopped before policy as "would pass", once each, while they
+// end as the live definitions say.
+func TestShadow_counts_calls_the_live_validate_and_business_gates_refused(t *testing.T) {
+	var rev shadow.Revision
+	p := startShadowRig(t, func(p *pipe) { rev = p.applyShadow(looserTools) })
+	reports := p.kv(streams.BucketShadowReport)
+	p.publishAs("lo-w", "get_weather", `{"city":"Oslo","country":"NO-4471"}`, "alice", "viewer")
+	p.publishAs("lo-i", "create_invoice", `{"customer_id":"cus_1","currency":"EUR","line_items":[{"sku":"a","quantity":1,"price_cents":0}]}`, "alice", "viewer")
+	if r := p.waitResults("lo-i", 1)[0]; r["status"] != string(call.BusinessInvalid) {
+		t.Fatalf("create_invoice ended %v, want business_invalid (the shadow must not change it)", r["status"])
+	}
+	if r := p.waitResults("lo-w", 1)[0]; r["status"] == "executed" {
+		t.Fatalf("get_weather ended %v: the live schema refuses it", r["status"])
+	}
+	var rep *whatif.Report
+	testenv.Eventually(t, 10*time.Second, 50*time.Millisecond, func() error {
+		var err error
+		if rep, err = shadow.Read(p.ctx, reports, rev.ID); err != nil {
+			return err
+		}
+		if len(rep.Tools) != 2 {
+			return fmt.Errorf("report has %d tools", len(rep.Tools))
+		}
+		return nil
+	})
+	p.settled(streams.Execute)
+	if rep, _ = shadow.Read(p.ctx, reports, rev.ID); rep == nil {
+		t.Fatal("report gone")
+	}
+	w, i := rep.Tools["get_weather"], rep.Tools["create_invoice"]
+	if w.Seen != 1 || len(w.Changes) != 1 || w.Changes[0].Was != "rejected: schema_invalid" || w.Changes[0].Would != "would pass" || w.Changes[0].Examples[0] != "lo-w-0" {
+		t.Fatalf("get_weather: %+v %+v", w, w.Changes)
+	}
+	if i.Seen != 1 || len(i.Changes) != 1 || i.Changes[0].Was != "rejected: business_invalid" || i.Changes[0].Would != "would pass" {
+		t.Fatalf("create_invoice: %+v %+v", i, i.Changes)
+	}
+	for _, k := range []string{"get_weather", "create_invoice"} {
+		e, err := reports.Get(p.ctx, k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s := string(e.Value()); strings.Contains(s, "NO-4471") || strings.Contains(s, "cus_1") {
+			t.Fatalf("report record %s quotes arguments: %s", k, s)
+		}
+	}
+}

@@ -76,11 +76,7 @@ func buildPolicy(d Deps) (Built, error) {
 		return Built{}, fmt.Errorf("stage: calls bucket: %w", err)
 	}
 	sw := &approval.Sweeper{Store: d.Approvals, JS: d.JS, Every: d.ApprovalSweep, Now: d.Now, Log: d.Log, Calls: calls}
-	h := policyGate(d).Handle
-	bg := []func(context.Context){sw.Run}
-	if d.Shadow != nil {
-		h = d.Shadow.Wrap(h)
-		bg = append(bg, func(ctx context.Context) { d.Shadow.Run(ctx, d.ShadowFlush) })
-	}
+	h, bg := d.shadowed(policyGate(d).Handle)
+	bg = append(bg, sw.Run)
 	return Built{Handler: d.Emit.Handler(streams.Policy, h), Background: bg}, nil
 }

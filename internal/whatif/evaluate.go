@@ -3,8 +3,10 @@
 // validate, business and policy gates of new definitions in this process
 // (the pure gates of internal/gates, as the stages run them), never
 // publishing, never calling an executor or the repair model, and compares
-// each verdict with the call's recorded fate (Report). read.go streams the
-// recorded calls from NATS.
+// each verdict with the call's recorded fate (Report). The calls the gates
+// would run are then charged, in time order, against the new definitions'
+// limits held in memory (limits.go, limit.Meter), never the real counters.
+// read.go streams the recorded calls from NATS.
 package whatif
 
 import (

@@ -29,6 +29,9 @@ type Fate struct {
 	Kind  Kind
 	Class call.Status
 	Why   string
+	// Limit is the limit a re-evaluated call would exceed (Class
+	// limit_exceeded), for the report's line.
+	Limit string
 }
 
 // same reports whether two fates are the same for the report: same kind,
@@ -64,6 +67,9 @@ func (f Fate) Would() string {
 	}
 	if f.Repairable() {
 		return "would go to repair: " + string(f.Class)
+	}
+	if f.Class == call.LimitExceeded && f.Limit != "" {
+		return "would exceed limit " + f.Limit
 	}
 	return "would be rejected: " + string(f.Class)
 }
@@ -133,7 +139,7 @@ var ErrBadRecord = errors.New("whatif: unreadable status record")
 func passed(status call.Status) bool {
 	switch status {
 	case call.Approved, call.Executed, call.DryRun, call.ExecutionFailed, call.OutcomeUnknown,
-		call.IdempotencyConflict, call.OutputTooLarge, call.LimitExceeded:
+		call.IdempotencyConflict, call.OutputTooLarge:
 		return true
 	}
 	return false
@@ -159,11 +165,25 @@ func DecodeRecord(data []byte) (Recorded, error) {
 	case passed(r.Status):
 		rec.Fate = Fate{Kind: Pass}
 	case r.Status.Terminal() && gateClass(classOf(r.Status, r.Failure)):
-		rec.Fate = Fate{Kind: Refused, Class: classOf(r.Status, r.Failure), Why: why(r.Errors)}
+		rec.Fate = Fate{Kind: Refused, Class: classOf(r.Status, r.Failure), Why: why(r.Errors), Limit: limitOf(r.Status, r.Errors)}
 	default:
 		rec.Fate = Fate{Kind: Other, Class: r.Status}
 	}
 	return rec, nil
+}
+
+// limitOf is the limit a call that ended limit_exceeded exceeded, as the
+// execute gate's message names it ("limit NAME: ..."); "" when unknown.
+func limitOf(status call.Status, errs []string) string {
+	if status != call.LimitExceeded || len(errs) == 0 {
+		return ""
+	}
+	rest, ok := strings.CutPrefix(errs[0], "limit ")
+	name, _, found := strings.Cut(rest, ":")
+	if !ok || !found || strings.ContainsAny(name, " \t") || len(name) > 64 {
+		return ""
+	}
+	return name
 }
 
 func classOf(status, failure call.Status) call.Status {
@@ -174,11 +194,12 @@ func classOf(status, failure call.Status) call.Status {
 }
 
 // gateClass reports whether class is an ending the parse, validate,
-// business or policy gate decides.
+// business, policy or limit gate decides (limits: at execute, before the
+// call runs).
 func gateClass(class call.Status) bool {
 	switch class {
 	case call.InvalidJSON, call.Truncated, call.Rejected, call.NoSuchTool, call.SchemaInvalid,
-		call.BusinessInvalid, call.NeedsClarification, call.PolicyRejected:
+		call.BusinessInvalid, call.NeedsClarification, call.PolicyRejected, call.LimitExceeded:
 		return true
 	}
 	return false

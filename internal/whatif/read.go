@@ -33,6 +33,10 @@ type Source struct {
 	// Progress, when set, is told now and then how far the input read has
 	// got: stream sequences passed, sequences in the window.
 	Progress func(read, total uint64)
+	// MaxCalls bounds the status records of the window held (0: no
+	// bound); past it the rest are counted as SkipCut (the console's
+	// what-if bounds what one request may make it hold).
+	MaxCalls int
 }
 
 // idle bounds the wait for the next message of a stream known to hold
@@ -59,6 +63,7 @@ func Run(ctx context.Context, src Source, ev *Evaluator) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
+	w.finish()
 	for _, rec := range recs {
 		if rec.done {
 			continue
@@ -171,6 +176,9 @@ type window struct {
 	rep  *Report
 	recs map[string]*Recorded
 	tool string
+	// metered are the calls held for the limits (limits.go), one small
+	// entry per call the new definitions would run under a limit.
+	metered []metered
 }
 
 // slack is how far before the window the input is read: a response
@@ -214,13 +222,15 @@ func (w *window) input(ctx context.Context, h nats.Header, data []byte, seq uint
 				continue // the same input stored twice
 			}
 			rec.done = true
-			compare(w.rep, rec, out)
+			w.compare(rec, out)
 		}
 	}
 }
 
-// compare adds rec, re-evaluated as out, to rep.
-func compare(rep *Report, rec *Recorded, out call.Envelope) {
+// compare adds rec, re-evaluated as out, to the report; a call its new
+// definitions would run under a limit is held for finish.
+func (w *window) compare(rec *Recorded, out call.Envelope) {
+	rep := w.rep
 	switch {
 	case rec.Verified:
 		rep.Skip(rec.Tool, SkipToken)
@@ -228,6 +238,7 @@ func compare(rep *Report, rec *Recorded, out call.Envelope) {
 		rep.Skip(rec.Tool, SkipInFlight)
 	case rec.Fate.Kind == Other:
 		rep.Skip(rec.Tool, SkipOtherEnded)
+	case w.meter(rec, out):
 	default:
 		rep.Add(rec.Tool, rec.CallID, rec.Fate, rec.Status, FateOf(out))
 	}
@@ -293,6 +304,10 @@ func (src Source) record(rep *Report, recs map[string]*Recorded, key string, op 
 		return
 	}
 	if rec.CreatedAt.Before(src.Since) || (src.Tool != "" && rec.Tool != src.Tool) {
+		return
+	}
+	if _, seen := recs[rec.CallID]; !seen && src.MaxCalls > 0 && len(recs) >= src.MaxCalls {
+		rep.Skip(rec.Tool, SkipCut)
 		return
 	}
 	recs[rec.CallID] = &rec

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -121,6 +122,7 @@ func inMemory(t testing.TB, ev *Evaluator, ins []input, recs [][]byte) *Report {
 	for i, in := range ins {
 		w.input(context.Background(), in.h, in.body, uint64(i+1), false)
 	}
+	w.finish()
 	return rep
 }
 
@@ -245,10 +247,16 @@ func TestRun_from_the_streams(t *testing.T) {
 // (their status records decoded, their responses decoded and run through
 // the new definitions' gates, each compared): the core of a what-if over a
 // busy day, without the reading.
-func BenchmarkWindow_100k(b *testing.B) {
+func BenchmarkWindow_100k(b *testing.B) { benchWindow(b, newTools) }
+
+// BenchmarkWindow_100k_limits is BenchmarkWindow_100k with a limit on each
+// tool: the calls that would run are also held and charged in time order.
+func BenchmarkWindow_100k_limits(b *testing.B) { benchWindow(b, newToolsLimits) }
+
+func benchWindow(b *testing.B, yaml string) {
 	const n = 100_000
 	ins, recs := day(b, n)
-	ev := evaluator(b, newTools)
+	ev := evaluator(b, yaml)
 	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {
@@ -327,4 +335,64 @@ func TestWindow_calls_recovered_from_text_are_re_evaluated(t *testing.T) {
 	if tr == nil || tr.Seen != 1 || len(tr.Changes) != 1 || !tr.Changes[0].Refused || len(rep.Skipped) != 0 {
 		t.Fatalf("report %+v", rep.JSON())
 	}
+}
+
+// newToolsLimits are newTools with a limit on each tool: one weather call
+// per tenant an hour, 150 of amount an hour.
+const newToolsLimits = newTools + `
+limits:
+  - {name: weather_per_tenant, tools: [get_weather], window: 1h, count: 1}
+  - {name: amount_per_tenant, tools: [transfer_funds], window: 1h, weight: args.amount, max: 150}
+`
+
+// TestReport_counts_the_calls_a_new_limit_would_refuse: the calls the new
+// gates would run are charged in time order against the new limits, in
+// memory: of the two weather calls and the two transfers of 100 that pass
+// every gate, the second of each would exceed its limit.
+func TestReport_counts_the_calls_a_new_limit_would_refuse(t *testing.T) {
+	ins, recs := day(t, 14)
+	rep := inMemory(t, evaluator(t, newToolsLimits), ins, recs)
+	var lines []string
+	for _, tr := range rep.Sorted() {
+		for _, c := range tr.Changes {
+			lines = append(lines, fmt.Sprintf("%s: %s → %s x%d %v %v", tr.Tool, c.Was, c.Would, c.Count, c.Refused, c.Examples))
+		}
+	}
+	for _, w := range []string{
+		"get_weather: executed → would exceed limit weather_per_tenant x1 true [r7-0]",
+		"transfer_funds: executed → would exceed limit amount_per_tenant x1 true [r9-0]",
+	} {
+		if !slices.Contains(lines, w) {
+			t.Errorf("report lacks %q:\n%s", w, strings.Join(lines, "\n"))
+		}
+	}
+	if rep.Refused() != 6 {
+		t.Errorf("refused %d, want 6 (4 by the gates, 2 by the limits)", rep.Refused())
+	}
+	var b strings.Builder
+	rep.Print(&b)
+	if !strings.Contains(b.String(), "(limit weather_per_tenant: 1 of 1 per 1h0m0s used; this call fits from ") {
+		t.Errorf("the line does not say why:\n%s", b.String())
+	}
+
+	// A call the old limits refused is compared too: with no limit now it
+	// would pass.
+	e := evaluator(t, oldTools).Evaluate(context.Background(), mustEnvelopes(t, ins[0])[0])[0]
+	if err := e.Move("execute", call.LimitExceeded, time.Now(), "limit x: 5 of 5 per 1h used"); err != nil {
+		t.Fatal(err)
+	}
+	rec, _ := json.Marshal(pipeline.StatusOf(e))
+	again := inMemory(t, evaluator(t, oldTools), ins[:1], [][]byte{rec})
+	if c := again.Tools["get_weather"].Changes; len(c) != 1 || c[0].Was != "rejected: limit_exceeded" || c[0].Would != "would pass" {
+		t.Fatalf("a recorded limit_exceeded: %+v", again.JSON())
+	}
+}
+
+func mustEnvelopes(t *testing.T, in input) []call.Envelope {
+	t.Helper()
+	envs, err := Envelopes(in.h, in.body, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return envs
 }

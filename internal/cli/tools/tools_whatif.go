@@ -31,7 +31,7 @@ type whatIfFlags struct {
 // addWhatIfFlags adds --what-if and its flags to apply's flag set.
 func addWhatIfFlags(fs *flag.FlagSet) whatIfFlags {
 	return whatIfFlags{
-		on:    fs.Bool("what-if", false, "store nothing: re-run the recorded calls of the window through these definitions' parse, validate, business and policy gates and compare each with what happened (exit 3 when a call that passed would now be refused)"),
+		on:    fs.Bool("what-if", false, "store nothing: re-run the recorded calls of the window through these definitions' parse, validate, business and policy gates and limits and compare each with what happened (exit 3 when a call that passed would now be refused)"),
 		since: fs.Duration("since", 24*time.Hour, "what-if: the window, back from now (the input is kept 24h: older calls are counted as aged out)"),
 		tool:  fs.String("tool", "", "what-if: only the calls of this tool"),
 		json:  fs.Bool("json", false, "what-if: print the report as JSON"),

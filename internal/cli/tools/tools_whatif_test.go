@@ -5,8 +5,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -407,5 +409,72 @@ func TestWhatIf_reads_as_the_admin_not_the_console_user(t *testing.T) {
 	err = ToolsApply([]string{"--nats", srv.ClientURL(), "--what-if", "-f", file}, ToolsIO{In: strings.NewReader(""), Out: &out, Err: &errb})
 	if err != nil || !strings.Contains(out.String(), "no recorded calls in the window") {
 		t.Fatalf("what-if as the admin: %v\n%s\n%s", err, out.String(), errb.String())
+	}
+}
+
+// whatIfLimits are whatIfOld with two new limits: two weather calls an hour
+// and 1000 of amount an hour, per tenant.
+const whatIfLimits = whatIfOld + `
+limits:
+  - {name: weather_per_tenant, tools: [get_weather], window: 1h, count: 2}
+  - {name: amount_per_tenant, tools: [transfer_funds], window: 1h, weight: args.amount, max: 1000}
+`
+
+// TestWhatIf_limit_counts_equal_a_real_apply_and_republish: the what-if of
+// new limits (charged in memory, in time order) counts what the execute
+// gate's real counters do when the limits are applied and the same calls
+// sent again. Each call is settled before the next is sent, so the order
+// they are charged in is the order they were made.
+func TestWhatIf_limit_counts_equal_a_real_apply_and_republish(t *testing.T) {
+	r := startWhatIfRig(t, whatIfOld)
+	day := []toolCall{
+		{"l1", "get_weather", `{"city":"Paris"}`},
+		{"l2", "transfer_funds", `{"amount":400}`},
+		{"l3", "get_weather", `{"city":"Lima"}`},
+		{"l4", "transfer_funds", `{"amount":400}`},
+		{"l5", "get_weather", `{"city":"Oslo"}`},
+		{"l6", "transfer_funds", `{"amount":400}`},
+		{"l7", "transfer_funds", `{"amount":100}`},
+		{"l8", "get_weather", `{"city":"Rome"}`},
+	}
+	send := func(prefix string) ([]string, map[string]whatif.Recorded) {
+		var rids []string
+		recs := map[string]whatif.Recorded{}
+		for i, c := range day {
+			rid := fmt.Sprintf("%s-%d", prefix, i)
+			r.publish(t, rid, c)
+			rids = append(rids, rid)
+			maps.Copy(recs, settled(t, r.js, []string{rid}))
+		}
+		return rids, recs
+	}
+	rids, before := send("lday")
+	rep, text, exit := runWhatIf(t, r, whatIfLimits, "--since", "1h")
+	if exit != exitWhatIfRefused || rep.Refused != 3 {
+		t.Fatalf("exit %d, refused %d: want %d and 3 refused by the limits\n%s", exit, rep.Refused, exitWhatIfRefused, text)
+	}
+	applyDefs(t, r.js, whatIfLimits)
+	again, after := send("lagain")
+	want := whatif.NewReport()
+	for i, rid := range rids {
+		was, now := before[rid], after[again[i]]
+		want.Add(was.Tool, was.CallID, was.Fate, was.Status, now.Fate)
+	}
+	var wantJSON whatIfJSON
+	b, _ := json.Marshal(want.JSON())
+	if err := json.Unmarshal(b, &wantJSON); err != nil {
+		t.Fatal(err)
+	}
+	got, exp := rep.lines(), wantJSON.lines()
+	if strings.Join(got, "\n") != strings.Join(exp, "\n") {
+		t.Fatalf("what-if counts differ from a real apply and republish:\n got %q\nwant %q\nreport:\n%s", got, exp, text)
+	}
+	for _, w := range []string{
+		"get_weather: executed → would exceed limit weather_per_tenant x2",
+		"transfer_funds: executed → would exceed limit amount_per_tenant x1",
+	} {
+		if !slices.Contains(got, w) {
+			t.Errorf("report lacks %q:\n%s", w, strings.Join(got, "\n"))
+		}
 	}
 }

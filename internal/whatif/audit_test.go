@@ -1,0 +1,101 @@
+package whatif
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/toolgate/toolgate/internal/authz"
+	"github.com/toolgate/toolgate/internal/call"
+	"github.com/toolgate/toolgate/internal/natsusers"
+	"github.com/toolgate/toolgate/internal/pipeline"
+	"github.com/toolgate/toolgate/internal/testenv"
+	"github.com/toolgate/toolgate/streams"
+)
+
+// TestRunAudit_as_the_console_user: the console's what-if reads the status
+// records and the audit events — what the console user may read — and
+// reports what the what-if over the raw input reports; a call whose audit
+// arguments are redacted is counted as not re-evaluated, never run on the
+// redacted values.
+func TestRunAudit_as_the_console_user(t *testing.T) {
+	pw := map[string]string{authz.Admin: "admin-pw-0123456789", authz.Console: "console-pw-0123456789"}
+	users, err := natsusers.Users(pw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := testenv.RunJetStream(t, func(o *server.Options) { o.Users = users })
+	connect := func(user string) jetstream.JetStream {
+		nc, err := nats.Connect(srv.ClientURL(), authz.ClientOptions(user, pw[user])...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(nc.Close)
+		js, err := jetstream.New(nc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return js
+	}
+	admin, console := connect(authz.Admin), connect(authz.Console)
+	ctx := context.Background()
+	if err := streams.Ensure(ctx, admin, streams.DefaultSettings()); err != nil {
+		t.Fatal(err)
+	}
+	ins, recs := day(t, 21)
+	kv, err := admin.KeyValue(ctx, streams.BucketCalls)
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := evaluator(t, oldTools)
+	for i, in := range ins {
+		if _, err := kv.Put(ctx, call.ID(fmt.Sprint("r", i), 0), recs[i]); err != nil {
+			t.Fatal(err)
+		}
+		// The audit event of the call's ending, as the emitter makes it.
+		e := old.Evaluate(ctx, mustEnvelopes(t, in)[0])[0]
+		var sensitive []string
+		if i == 3 { // a transfer of 700 whose amount is sensitive: redacted in the audit
+			sensitive = []string{"amount"}
+		}
+		data, _ := json.Marshal(pipeline.AuditOf("policy", e, sensitive))
+		m := nats.NewMsg(streams.Audit(string(e.Status)))
+		m.Header.Set(streams.HeaderCallID, e.CallID)
+		m.Data = data
+		if _, err := admin.PublishMsg(ctx, m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ev := evaluator(t, newToolsLimits)
+	rep, err := RunAudit(ctx, AuditSource{JS: console, Since: time.Now().Add(-time.Hour)}, ev)
+	if err != nil {
+		t.Fatalf("as the console user: %v", err)
+	}
+	if rep.Skipped[SkipRedacted] != 1 || len(rep.Skipped) != 1 {
+		t.Fatalf("not re-evaluated %v, want the one redacted call", rep.Skipped)
+	}
+	// The raw input's what-if, without that one call: the same counts.
+	want := inMemory(t, ev, append(append([]input{}, ins[:3]...), ins[4:]...), append(append([][]byte{}, recs[:3]...), recs[4:]...))
+	strip := func(r *Report) string {
+		r.Skipped = map[string]int{}
+		for _, tr := range r.Tools {
+			tr.Skipped = map[string]int{}
+		}
+		b, _ := json.Marshal(r.JSON())
+		return string(b)
+	}
+	if got, exp := strip(rep), strip(want); got != exp {
+		t.Fatalf("from the audit:\n%s\nfrom the raw input:\n%s", got, exp)
+	}
+	// At most MaxCalls records are held; the rest are counted.
+	cut, err := RunAudit(ctx, AuditSource{JS: console, Since: time.Now().Add(-time.Hour), MaxCalls: 5}, ev)
+	if err != nil || cut.Skipped[SkipCut] != 16 {
+		t.Fatalf("bounded run: %v %v", err, cut.Skipped)
+	}
+}
