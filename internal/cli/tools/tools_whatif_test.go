@@ -427,24 +427,24 @@ limits:
 // they are charged in is the order they were made.
 func TestWhatIf_limit_counts_equal_a_real_apply_and_republish(t *testing.T) {
 	r := startWhatIfRig(t, whatIfOld)
-	day := []toolCall{
-		{"l1", "get_weather", `{"city":"Paris"}`},
-		{"l2", "transfer_funds", `{"amount":400}`},
-		{"l3", "get_weather", `{"city":"Lima"}`},
-		{"l4", "transfer_funds", `{"amount":400}`},
-		{"l5", "get_weather", `{"city":"Oslo"}`},
-		{"l6", "transfer_funds", `{"amount":400}`},
-		{"l7", "transfer_funds", `{"amount":100}`},
-		{"l8", "get_weather", `{"city":"Rome"}`},
+	day := []clitest.ToolCall{
+		{ID: "l1", Name: "get_weather", Args: `{"city":"Paris"}`},
+		{ID: "l2", Name: "transfer_funds", Args: `{"amount":400}`},
+		{ID: "l3", Name: "get_weather", Args: `{"city":"Lima"}`},
+		{ID: "l4", Name: "transfer_funds", Args: `{"amount":400}`},
+		{ID: "l5", Name: "get_weather", Args: `{"city":"Oslo"}`},
+		{ID: "l6", Name: "transfer_funds", Args: `{"amount":400}`},
+		{ID: "l7", Name: "transfer_funds", Args: `{"amount":100}`},
+		{ID: "l8", Name: "get_weather", Args: `{"city":"Rome"}`},
 	}
 	send := func(prefix string) ([]string, map[string]whatif.Recorded) {
 		var rids []string
 		recs := map[string]whatif.Recorded{}
 		for i, c := range day {
 			rid := fmt.Sprintf("%s-%d", prefix, i)
-			r.publish(t, rid, c)
+			r.Publish(t, rid, c)
 			rids = append(rids, rid)
-			maps.Copy(recs, settled(t, r.js, []string{rid}))
+			maps.Copy(recs, settled(t, r.JS, []string{rid}))
 		}
 		return rids, recs
 	}
@@ -453,7 +453,7 @@ func TestWhatIf_limit_counts_equal_a_real_apply_and_republish(t *testing.T) {
 	if exit != exitWhatIfRefused || rep.Refused != 3 {
 		t.Fatalf("exit %d, refused %d: want %d and 3 refused by the limits\n%s", exit, rep.Refused, exitWhatIfRefused, text)
 	}
-	applyDefs(t, r.js, whatIfLimits)
+	applyDefs(t, r.JS, whatIfLimits)
 	again, after := send("lagain")
 	want := whatif.NewReport()
 	for i, rid := range rids {
