@@ -27,7 +27,7 @@ import (
 
 // Streams are the streams a call in flight waits in, in the order a call
 // passes them.
-var Streams = []string{streams.StreamGates, streams.StreamExecute}
+func Streams() []string { return []string{streams.StreamGates, streams.StreamExecute} }
 
 // MaxScan is the most hops one read looks at, per stream.
 const MaxScan = 20000
@@ -75,13 +75,13 @@ func recordOf(m *jetstream.RawStreamMsg) (pipeline.StatusRecord, bool) {
 	return pipeline.InFlightOf(e, m.Header.Get(streams.HeaderTool)), true
 }
 
-// walk hands visit each hop of Streams, oldest first, until it returns
+// walk hands visit each hop of Streams(), oldest first, until it returns
 // false; a stream that does not exist (an older topology) is skipped.
 func walk(ctx context.Context, js jetstream.JetStream, limit int, visit func(*jetstream.RawStreamMsg) bool) error {
 	if limit <= 0 {
 		limit = MaxScan
 	}
-	for _, name := range Streams {
+	for _, name := range Streams() {
 		st, err := js.Stream(ctx, name)
 		if errors.Is(err, jetstream.ErrStreamNotFound) {
 			continue
