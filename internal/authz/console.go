@@ -47,6 +47,10 @@ func consoleRole() *Permissions {
 	// And the executor groups' durables, listed (issue 38: the overview's
 	// banner when a group's circuit is open); listing is read only.
 	pub = append(pub, api("STREAM.INFO", streams.StreamExecute), api("CONSUMER.LIST", streams.StreamExecute))
+	// A call in flight has no status record until it waits or ends (issue
+	// 30): the pages read its hop by sequence (internal/inflight), which
+	// the dead letters' grant already shows of a failed call.
+	pub = append(pub, api("STREAM.INFO", streams.StreamGates), api("STREAM.MSG.GET", streams.StreamGates), api("STREAM.MSG.GET", streams.StreamExecute))
 	// A decision resumes the call at the policy gate; a replay republishes
 	// a call at the stage that failed it (every gate a replay may enter:
 	// the execute gate checks the call's seals itself) and input that never

@@ -7,8 +7,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
+
 	"github.com/toolgate/toolgate/internal/approval"
+	"github.com/toolgate/toolgate/internal/call"
+	"github.com/toolgate/toolgate/internal/pipeline"
 	"github.com/toolgate/toolgate/internal/testenv"
+	"github.com/toolgate/toolgate/streams"
 )
 
 // TestLeastPrivilege_the_console_user_may_do_what_the_pages_do runs every
@@ -69,5 +74,31 @@ func TestLeastPrivilege_the_console_user_may_do_what_the_pages_do(t *testing.T) 
 	}
 	if code, body := r.post(Prefix+"dlq/purge/confirm", url.Values{"csrf": {csrf}, "seq": {itoa(purge)}, "mode": {"selected"}, "all": {"1"}}); code != 200 || !strings.Contains(body, "purged 1 dead letter") {
 		t.Fatalf("purge: %d\n%s", code, body)
+	}
+}
+
+// A call in flight has no status record (issue 30): the console user reads
+// its hop, and the calls page and the call's page show it.
+func TestLeastPrivilege_a_call_in_flight_is_shown_from_its_hop(t *testing.T) {
+	r := newRigAs(t, nil, nil, true)
+	e := call.New("rif", 0, time.Now())
+	e.ToolName, e.RawArguments = "create_invoice", `{"amount":5}`
+	outs, err := (&pipeline.Emitter{}).Outputs(streams.Accumulate, e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range outs {
+		if _, err := r.js.PublishMsg(context.Background(), &nats.Msg{Subject: o.Subject, Header: o.Header, Data: o.Data}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for path, want := range map[string]string{
+		Prefix + "calls?tool=create_invoice": `data-call-id="rif-0"`,
+		Prefix + "calls/rif-0":               "rif-0",
+	} {
+		code, body := r.get(path)
+		if code != 200 || !strings.Contains(body, want) || strings.Contains(body, `class="flash error"`) {
+			t.Errorf("GET %s: %d, want %s and no error:\n%s", path, code, want, body)
+		}
 	}
 }

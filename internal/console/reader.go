@@ -11,6 +11,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/toolgate/toolgate/internal/dlq"
+	"github.com/toolgate/toolgate/internal/inflight"
 	"github.com/toolgate/toolgate/internal/pipeline"
 	"github.com/toolgate/toolgate/pkg/wire"
 	"github.com/toolgate/toolgate/streams"
@@ -24,15 +25,20 @@ func (s *Server) timeout(parent context.Context) (context.Context, context.Cance
 	return context.WithTimeout(parent, 10*time.Second)
 }
 
-// record is the status record of callID; nil when there is none.
+// record is the status record of callID, or for a call in flight (none is
+// written when a call enters, issue 30) what its hop says; nil when there
+// is neither.
 func (s *Server) record(ctx context.Context, callID string) (*pipeline.StatusRecord, error) {
 	kv, err := s.cfg.JS.KeyValue(ctx, streams.BucketCalls)
 	if err != nil {
 		return nil, fmt.Errorf("bucket %s: %w", streams.BucketCalls, err)
 	}
 	e, err := kv.Get(ctx, callID)
-	if errors.Is(err, jetstream.ErrKeyNotFound) || errors.Is(err, jetstream.ErrInvalidKey) {
+	if errors.Is(err, jetstream.ErrInvalidKey) {
 		return nil, nil
+	}
+	if errors.Is(err, jetstream.ErrKeyNotFound) {
+		return inflight.Find(ctx, s.cfg.JS, callID, maxScan)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("call %s: %w", callID, err)
@@ -77,6 +83,18 @@ func (s *Server) scanCalls(ctx context.Context, keep func(pipeline.StatusRecord)
 			out = append(out, r)
 		}
 	}
+	// The calls in flight have no record until they wait or end (issue 30).
+	have := map[string]bool{}
+	for _, r := range out {
+		have[r.CallID] = true
+	}
+	// A console user granted before issue 30 may not read the hops: the
+	// page still lists the calls that have a record.
+	moving, err := inflight.List(ctx, s.cfg.JS, maxScan, func(r pipeline.StatusRecord) bool { return !have[r.CallID] && keep(r) })
+	if err != nil {
+		s.cfg.Log.Warn().Err(err).Msg("console: the calls in flight not read")
+	}
+	out = append(out, moving...)
 	sort.SliceStable(out, func(i, j int) bool { return updated(out[i]).After(updated(out[j])) })
 	if limit > 0 && len(out) > limit {
 		out = out[:limit]

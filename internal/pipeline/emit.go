@@ -111,17 +111,19 @@ func (em *Emitter) Outputs(stage string, e call.Envelope) ([]worker.Output, erro
 }
 
 // WritesStatus says whether this output writes the call's status record:
-// when the call enters the pipeline (accumulate) or re-enters it after a
-// repair, whenever it stops or waits (terminal, approval_required), and at
-// every hop of a call the operator replayed. Between those points each
-// transition travels in the envelope's history and lands in the record with
-// the next write, so the record still holds every transition; skipping the
-// intermediate writes halves the JetStream publishes of a valid call.
+// where a call waits (approval_required; a repair re-entering it; the
+// stages' retry waits, waits.go) and when it ends (terminal), plus every
+// hop of a call the operator replayed. Not when it enters: a call in
+// flight is answered from the hop it waits in (internal/inflight), so a
+// valid call stores one record, at its end (issue 30, "no status record
+// at entry"). Between those points each transition travels in the
+// envelope's history and lands in the record with the next write, so the
+// record still holds every transition.
 //
 // A call that leaves a wait (a human decided on it) is written too, so its
 // record stops saying it waits.
 func WritesStatus(stage string, e call.Envelope) bool {
-	return stage == streams.Accumulate || stage == streams.Repair || streams.Next(e.Status) == "" || e.Replays > 0 || leftWait(e)
+	return stage == streams.Repair || streams.Next(e.Status) == "" || e.Replays > 0 || leftWait(e)
 }
 
 // leftWait reports whether e's last transition took it out of

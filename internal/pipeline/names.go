@@ -42,3 +42,13 @@ func (em *Emitter) public(e call.Envelope) call.Envelope {
 	e.History = hist
 	return e
 }
+
+// InFlightOf is the status record of a call in flight, read from the hop
+// it waits in (internal/inflight): no record is written when a call enters
+// (issue 30, WritesStatus). shown is the tool name as the hop's header
+// carries it (the name itself for a registered tool, its hash for any
+// other), so the record shows the name as a stored one would.
+func InFlightOf(e call.Envelope, shown string) StatusRecord {
+	em := &Emitter{Registered: func(n string) bool { return n == shown }}
+	return StatusOf(em.public(e))
+}

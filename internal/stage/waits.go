@@ -65,7 +65,7 @@ func (w *waits) retrying(m worker.Msg, err error, a worker.Attempt) []worker.Out
 		return nil
 	}
 	now := w.now()
-	rec, rev, ok := w.record(e.CallID)
+	rec, rev, ok, absent := w.lookup(e.CallID)
 	if ok && rec.Status.Terminal() {
 		return nil
 	}
@@ -82,7 +82,11 @@ func (w *waits) retrying(m worker.Msg, err error, a worker.Attempt) []worker.Out
 		wait.For = pipeline.WaitExecutor
 	}
 	out := w.emit.Waiting(w.stage, e, wait, now)
-	if ok {
+	// No record yet (none is written when a call enters, issue 30): the
+	// wait is stored only while there is still none (last subject sequence
+	// 0, a create), so it never overwrites an outcome another delivery
+	// stored since it was read.
+	if ok || absent {
 		out.Header = nats.Header{}
 		out.Header.Set(jetstream.ExpectedLastSubjSeqHeader, strconv.FormatUint(rev, 10))
 	}
@@ -117,8 +121,16 @@ func (w *waits) redelivered(m worker.Msg) worker.Msg {
 // record reads the call's status record; ok is false when there is none or
 // it cannot be read or decoded (a cut record, a broken one).
 func (w *waits) record(callID string) (pipeline.StatusRecord, uint64, bool) {
+	rec, rev, ok, _ := w.lookup(callID)
+	return rec, rev, ok
+}
+
+// lookup is record, and says whether the bucket has no record of callID at
+// all (absent: read, and not found; false when the read failed or the
+// bucket is not readable).
+func (w *waits) lookup(callID string) (rec pipeline.StatusRecord, rev uint64, ok, absent bool) {
 	if w.calls == nil {
-		return pipeline.StatusRecord{}, 0, false
+		return rec, 0, false, false
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
@@ -126,14 +138,14 @@ func (w *waits) record(callID string) (pipeline.StatusRecord, uint64, bool) {
 	if err != nil {
 		if !errors.Is(err, jetstream.ErrKeyNotFound) {
 			w.log.Debug().Err(err).Str("call_id", callID).Msg("status record not read")
+			return rec, 0, false, false
 		}
-		return pipeline.StatusRecord{}, 0, false
+		return rec, 0, false, true
 	}
-	var rec pipeline.StatusRecord
 	if err := json.Unmarshal(entry.Value(), &rec); err != nil || rec.CallID != callID {
-		return pipeline.StatusRecord{}, 0, false
+		return pipeline.StatusRecord{}, 0, false, false
 	}
-	return rec, entry.Revision(), true
+	return rec, entry.Revision(), true, false
 }
 
 // reason is what a transient failure says, without the worker's and the

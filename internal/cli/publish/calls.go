@@ -16,6 +16,7 @@ import (
 
 	"github.com/toolgate/toolgate/internal/call"
 	"github.com/toolgate/toolgate/internal/dlq"
+	"github.com/toolgate/toolgate/internal/inflight"
 	"github.com/toolgate/toolgate/internal/pipeline"
 	"github.com/toolgate/toolgate/streams"
 
@@ -130,6 +131,17 @@ func scanCalls(ctx context.Context, js jetstream.JetStream, f callFilter) ([]pip
 	if ctx.Err() != nil {
 		return nil, cmdutil.ExplainNATS(ctx.Err(), "calls: reading bucket "+streams.BucketCalls)
 	}
+	// The calls in flight have no record until they wait or end (issue 30):
+	// their hops say where they are.
+	have := map[string]bool{}
+	for _, r := range out {
+		have[r.CallID] = true
+	}
+	moving, err := inflight.List(ctx, js, 0, func(r pipeline.StatusRecord) bool { return !have[r.CallID] && f.match(r) })
+	if err != nil {
+		return nil, explainNATS(err, "calls: reading the calls in flight")
+	}
+	out = append(out, moving...)
 	sort.SliceStable(out, func(i, j int) bool { return updated(out[i]).Before(updated(out[j])) })
 	return out, nil
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/toolgate/toolgate/internal/authz"
 	"github.com/toolgate/toolgate/internal/call"
 	"github.com/toolgate/toolgate/internal/dlq"
+	"github.com/toolgate/toolgate/internal/inflight"
 	"github.com/toolgate/toolgate/internal/pipeline"
 	"github.com/toolgate/toolgate/pkg/producer"
 	"github.com/toolgate/toolgate/streams"
@@ -67,6 +68,11 @@ func operatorView(url string, o *producer.Outcomes, key string) ([]string, error
 		}
 		e, err := calls.Get(ctx, id)
 		if errors.Is(err, jetstream.ErrKeyNotFound) {
+			// In flight: no record until it waits or ends (issue 30).
+			if r, ferr := inflight.Find(ctx, js, id, 0); ferr == nil && r != nil {
+				lines = append(lines, callWaitLines(ctx, approvals, *r)...)
+				continue
+			}
 			if o.Expected == 0 {
 				break // past the response's last call
 			}

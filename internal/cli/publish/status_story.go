@@ -13,6 +13,7 @@ import (
 	"github.com/toolgate/toolgate/internal/approval"
 	"github.com/toolgate/toolgate/internal/call"
 	"github.com/toolgate/toolgate/internal/dlq"
+	"github.com/toolgate/toolgate/internal/inflight"
 	"github.com/toolgate/toolgate/internal/pipeline"
 	"github.com/toolgate/toolgate/streams"
 
@@ -38,8 +39,24 @@ type reader struct {
 	idle time.Duration
 }
 
-// record is the status record of callID; nil when there is none.
+// record is the status record of callID, or for a call in flight (none
+// is written when a call enters, issue 30) what its hop in the gate streams
+// says; nil when there is neither.
 func (rd *reader) record(callID string) (*pipeline.StatusRecord, error) {
+	r, err := rd.stored(callID)
+	if r != nil || err != nil {
+		return r, err
+	}
+	r, err = inflight.Find(rd.ctx, rd.js, callID, 0)
+	if err != nil {
+		return nil, explainNATS(err, "call "+callID+" in flight")
+	}
+	return r, nil
+}
+
+// stored is the status record of callID in the calls bucket; nil when
+// there is none.
+func (rd *reader) stored(callID string) (*pipeline.StatusRecord, error) {
 	kv, err := rd.js.KeyValue(rd.ctx, streams.BucketCalls)
 	if err != nil {
 		return nil, cmdutil.ExplainNATS(err, "bucket "+streams.BucketCalls)
@@ -75,7 +92,7 @@ func (rd *reader) callsOf(responseID string, results []pipeline.Result) ([]pipel
 	}
 	for _, key := range keys {
 		for i := 0; ; i++ {
-			r, err := rd.record(call.ID(key, i))
+			r, err := rd.stored(call.ID(key, i))
 			if err != nil {
 				return nil, err
 			}
@@ -86,12 +103,21 @@ func (rd *reader) callsOf(responseID string, results []pipeline.Result) ([]pipel
 			out = append(out, *r)
 		}
 	}
+	// The calls in flight, which have no record yet (issue 30).
+	moving, err := inflight.List(rd.ctx, rd.js, 0, func(r pipeline.StatusRecord) bool { return r.ResponseID == responseID && !seen[r.CallID] })
+	if err != nil {
+		return nil, explainNATS(err, "calls of "+responseID+" in flight")
+	}
+	for _, r := range moving {
+		seen[r.CallID] = true
+		out = append(out, r)
+	}
 	for _, res := range results {
 		if seen[res.CallID] {
 			continue
 		}
 		seen[res.CallID] = true
-		r, err := rd.record(res.CallID)
+		r, err := rd.stored(res.CallID)
 		if err != nil {
 			return nil, err
 		}
