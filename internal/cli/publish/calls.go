@@ -139,7 +139,7 @@ func scanCalls(ctx context.Context, js jetstream.JetStream, f callFilter) ([]pip
 	}
 	moving, err := inflight.List(ctx, js, 0, func(r pipeline.StatusRecord) bool { return !have[r.CallID] && f.match(r) })
 	if err != nil {
-		return nil, explainNATS(err, "calls: reading the calls in flight")
+		return nil, cmdutil.ExplainNATS(err, "calls: reading the calls in flight")
 	}
 	out = append(out, moving...)
 	sort.SliceStable(out, func(i, j int) bool { return updated(out[i]).Before(updated(out[j])) })

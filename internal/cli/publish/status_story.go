@@ -49,7 +49,7 @@ func (rd *reader) record(callID string) (*pipeline.StatusRecord, error) {
 	}
 	r, err = inflight.Find(rd.ctx, rd.js, callID, 0)
 	if err != nil {
-		return nil, explainNATS(err, "call "+callID+" in flight")
+		return nil, cmdutil.ExplainNATS(err, "call "+callID+" in flight")
 	}
 	return r, nil
 }
@@ -106,7 +106,7 @@ func (rd *reader) callsOf(responseID string, results []pipeline.Result) ([]pipel
 	// The calls in flight, which have no record yet (issue 30).
 	moving, err := inflight.List(rd.ctx, rd.js, 0, func(r pipeline.StatusRecord) bool { return r.ResponseID == responseID && !seen[r.CallID] })
 	if err != nil {
-		return nil, explainNATS(err, "calls of "+responseID+" in flight")
+		return nil, cmdutil.ExplainNATS(err, "calls of "+responseID+" in flight")
 	}
 	for _, r := range moving {
 		seen[r.CallID] = true
