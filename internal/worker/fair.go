@@ -42,12 +42,13 @@ func (w *Worker) durables() []string {
 // durable; this orders the durables.
 func (w *Worker) fair(iters []jetstream.MessagesContext, deliver func(jetstream.Msg)) {
 	rr := newRoundRobin(w.cfg.Shares, w.cfg.Quantum)
+	names := w.durables()
 	var pulls sync.WaitGroup
 	for i, it := range iters {
 		pulls.Add(1)
 		go func() {
 			defer pulls.Done()
-			w.pull(it, rr.push(i))
+			w.pull(it, w.skipping(names[i], rr.push(i)))
 		}()
 	}
 	done := make(chan struct{})
@@ -143,4 +144,19 @@ func take(q chan jetstream.Msg, n int, deliver func(jetstream.Msg)) int {
 		}
 	}
 	return n
+}
+
+// skipping is deliver for durable, leaving out what cfg.Skip says is not
+// its own: acked at once, as a handler that had nothing to do would.
+func (w *Worker) skipping(durable string, deliver func(jetstream.Msg)) func(jetstream.Msg) {
+	if w.cfg.Skip == nil {
+		return deliver
+	}
+	return func(m jetstream.Msg) {
+		if md, err := m.Metadata(); err == nil && w.cfg.Skip(durable, m.Subject(), md.Sequence.Stream) {
+			_ = m.Ack()
+			return
+		}
+		deliver(m)
+	}
 }

@@ -83,6 +83,11 @@ type Config struct {
 	// from in weighted round robin (fair.go), each with its durables of
 	// Stream; unset: the one durable named Stage.
 	Shares []Share
+	// Skip, when set, tells the inputs of a durable of Shares that are not
+	// its to handle (another durable of the worker has them: accumulate's
+	// main durable and its lanes, streams.AccumulateOwner): they are acked
+	// and never handed to the handler.
+	Skip func(durable, subject string, streamSeq uint64) bool
 	// Quantum is how many inputs a share of weight 1 gets per round when
 	// others have work too; default 8.
 	Quantum int
