@@ -53,12 +53,12 @@ const (
 // The durable is the state every replica shares: a replica that opens it
 // pauses it for all, and whichever replica runs the probe closes it.
 type breaker struct {
-	js      jetstream.JetStream
-	cfg     jetstream.ConsumerConfig // the group's durable, closed
+	js  jetstream.JetStream
+	cfg jetstream.ConsumerConfig // the group's durable, closed
 	// lanes are the group's lane durables, closed (streams.
 	// ExecuteGroupConsumers): paused, limited and resumed with cfg, each
 	// the same way, so an open circuit holds every lane's calls.
-	lanes []jetstream.ConsumerConfig
+	lanes   []jetstream.ConsumerConfig
 	circuit Circuit
 	log     zerolog.Logger
 	now     func() time.Time

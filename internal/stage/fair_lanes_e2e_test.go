@@ -80,7 +80,7 @@ func TestFair_accumulate_lanes_turned_on_handle_each_response_once(t *testing.T)
 		rid := fmt.Sprintf("before-%d", i)
 		(&pipe{t: t, nc: nc, js: js, ctx: ctx}).publish(rid, "openai-chat", chat(rid, "create_invoice", validInvoice, "tool_calls"), streams.HeaderTenant, "quiet")
 	}
-	r := startFairRigOn(t, srv) // applies fairSettings: accumulate_1 starts after what is stored
+	r := startFairRigOn(t, srv)                                     // applies fairSettings: accumulate_1 starts after what is stored
 	if err := streams.Ensure(ctx, js, fairSettings()); err != nil { // applied again: the lane keeps its start
 		t.Fatal(err)
 	}
