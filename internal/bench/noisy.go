@@ -66,11 +66,12 @@ func (n Neighbour) Run(ctx context.Context, nc *nats.Conn, js jetstream.JetStrea
 	defer sub.Unsubscribe()
 	sub.SetPendingLimits(-1, -1)
 	publish := func(rid, tenant, prio string, i int) error {
-		m := nats.NewMsg(streams.SubjectInResponse)
+		// Each tenant's producer publishes on its own subject, which
+		// accumulate's lanes filter on.
+		m := nats.NewMsg(streams.InTenantResponse(tenant))
 		m.Data = chat(rid, "create_invoice", fmt.Sprintf(`{"customer_id":"cus_%d","currency":"USD","line_items":[{"sku":"PRO-SEAT","quantity":%d,"price_cents":4900}]}`, i, 1+i%5))
 		m.Header.Set(streams.HeaderProvider, "openai-chat")
 		m.Header.Set(streams.HeaderResponseID, rid)
-		m.Header.Set(streams.HeaderTenant, tenant)
 		if prio != "" {
 			m.Header.Set(streams.HeaderPriority, prio)
 		}
