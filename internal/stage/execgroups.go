@@ -131,6 +131,9 @@ func (g *groupSet) start(ctx context.Context, grp string, conc int) error {
 	for _, l := range g.settings.ExecuteGroupLanes(grp) { // its fairness lanes
 		wc.Shares = append(wc.Shares, worker.Share{Durables: l.Durables, Weight: l.Weight, Floor: l.Floor})
 	}
+	if len(wc.Shares) > 0 {
+		wc.Window = worker.FairWindow
+	}
 	cs := g.settings.ExecuteGroupConsumers(grp, conc)
 	br := newBreaker(g.js, g.settings.Config(cs[0]), g.circuit, g.log)
 	for _, c := range cs[1:] { // the breaker pauses the group's lanes with its durable
