@@ -151,6 +151,9 @@ func (s Settings) Config(c Consumer) jetstream.ConsumerConfig {
 		DeliverPolicy: jetstream.DeliverAllPolicy,
 		Metadata:      c.Metadata,
 	}
+	if len(c.Subjects) > 0 {
+		cfg.FilterSubject, cfg.FilterSubjects = "", c.Subjects
+	}
 	if cfg.AckWait == 0 {
 		cfg.AckWait = s.AckWait
 	}

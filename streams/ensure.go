@@ -23,6 +23,12 @@ func Ensure(ctx context.Context, js jetstream.JetStream, s Settings) error {
 	}
 	for _, st := range Table() {
 		for _, c := range s.StageConsumers(st) {
+			if c.FromNow {
+				if err := ensureFromNow(ctx, js, s, c); err != nil {
+					return err
+				}
+				continue
+			}
 			if _, err := js.CreateOrUpdateConsumer(ctx, c.Stream, s.Config(c)); err != nil {
 				return fmt.Errorf("streams: consumer %s: %w", c.Name, err)
 			}

@@ -2,6 +2,7 @@ package streams
 
 import (
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/toolgate/toolgate/internal/execgroup"
@@ -25,8 +26,8 @@ import (
 // scheduled retries of calls whose executor failed.
 const StreamExecute = "TOOLGATE_GATE_EXECUTE"
 
-// ExecuteLane is the one lane of execute for now; fairness lanes (issue 37)
-// come later, through ExecuteSubject only.
+// ExecuteLane is the lane of execute without fairness lanes, and the one a
+// group's own durable reads with them (ExecuteGroupConsumers).
 const ExecuteLane = "0"
 
 const (
@@ -89,3 +90,70 @@ func executeStreamSubjects() []string { return []string{ExecuteGroups(), Execute
 // groupRetryFloor is the smallest delay of a scheduled retry: a schedule's
 // time has a second's resolution.
 const groupRetryFloor = time.Second
+
+// Execute's fairness lanes (issue 37): with lanes (Fair.LaneCount > 0) a
+// call waits in its executor group's lane, ExecuteSubject(group, lane) with
+// the lane token of its tenant and priority; each lane of a group has a
+// durable of its own, and the group's worker takes from them in weighted
+// round robin with the group's concurrency as its handler goroutines. The
+// group's durable keeps its name and reads lane ExecuteLane: what was
+// published before lanes, and what replays publish there. Without lanes the
+// group's durable reads every lane of the group, as before.
+
+// executeLaneSep joins a group's durable and a lane token in a lane
+// durable's name: no group name has it (execgroup.Valid), so no group's
+// durable is another group's lane, and readers that list the groups'
+// durables by name (metrics) tell lanes from groups.
+const executeLaneSep = "~"
+
+// ExecuteLaneDurable is the durable of one lane of group.
+func ExecuteLaneDurable(group, lane string) string {
+	return ExecuteDurable(group) + executeLaneSep + lane
+}
+
+// SplitExecuteLaneDurable is the group and lane of a lane durable's name.
+func SplitExecuteLaneDurable(durable string) (group, lane string, ok bool) {
+	rest, ok := strings.CutPrefix(durable, ExecuteDurable(""))
+	if !ok {
+		return "", "", false
+	}
+	group, lane, ok = strings.Cut(rest, executeLaneSep)
+	return group, lane, ok && ValidGroup(group) && lane != ""
+}
+
+// ExecuteGroupConsumers are group's durables under s: its own durable
+// (ExecuteGroupConsumer), on lane ExecuteLane only when s has lanes, then a
+// durable per lane token with the group's MaxAckPending. The group's own
+// durable comes first: applying them in order narrows its filter before
+// the lanes' filters, disjoint on the work queue, are created.
+func (s Settings) ExecuteGroupConsumers(group string, concurrency int) []Consumer {
+	main := ExecuteGroupConsumer(group, concurrency)
+	if s.Fair.LaneCount() == 0 {
+		return []Consumer{main}
+	}
+	main.Subject = ExecuteSubject(group, ExecuteLane)
+	out := []Consumer{main}
+	for _, lane := range s.Fair.LaneTokens() {
+		c := main
+		c.Name, c.Subject = ExecuteLaneDurable(group, lane), ExecuteSubject(group, lane)
+		c.Description = "toolgate execute gate: executor group " + group + ", lane " + lane
+		out = append(out, c)
+	}
+	return out
+}
+
+// ExecuteGroupLanes are the fairness keys of group's worker, as LaneGroups
+// are a laned stage's; nil without lanes.
+func (s Settings) ExecuteGroupLanes(group string) []LaneGroup {
+	if s.Fair.LaneCount() == 0 {
+		return nil
+	}
+	out := []LaneGroup{{Durables: []string{ExecuteDurable(group)}, Weight: 1}}
+	for i := range s.Fair.LaneCount() {
+		out = append(out, LaneGroup{
+			Durables: []string{ExecuteLaneDurable(group, LaneToken(i, false)), ExecuteLaneDurable(group, LaneToken(i, true))},
+			Weight:   s.Fair.LaneWeight(i), Floor: s.Fair.Floor(),
+		})
+	}
+	return out
+}

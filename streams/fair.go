@@ -219,6 +219,9 @@ func Laned(stage string) bool {
 // needs disjoint filters; the main durable keeps the exact Gate subject, so
 // what was published before lanes still drains).
 func (s Settings) LaneConsumers(st Stage) []Consumer {
+	if st.Name == Accumulate {
+		return s.accumulateLaneConsumers(st)
+	}
 	if !st.Laned {
 		return nil
 	}
@@ -253,6 +256,9 @@ type LaneGroup struct {
 // and replays), then each lane index with its interactive and batch
 // durables. nil for a stage without lanes.
 func (s Settings) LaneGroups(st Stage) []LaneGroup {
+	if st.Name == Accumulate {
+		return s.accumulateLaneGroups(st)
+	}
 	if !st.Laned {
 		return nil
 	}
@@ -273,6 +279,12 @@ func Durables(stage string, lanes int) []string {
 	out := []string{stage}
 	st := row(stage)
 	if st == nil {
+		return out
+	}
+	if stage == Accumulate { // a durable per lane index that carries a listed tenant
+		for i := range (Fair{Lanes: lanes}).LaneCount() {
+			out = append(out, AccumulateLane(i))
+		}
 		return out
 	}
 	for _, c := range (Settings{Fair: Fair{Lanes: lanes}}).LaneConsumers(*st) {

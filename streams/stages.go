@@ -13,9 +13,15 @@ import (
 // redelivers everything, and a changed filter on the work queue makes
 // CreateOrUpdateConsumer fail.
 type Consumer struct {
-	Name        string // durable name == subject token
-	Stream      string
-	Subject     string // filter subject
+	Name    string // durable name == subject token
+	Stream  string
+	Subject string // filter subject
+	// Subjects, when set, are the filter subjects instead of Subject
+	// (nats-server 2.10): an accumulate lane's tenants.
+	Subjects []string
+	// FromNow: a new durable starts after the stream's last message, and
+	// an update keeps where it started (accumulate's lanes; ensureFromNow).
+	FromNow     bool
 	Description string
 	// MaxDeliver: 0 is Settings.MaxDeliver; -1 is unlimited.
 	MaxDeliver int

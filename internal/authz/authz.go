@@ -120,6 +120,11 @@ func StageLanes(stage string, lanes int) (Permissions, error) {
 	for _, c := range fair.LaneConsumers(st) {
 		pub = append(pub, consume(c.Stream, c.Name)...)
 	}
+	if stage == streams.Accumulate { // a lane durable per index that carries a listed tenant
+		for _, d := range streams.Durables(stage, lanes)[1:] {
+			pub = append(pub, consume(st.Stream, d)...)
+		}
+	}
 	pub = append(pub, kvRead(streams.BucketTools)...) // the registry watches definitions
 	pub = append(pub,
 		streams.CallStatus("*"), // status record put into the calls bucket

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -65,12 +66,20 @@ func (n Neighbour) Run(ctx context.Context, nc *nats.Conn, js jetstream.JetStrea
 	}
 	defer sub.Unsubscribe()
 	sub.SetPendingLimits(-1, -1)
-	publish := func(rid, tenant, prio string, i int) error {
-		m := nats.NewMsg(streams.SubjectInResponse)
+	// The quiet tenant publishes through a JetStream context of its own, as
+	// its own producer would: the burst's outstanding publish acks do not
+	// stall it.
+	quietJS, err := jetstream.New(nc)
+	if err != nil {
+		return NeighbourFigures{}, err
+	}
+	publish := func(js jetstream.JetStream, rid, tenant, prio string, i int) error {
+		// Each tenant's producer publishes on its own subject, which
+		// accumulate's lanes filter on.
+		m := nats.NewMsg(streams.InTenantResponse(tenant))
 		m.Data = chat(rid, "create_invoice", fmt.Sprintf(`{"customer_id":"cus_%d","currency":"USD","line_items":[{"sku":"PRO-SEAT","quantity":%d,"price_cents":4900}]}`, i, 1+i%5))
 		m.Header.Set(streams.HeaderProvider, "openai-chat")
 		m.Header.Set(streams.HeaderResponseID, rid)
-		m.Header.Set(streams.HeaderTenant, tenant)
 		if prio != "" {
 			m.Header.Set(streams.HeaderPriority, prio)
 		}
@@ -94,7 +103,7 @@ func (n Neighbour) Run(ctx context.Context, nc *nats.Conn, js jetstream.JetStrea
 				return
 			case <-tick.C:
 			}
-			if err := publish(prefix+"q"+strconv.Itoa(i), n.QuietTenant, streams.PriorityInteractive, i); err != nil {
+			if err := publish(quietJS, prefix+"q"+strconv.Itoa(i), n.QuietTenant, streams.PriorityInteractive, i); err != nil {
 				quietErr <- err
 				return
 			}
@@ -103,9 +112,20 @@ func (n Neighbour) Run(ctx context.Context, nc *nats.Conn, js jetstream.JetStrea
 	time.Sleep(n.Alone)
 	burstStart = time.Now()
 	for i := range n.Burst {
-		if err := publish(prefix+"b"+strconv.Itoa(i), n.BurstTenant, n.BurstPriority, i); err != nil {
-			close(stop)
-			return NeighbourFigures{}, err
+		for {
+			err := publish(js, prefix+"b"+strconv.Itoa(i), n.BurstTenant, n.BurstPriority, i)
+			if err == nil {
+				break
+			}
+			if !errors.Is(err, jetstream.ErrTooManyStalledMsgs) {
+				close(stop)
+				return NeighbourFigures{}, err
+			}
+			// The burst is published as fast as the server acks it.
+			select {
+			case <-js.PublishAsyncComplete():
+			case <-time.After(5 * time.Second):
+			}
 		}
 	}
 	select {

@@ -78,8 +78,14 @@ func JetStreamExecutorGroups(js jetstream.JetStream) ExecutorGroups {
 		}
 		prefix := streams.ExecuteDurable("")
 		var out []ExecutorGroup
+		lanes := map[string][2]uint64{} // group -> its lanes' in flight and queue
 		l := st.ListConsumers(ctx)
 		for ci := range l.Info() {
+			if grp, _, ok := streams.SplitExecuteLaneDurable(ci.Name); ok { // a fairness lane of the group
+				n := lanes[grp]
+				lanes[grp] = [2]uint64{n[0] + uint64(ci.NumAckPending), n[1] + ci.NumPending}
+				continue
+			}
 			grp, ok := strings.CutPrefix(ci.Name, prefix)
 			if !ok || !streams.ValidGroup(grp) {
 				continue
@@ -93,6 +99,11 @@ func JetStreamExecutorGroups(js jetstream.JetStream) ExecutorGroups {
 		}
 		if err := l.Err(); err != nil {
 			return nil, err
+		}
+		for i := range out {
+			n := lanes[out[i].Group]
+			out[i].InFlight += int(n[0])
+			out[i].Queue += n[1]
 		}
 		slices.SortFunc(out, func(a, b ExecutorGroup) int { return strings.Compare(a.Group, b.Group) })
 		return out, nil

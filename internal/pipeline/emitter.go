@@ -68,7 +68,11 @@ func (em *Emitter) hopSubject(next string, e call.Envelope) string {
 	if next == streams.Execute {
 		if em.ExecGroup != nil {
 			if g, ok := em.ExecGroup(e.ToolName); ok && streams.ValidGroup(g) {
-				return streams.ExecuteSubject(g, streams.ExecuteLane)
+				lane := streams.ExecuteLane
+				if em.Lane != nil { // the group's lane of the call's tenant and priority
+					lane = em.Lane(e.Request.Tenant, e.Request.Priority)
+				}
+				return streams.ExecuteSubject(g, lane)
 			}
 		}
 		return streams.Gate(next)

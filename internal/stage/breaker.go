@@ -53,8 +53,12 @@ const (
 // The durable is the state every replica shares: a replica that opens it
 // pauses it for all, and whichever replica runs the probe closes it.
 type breaker struct {
-	js      jetstream.JetStream
-	cfg     jetstream.ConsumerConfig // the group's durable, closed
+	js  jetstream.JetStream
+	cfg jetstream.ConsumerConfig // the group's durable, closed
+	// lanes are the group's lane durables, closed (streams.
+	// ExecuteGroupConsumers): paused, limited and resumed with cfg, each
+	// the same way, so an open circuit holds every lane's calls.
+	lanes   []jetstream.ConsumerConfig
 	circuit Circuit
 	log     zerolog.Logger
 	now     func() time.Time
@@ -96,8 +100,10 @@ func (b *breaker) observe(err error) {
 		if b.state != CircuitClosed {
 			b.set(CircuitClosed, now)
 			go func() {
-				if b.apply(b.cfg, "closed: the probe succeeded") {
-					b.resume(b.cfg.Durable)
+				for _, cfg := range b.all() {
+					if b.apply(cfg, "closed: the probe succeeded") {
+						b.resume(cfg.Durable)
+					}
 				}
 			}()
 		}
@@ -126,14 +132,20 @@ func (b *breaker) reopen(now time.Time, why string) {
 	b.fails = b.fails[:0]
 	b.until = now.Add(b.circuit.Cooldown)
 	b.set(CircuitOpen, now)
-	cfg := b.cfg
-	cfg.MaxAckPending = 1
 	until := b.until
 	go func() {
-		if b.apply(cfg, why) {
-			b.pause(cfg.Durable, until)
+		for _, cfg := range b.all() {
+			cfg.MaxAckPending = 1
+			if b.apply(cfg, why) {
+				b.pause(cfg.Durable, until)
+			}
 		}
 	}()
+}
+
+// all are the group's durable and its lanes', closed.
+func (b *breaker) all() []jetstream.ConsumerConfig {
+	return append([]jetstream.ConsumerConfig{b.cfg}, b.lanes...)
 }
 
 // pause pauses the group's durable until until (a consumer update does

@@ -25,3 +25,15 @@ func withConsumer(ctx context.Context, d Deps, st string) (Deps, error) {
 	}
 	return d, nil
 }
+
+// accumulateOwner reads which inputs accumulate's lanes own, from their
+// durables (streams.AccumulateOwner).
+func accumulateOwner(d Deps) (*streams.AccumulateOwner, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	o, err := streams.ReadAccumulateOwner(ctx, d.JS, d.Settings)
+	if err != nil {
+		return nil, fmt.Errorf("stage: %w", err)
+	}
+	return o, nil
+}

@@ -116,15 +116,29 @@ func (g *groupSet) sync(ctx context.Context) {
 func (g *groupSet) ensure(ctx context.Context, grp string, conc int) error {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	_, err := g.js.CreateOrUpdateConsumer(ctx, streams.StreamExecute, g.settings.Config(streams.ExecuteGroupConsumer(grp, conc)))
-	return err
+	for _, c := range g.settings.ExecuteGroupConsumers(grp, conc) { // its own durable first, then its lanes'
+		if _, err := g.js.CreateOrUpdateConsumer(ctx, streams.StreamExecute, g.settings.Config(c)); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func (g *groupSet) start(ctx context.Context, grp string, conc int) error {
 	wc := g.base
 	wc.Stream, wc.Durable, wc.Concurrency, wc.Batch = streams.StreamExecute, streams.ExecuteDurable(grp), conc, conc
 	wc.Schedule = func(id string) string { return streams.ExecuteSchedule(grp, id) }
-	br := newBreaker(g.js, g.settings.Config(streams.ExecuteGroupConsumer(grp, conc)), g.circuit, g.log)
+	for _, l := range g.settings.ExecuteGroupLanes(grp) { // its fairness lanes
+		wc.Shares = append(wc.Shares, worker.Share{Durables: l.Durables, Weight: l.Weight, Floor: l.Floor})
+	}
+	if len(wc.Shares) > 0 {
+		wc.Window = worker.FairWindow
+	}
+	cs := g.settings.ExecuteGroupConsumers(grp, conc)
+	br := newBreaker(g.js, g.settings.Config(cs[0]), g.circuit, g.log)
+	for _, c := range cs[1:] { // the breaker pauses the group's lanes with its durable
+		br.lanes = append(br.lanes, g.settings.Config(c))
+	}
 	if g.transition != nil {
 		br.onState = func(state string) { g.transition(grp, state) }
 	}

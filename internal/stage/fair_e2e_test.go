@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/rs/zerolog"
 
@@ -33,7 +34,17 @@ type fairRig struct {
 
 func startFairRig(t *testing.T) fairRig {
 	t.Helper()
-	srv := testenv.RunJetStream(t)
+	r := startFairRigOn(t, testenv.RunJetStream(t))
+	serveTools(t, r.nc, []string{"create_invoice"}, func(string, toolserver.Call) (any, error) {
+		r.executed.Add(1)
+		return map[string]any{"ok": true}, nil
+	})
+	return r
+}
+
+// startFairRigOn is the rig on srv, with no executor yet.
+func startFairRigOn(t *testing.T, srv *server.Server) fairRig {
+	t.Helper()
 	rds := testenv.RunRedis(t)
 	nc, js := testenv.Connect(t, srv)
 	p := &pipe{t: t, nc: nc, js: js, ctx: context.Background()}
@@ -41,10 +52,6 @@ func startFairRig(t *testing.T) fairRig {
 		t.Fatal(err)
 	}
 	p.defs = applyTools(t, js, map[string][]byte{"tools.yaml": exampleTools(t)})
-	serveTools(t, nc, []string{"create_invoice"}, func(string, toolserver.Call) (any, error) {
-		p.executed.Add(1)
-		return map[string]any{"ok": true}, nil
-	})
 	kr, err := seal.Ephemeral(streams.Names())
 	if err != nil {
 		t.Fatal(err)

@@ -64,6 +64,16 @@ func newSet(stages []string, binds map[string]Binding, d Deps) (*Set, error) {
 		for _, g := range d.Settings.LaneGroups(row) { // its fairness lanes
 			wc.Shares = append(wc.Shares, worker.Share{Durables: g.Durables, Weight: g.Weight, Floor: g.Floor})
 		}
+		if len(wc.Shares) > 0 { // its outputs wait in a stream's ingest in front of every tenant's
+			wc.Window = worker.FairWindow
+		}
+		if st == streams.Accumulate && len(wc.Shares) > 0 { // its lanes read listed tenants' inputs that its main durable reads too
+			owner, err := accumulateOwner(d)
+			if err != nil {
+				return nil, err
+			}
+			wc.Skip = owner.Skip
+		}
 		if st == streams.Execute { // it waits on executors: its status records say so
 			wt := newWaits(st, d)
 			wc.Retrying, wc.Redelivered = tracing.Retrying(wt.retrying), wt.redelivered

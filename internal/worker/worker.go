@@ -87,6 +87,16 @@ type Config struct {
 	// from in weighted round robin (fair.go), each with its durables of
 	// Stream; unset: the one durable named Stage.
 	Shares []Share
+	// Skip, when set, tells the inputs of a durable of Shares that are not
+	// its to handle (another durable of the worker has them: accumulate's
+	// main durable and its lanes, streams.AccumulateOwner): they are acked
+	// and never handed to the handler.
+	Skip func(durable, subject string, streamSeq uint64) bool
+	// Window is how many handled inputs may wait for their outputs'
+	// publish acks before the handlers wait; default 4 x Batch. Each such
+	// output waits in the stream's ingest, one FIFO for every tenant, so a
+	// worker that reads fairness lanes keeps it small (FairWindow).
+	Window int
 	// Quantum is how many inputs a share of weight 1 gets per round when
 	// others have work too; default 8.
 	Quantum int
@@ -114,6 +124,9 @@ func (c *Config) setDefaults() {
 	}
 	if c.Backoff == nil {
 		c.Backoff = Backoff
+	}
+	if c.Window <= 0 {
+		c.Window = 4 * c.Batch
 	}
 	if c.Quantum <= 0 {
 		c.Quantum = 8
@@ -212,7 +225,7 @@ func (w *Worker) Run(ctx context.Context) error {
 	defer w.ready.Store(false)
 
 	in := newLanes(w.key())
-	acks := make(chan pending, 4*w.cfg.Batch)
+	acks := make(chan pending, w.cfg.Window)
 	var handlers, acker sync.WaitGroup
 
 	acker.Add(1)

@@ -1,0 +1,202 @@
+package streams
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/toolgate/toolgate/pkg/wire"
+)
+
+// Accumulate's fairness lanes (issue 37). TOOLGATE_IN is a limits stream
+// that keeps what producers published under their own subjects (claims,
+// read-backs and evidence use them), so its lanes are not subjects: each
+// lane index that carries a listed tenant has a durable, accumulate_<idx>,
+// whose filters are those tenants' own subjects (toolgate.in.t.<tenant>.>).
+// The main durable keeps reading every subject (the legacy shared subjects
+// and tenants not listed) and acknowledges, without handling, what a lane
+// owns: a listed tenant's input stored at or after the sequence its lane
+// started owning it (AccumulateOwner). A stream's events share their
+// tenant's subject, so they stay in one lane.
+//
+// A lane starts owning a tenant at the stream's next sequence when it is
+// applied (the key AccumulateStartKey+tenant in the lane durable's
+// metadata, kept across applies): what was stored before is the main
+// durable's, so nothing is handled twice when a list is turned on or a
+// tenant added. A tenant taken off the list should have no accumulate
+// backlog (docs/fairness.md): the main durable skipped what its lane had.
+
+// AccumulateStartKey prefixes the metadata key, in an accumulate lane
+// durable, of the stream sequence from which the lane owns a tenant's
+// input (its subject token follows).
+const AccumulateStartKey = "toolgate_from_"
+
+// AccumulateLane is the durable of accumulate's lane index idx.
+func AccumulateLane(idx int) string { return Accumulate + "_" + strconv.Itoa(idx) }
+
+// accumulateLaneTenants maps each lane index that carries a listed tenant
+// to those tenants' subject tokens, in list order.
+func (f Fair) accumulateLaneTenants() map[int][]string {
+	if f.LaneCount() == 0 {
+		return nil
+	}
+	out := map[int][]string{}
+	seen := map[string]bool{}
+	for _, t := range f.Tenants {
+		tok := wire.TenantToken(t)
+		if seen[tok] || tok == wire.NoTenant {
+			continue
+		}
+		seen[tok] = true
+		idx := f.LaneIndex(t)
+		out[idx] = append(out[idx], tok)
+	}
+	return out
+}
+
+// accumulateLaneConsumers are accumulate's lane durables: one per lane
+// index that carries a listed tenant, filtering on those tenants' subjects,
+// with the limits of the main durable.
+func (s Settings) accumulateLaneConsumers(st Stage) []Consumer {
+	lanes := s.Fair.accumulateLaneTenants()
+	var out []Consumer
+	for _, idx := range slices.Sorted(maps.Keys(lanes)) {
+		c := st.Consumer
+		c.Name = AccumulateLane(idx)
+		c.Subject = ""
+		c.Subjects = nil
+		for _, tok := range lanes[idx] {
+			c.Subjects = append(c.Subjects, wire.InTenantPrefix+tok+".>")
+		}
+		c.Description = "toolgate accumulate gate, lane " + strconv.Itoa(idx) + ": " + strings.Join(lanes[idx], ", ")
+		c.FromNow = true
+		out = append(out, c)
+	}
+	return out
+}
+
+// accumulateLaneGroups are accumulate's fairness keys: the main durable,
+// then each lane durable with its lane's weight.
+func (s Settings) accumulateLaneGroups(st Stage) []LaneGroup {
+	lanes := s.accumulateLaneConsumers(st)
+	if len(lanes) == 0 {
+		return nil
+	}
+	out := []LaneGroup{{Durables: []string{st.Consumer.Name}, Weight: 1}}
+	for _, c := range lanes {
+		idx, _ := strconv.Atoi(strings.TrimPrefix(c.Name, Accumulate+"_"))
+		out = append(out, LaneGroup{Durables: []string{c.Name}, Weight: s.Fair.LaneWeight(idx)})
+	}
+	return out
+}
+
+// ensureFromNow creates or updates a durable that starts at the stream's
+// next message (Consumer.FromNow): a new one starts there and records, per
+// filter, where it started; an existing one keeps its start and the
+// starts of the filters it had, and a filter new to it starts at the
+// stream's next message.
+func ensureFromNow(ctx context.Context, js jetstream.JetStream, s Settings, c Consumer) error {
+	cfg := s.Config(c)
+	stream, err := js.Stream(ctx, c.Stream)
+	if err != nil {
+		return err
+	}
+	info, err := stream.Info(ctx)
+	if err != nil {
+		return err
+	}
+	next := info.State.LastSeq + 1
+	var old map[string]string
+	if cur, err := js.Consumer(ctx, c.Stream, c.Name); err == nil {
+		oc := cur.CachedInfo().Config
+		cfg.DeliverPolicy, cfg.OptStartSeq = oc.DeliverPolicy, oc.OptStartSeq
+		old = oc.Metadata
+	} else if errors.Is(err, jetstream.ErrConsumerNotFound) {
+		cfg.DeliverPolicy, cfg.OptStartSeq = jetstream.DeliverByStartSequencePolicy, next
+	} else {
+		return err
+	}
+	md := maps.Clone(cfg.Metadata)
+	if md == nil {
+		md = map[string]string{}
+	}
+	for _, f := range c.Subjects {
+		tok := tenantOfFilter(f)
+		k := AccumulateStartKey + tok
+		if v, ok := old[k]; ok {
+			md[k] = v
+		} else {
+			md[k] = strconv.FormatUint(next, 10)
+		}
+	}
+	cfg.Metadata = md
+	if _, err := js.CreateOrUpdateConsumer(ctx, c.Stream, cfg); err != nil {
+		return fmt.Errorf("streams: consumer %s: %w", c.Name, err)
+	}
+	return nil
+}
+
+// tenantOfFilter is the tenant token of a lane filter toolgate.in.t.<tok>.>.
+func tenantOfFilter(f string) string {
+	return strings.TrimSuffix(strings.TrimPrefix(f, wire.InTenantPrefix), ".>")
+}
+
+// AccumulateOwner tells accumulate's worker which of its inputs a lane
+// owns. Built from the lane durables as the server has them.
+type AccumulateOwner struct {
+	lane map[string]string // tenant token -> lane durable
+	from map[string]uint64 // tenant token -> first sequence the lane owns
+}
+
+// ReadAccumulateOwner reads the lane durables of s from the server; none
+// (no lanes) is a nil owner, which owns nothing.
+func ReadAccumulateOwner(ctx context.Context, js jetstream.JetStream, s Settings) (*AccumulateOwner, error) {
+	st, _ := Lookup(Accumulate)
+	lanes := s.accumulateLaneConsumers(st)
+	if len(lanes) == 0 {
+		return nil, nil
+	}
+	o := &AccumulateOwner{lane: map[string]string{}, from: map[string]uint64{}}
+	for _, c := range lanes {
+		cons, err := js.Consumer(ctx, c.Stream, c.Name)
+		if err != nil {
+			return nil, fmt.Errorf("streams: accumulate lane %s: %w", c.Name, err)
+		}
+		md := cons.CachedInfo().Config.Metadata
+		for _, f := range c.Subjects {
+			tok := tenantOfFilter(f)
+			n, err := strconv.ParseUint(md[AccumulateStartKey+tok], 10, 64)
+			if err != nil {
+				return nil, fmt.Errorf("streams: accumulate lane %s has no start for tenant %s: apply the streams again", c.Name, tok)
+			}
+			o.lane[tok], o.from[tok] = c.Name, n
+		}
+	}
+	return o, nil
+}
+
+// Skip reports whether durable's input on subject at stream sequence seq is
+// not durable's to handle: on the main durable, what a lane owns; on a
+// lane, what was stored before it owned the tenant (the main durable
+// handled that).
+func (o *AccumulateOwner) Skip(durable, subject string, seq uint64) bool {
+	if o == nil {
+		return false
+	}
+	tok, _, ok := wire.SplitInTenant(subject)
+	if !ok {
+		return false // a legacy subject: the main durable's
+	}
+	lane, listed := o.lane[tok]
+	owned := listed && seq >= o.from[tok]
+	if durable == Accumulate {
+		return owned
+	}
+	return lane == durable && !owned
+}

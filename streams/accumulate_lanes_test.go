@@ -1,0 +1,86 @@
+package streams
+
+import (
+	"slices"
+	"testing"
+)
+
+// Accumulate's lanes: a durable per lane index that carries a listed
+// tenant, filtering on those tenants' own subjects; lane-less without a
+// list.
+func TestAccumulateLanes_filter_on_the_listed_tenants(t *testing.T) {
+	acc, _ := Lookup(Accumulate)
+	if got := (DefaultSettings()).LaneConsumers(acc); got != nil {
+		t.Fatalf("lanes without a tenant list: %+v", got)
+	}
+	s := DefaultSettings()
+	s.Fair = Fair{Lanes: 2, Tenants: []string{"a", "b", "c"}, Weights: map[string]int{"b": 3}}
+	cs := s.LaneConsumers(acc)
+	if len(cs) != 2 || cs[0].Name != "accumulate_0" || !slices.Equal(cs[0].Subjects, []string{"toolgate.in.t.a.>", "toolgate.in.t.c.>"}) ||
+		cs[1].Name != "accumulate_1" || !slices.Equal(cs[1].Subjects, []string{"toolgate.in.t.b.>"}) || !cs[0].FromNow {
+		t.Fatalf("accumulate lanes %+v", cs)
+	}
+	g := s.LaneGroups(acc)
+	if len(g) != 3 || !slices.Equal(g[0].Durables, []string{Accumulate}) || g[2].Weight != 3 {
+		t.Fatalf("accumulate lane groups %+v", g)
+	}
+	if cfg := s.Config(cs[0]); cfg.FilterSubject != "" || len(cfg.FilterSubjects) != 2 {
+		t.Fatalf("config %+v", cfg)
+	}
+}
+
+// The main durable leaves a lane what the lane owns, from the sequence it
+// started owning it; the lane leaves the main durable what came before.
+func TestAccumulateOwner_each_input_has_one_owner(t *testing.T) {
+	o := &AccumulateOwner{lane: map[string]string{"a": "accumulate_0"}, from: map[string]uint64{"a": 10}}
+	for _, c := range []struct {
+		durable, subject string
+		seq              uint64
+		skip             bool
+	}{
+		{Accumulate, "toolgate.in.t.a.response", 10, true},
+		{"accumulate_0", "toolgate.in.t.a.response", 10, false},
+		{Accumulate, "toolgate.in.t.a.stream.r1", 9, false},
+		{"accumulate_0", "toolgate.in.t.a.stream.r1", 9, true},
+		{Accumulate, "toolgate.in.t.z.response", 50, false}, // not listed
+		{Accumulate, "toolgate.in.response", 50, false},     // the shared subject
+	} {
+		if got := o.Skip(c.durable, c.subject, c.seq); got != c.skip {
+			t.Errorf("Skip(%s, %s, %d) = %v, want %v", c.durable, c.subject, c.seq, got, c.skip)
+		}
+	}
+	if (*AccumulateOwner)(nil).Skip(Accumulate, "toolgate.in.t.a.response", 1) {
+		t.Error("no lanes: the main durable skipped an input")
+	}
+}
+
+// With lanes, an executor group's durables filter on disjoint subjects (a
+// work queue needs it): its own on lane 0, one per lane token; the names
+// of two groups' durables never meet.
+func TestExecuteGroupConsumers_with_lanes_are_disjoint(t *testing.T) {
+	s := DefaultSettings()
+	s.Fair = Fair{Tenants: []string{"a"}}
+	cs := s.ExecuteGroupConsumers("billing", 4)
+	if len(cs) != 1+2*DefaultLanes || cs[0].Name != "execute_g_billing" || cs[0].Subject != "toolgate.gate.execute.g.billing.0" {
+		t.Fatalf("group durables %+v", cs[:1])
+	}
+	seen := map[string]bool{}
+	for _, c := range cs {
+		if seen[c.Subject] || c.MaxAckPending != 4 {
+			t.Errorf("durable %s: filter %s (twice: %v), MaxAckPending %d", c.Name, c.Subject, seen[c.Subject], c.MaxAckPending)
+		}
+		seen[c.Subject] = true
+	}
+	if cs[1].Name != "execute_g_billing~0i" || cs[1].Subject != ExecuteSubject("billing", "0i") {
+		t.Errorf("lane durable %+v", cs[1])
+	}
+	if g, lane, ok := SplitExecuteLaneDurable(cs[2].Name); !ok || g != "billing" || lane != "0b" {
+		t.Errorf("SplitExecuteLaneDurable(%s) = %s %s %v", cs[2].Name, g, lane, ok)
+	}
+	if _, _, ok := SplitExecuteLaneDurable("execute_g_billing_0i"); ok {
+		t.Error("a group's own durable read as a lane")
+	}
+	if l := s.ExecuteGroupLanes("billing"); len(l) != 1+DefaultLanes || l[1].Durables[0] != "execute_g_billing~0i" {
+		t.Errorf("group lanes %+v", l)
+	}
+}
