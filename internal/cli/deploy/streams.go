@@ -46,7 +46,7 @@ func StreamsCmd(args []string) error {
 		return cmdutil.UsageError("streams apply: --lanes %d: want 1 to %d", *lanes, streams.MaxLanes)
 	}
 	s.Fair.Lanes = *lanes
-	s.Fair.Tenants = stage.SplitList(env("TOOLGATE_TENANTS", "")) // accumulate's lanes filter on the listed tenants' subjects
+	s.Fair.Tenants = stage.SplitList(cmdutil.Env("TOOLGATE_TENANTS", "")) // accumulate's lanes filter on the listed tenants' subjects
 	if err := streams.Ensure(ctx, js, s); err != nil {
 		return err
 	}
