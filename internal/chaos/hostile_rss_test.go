@@ -66,3 +66,16 @@ func TestMemFigures_reads_the_Go_heap_from_metrics(t *testing.T) {
 		t.Error("no metrics read as scraped")
 	}
 }
+
+// TestExpect_an_input_refused_at_publish_is_settled: a huge event that
+// TOOLGATE_IN refused for its size has its outcome already, the error its
+// producer got; one that was stored waits for a result.
+func TestExpect_an_input_refused_at_publish_is_settled(t *testing.T) {
+	none := &resultSet{}
+	if !(expect{rid: "r-0", refused: "message size exceeds maximum allowed"}).settled(none) {
+		t.Error("an input refused at publish is not settled")
+	}
+	if (expect{rid: "r-1"}).settled(none) {
+		t.Error("a stored input with no result is settled")
+	}
+}
