@@ -43,6 +43,24 @@ const (
 	BucketShadowReport = "toolgate_shadow_report"
 )
 
+// What TOOLGATE_IN stores. InMaxBody is the most a response body, or a
+// streamed response's events together, may be: accumulate refuses more
+// (too_large), so a single ingest message larger than InMaxBody plus
+// InHeaderRoom of headers could never become a call. TOOLGATE_IN's
+// max_msg_size is that sum (or Settings.MaxMsgSize if smaller), and such a
+// message is refused at publish: the producer hears it at once (JetStream
+// error 10054; pkg/producer's ErrTooLarge) and the embedded server never
+// holds it. Held, it cost far more than its size: every message a consumer
+// is delivered is loaded into a buffer of nats-server's jsPubMsgPool, a
+// sync.Pool that keeps each buffer at its largest capacity (returnToPool
+// keeps buf[:0]) and, under steady load, is drawn from again before two
+// collections pass, so ten 15 MiB events kept up to 150 MiB live for as long
+// as the load went on (docs/scaling.md, "RSS after the attack").
+const (
+	InMaxBody    = 8 << 20
+	InHeaderRoom = 64 << 10
+)
+
 // Settings are the knobs of the declared topology.
 type Settings struct {
 	Storage      jetstream.StorageType
@@ -96,6 +114,9 @@ func (s Settings) StreamConfigs() []jetstream.StreamConfig {
 		}
 	}
 	in := base(StreamIn, []string{subjectInAll}, s.InMaxAge)
+	if lim := int32(InMaxBody + InHeaderRoom); in.MaxMsgSize <= 0 || in.MaxMsgSize > lim {
+		in.MaxMsgSize = lim
+	}
 	// A stage's subject and its fairness lanes' (toolgate.gate.<stage> and
 	// toolgate.gate.<stage>.<lane>, fair.go): the executor groups' subjects,
 	// deeper, are StreamExecute's (execgroups.go).

@@ -68,6 +68,10 @@ const (
 	PhaseBaseline = "baseline"
 	PhaseAttack   = "attack"
 	PhaseAfter    = "after"
+	// phaseJudging: the harness reads results and dead letters, which
+	// makes the server load each one (ten 8 MiB dead letters are 80 MiB
+	// of fresh copies); its samples belong to no phase of the report.
+	phaseJudging = "judging"
 )
 
 // RunHostile runs the soak in cfg.Dir and reports what it saw. An error
@@ -164,11 +168,12 @@ func RunHostile(ctx context.Context, cfg HostileConfig) (HostileReport, error) {
 		ch.setPhase(PhaseAfter)
 		logf("after: %.0f valid calls/s for %v, RSS read at its end", cfg.Rate, cfg.After)
 		load.run(ctx, js, PhaseAfter, prefix+"-r", cfg.After, cfg.Rate)
-		mem[PhaseAfter] = ch.scrapeMetrics()
+		mem[PhaseAfter] = ch.endPhase()
 		if err := load.wait(ctx, PhaseAfter, time.Minute); err != nil {
 			logf("after: %v", err)
 		}
 	}
+	ch.setPhase(phaseJudging)
 	if err := rs.readNew(ctx, js); err != nil {
 		logf("read results: %v", err)
 	}

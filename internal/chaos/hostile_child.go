@@ -287,6 +287,16 @@ func (c *child) cpuByPhase() map[string]time.Duration {
 	return out
 }
 
+// endPhase scrapes the child's /metrics and ends the phase: the phase's
+// last RSS sample is then the one taken with them, at its end, not one
+// taken later while the harness reads what the soak left (the after
+// phase's RSS had been read while the judge loaded every dead letter).
+func (c *child) endPhase() string {
+	m := c.scrapeMetrics()
+	c.setPhase(phaseJudging)
+	return m
+}
+
 // scrapeMetrics returns the child's /metrics (empty when it does not
 // answer).
 func (c *child) scrapeMetrics() string {

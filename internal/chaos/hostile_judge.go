@@ -66,6 +66,10 @@ func (a *attacker) judge(ctx context.Context, js jetstream.JetStream, rs *result
 		}
 		var parts, bareSeqs []string
 		for _, e := range s.expects {
+			if e.refused != "" {
+				parts = append(parts, "refused at publish ("+e.refused+")")
+				continue
+			}
 			got := rs.byRID(e.rid)
 			o.Letters += lettersOf[e.rid]
 			bareSeqs = append(bareSeqs, bare[e.rid]...)

@@ -3,6 +3,7 @@ package chaos
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sort"
 	"strconv"
@@ -124,7 +125,8 @@ func publishRetry(ctx context.Context, js jetstream.JetStream, m *nats.Msg, id s
 		pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		_, err := js.PublishMsg(pctx, m, jetstream.WithMsgID(id))
 		cancel()
-		if err == nil || ctx.Err() != nil || time.Now().After(deadline) {
+		// A message over the stream's size limit is refused for good.
+		if err == nil || ctx.Err() != nil || time.Now().After(deadline) || errors.Is(err, jetstream.ErrStreamMessageExceedsMaximum) {
 			return err
 		}
 		time.Sleep(200 * time.Millisecond)

@@ -1,6 +1,11 @@
 package chaos
 
 import (
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -64,5 +69,46 @@ func TestMemFigures_reads_the_Go_heap_from_metrics(t *testing.T) {
 	}
 	if memFigures(1, "").Scraped {
 		t.Error("no metrics read as scraped")
+	}
+}
+
+// TestExpect_an_input_refused_at_publish_is_settled: a huge event that
+// TOOLGATE_IN refused for its size has its outcome already, the error its
+// producer got; one that was stored waits for a result.
+func TestExpect_an_input_refused_at_publish_is_settled(t *testing.T) {
+	none := &resultSet{}
+	if !(expect{rid: "r-0", refused: "message size exceeds maximum allowed"}).settled(none) {
+		t.Error("an input refused at publish is not settled")
+	}
+	if (expect{rid: "r-1"}).settled(none) {
+		t.Error("a stored input with no result is settled")
+	}
+}
+
+// TestChild_endPhase_keeps_later_samples_out_of_the_phase: the after
+// phase's RSS is the sample beside its /metrics, not one taken while the
+// harness goes on to read results and dead letters.
+func TestChild_endPhase_keeps_later_samples_out_of_the_phase(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		fmt.Fprintln(w, "go_memstats_heap_inuse_bytes 1")
+	}))
+	defer srv.Close()
+	c := &child{p: &proc{http: strings.TrimPrefix(srv.URL, "http://")}, peak: map[string]int64{}, low: map[string]int64{}, last: map[string]int64{}, cpu: map[string]time.Duration{}}
+	c.setPhase(PhaseAfter)
+	c.sample(os.Getpid())
+	at := c.last[PhaseAfter]
+	if m := c.endPhase(); !strings.Contains(m, "go_memstats_heap_inuse_bytes") || at == 0 {
+		t.Fatalf("metrics %q, RSS %d", m, at)
+	}
+	// Judging loads what the soak left: RSS grows, the after phase's
+	// figure must not.
+	grow := make([]byte, 64<<20)
+	for i := 0; i < len(grow); i += 4096 {
+		grow[i] = 1
+	}
+	c.sample(os.Getpid())
+	runtime.KeepAlive(grow)
+	if got := c.last[PhaseAfter]; got != at {
+		t.Fatalf("after phase's RSS %s, want %s, the sample at its end", mib(got), mib(at))
 	}
 }

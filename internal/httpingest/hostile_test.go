@@ -18,8 +18,14 @@ import (
 // stream only: enough for what is refused before or at publishing.
 func bare(t *testing.T, adjust func(*Config)) (string, jetstream.Stream) {
 	t.Helper()
+	return bareIn(t, jetstream.StreamConfig{Name: "IN", Subjects: []string{"toolgate.in.>"}, Duplicates: time.Minute}, adjust)
+}
+
+// bareIn is bare with the ingest stream in.
+func bareIn(t *testing.T, in jetstream.StreamConfig, adjust func(*Config)) (string, jetstream.Stream) {
+	t.Helper()
 	_, js := testenv.Connect(t, testenv.RunJetStream(t))
-	st, err := js.CreateStream(t.Context(), jetstream.StreamConfig{Name: "IN", Subjects: []string{"toolgate.in.>"}, Duplicates: time.Minute})
+	st, err := js.CreateStream(t.Context(), in)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -167,5 +173,26 @@ func TestCache_keeps_one_copy_per_call_and_drops_the_oldest(t *testing.T) {
 	c.release("r.d", w)
 	if len(c.waiters) != 0 {
 		t.Fatal("a released waiter is kept")
+	}
+}
+
+// TestIngest_a_body_the_ingest_stream_refuses_for_its_size_is_413: under
+// the NATS max payload but over TOOLGATE_IN's max_msg_size (the body limit
+// with its header room, streams.InMaxBody), the publish is refused for
+// good: 413 too_large saying so, not 503 "retry", and nothing is stored.
+func TestIngest_a_body_the_ingest_stream_refuses_for_its_size_is_413(t *testing.T) {
+	url, st := bareIn(t, jetstream.StreamConfig{Name: "IN", Subjects: []string{"toolgate.in.>"}, Duplicates: time.Minute, MaxMsgSize: 2048}, nil)
+	var p problem
+	body := []byte(`{"choices":[],"pad":"` + strings.Repeat("x", 4096) + `"}`)
+	code := do(t, "POST", url+RouteResponses, as("", map[string]string{"Toolgate-Provider": "openai-chat", "Toolgate-Response-Id": "r-big"}), body, &p)
+	if code != http.StatusRequestEntityTooLarge || p.Code != CodeTooLarge || !strings.Contains(p.Error, "nothing was stored") {
+		t.Fatalf("%d %+v, want 413 too_large saying nothing was stored", code, p)
+	}
+	info, err := st.Info(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.State.Msgs != 0 {
+		t.Fatalf("%d messages stored", info.State.Msgs)
 	}
 }

@@ -107,6 +107,9 @@ func (s *Server) published(w http.ResponseWriter, c caller, a Accepted, err erro
 	case errors.Is(err, producer.ErrDuplicate):
 		a.Duplicate = true
 		writeJSON(w, http.StatusOK, a)
+	case errors.Is(err, producer.ErrTooLarge):
+		// Refused by TOOLGATE_IN for its size: for good, a retry is refused too.
+		fail(w, http.StatusRequestEntityTooLarge, CodeTooLarge, err.Error())
 	case err != nil:
 		s.cfg.Log.Warn().Err(err).Str("response_id", a.ResponseID).Str("credential", c.name).Msg("http ingest: publish failed")
 		fail(w, http.StatusServiceUnavailable, CodeUnavailable, err.Error()+"; nothing may have been stored: retry the same request (a retry is stored once)")

@@ -34,7 +34,7 @@ import (
 // consumer.
 type Accumulate struct {
 	Limits  parse.Limits
-	MaxBody int // bytes, of a whole body or of a stream's events together; default 8 MiB
+	MaxBody int // bytes, of a whole body or of a stream's events together; default streams.InMaxBody (8 MiB)
 	Now     func() time.Time
 	// JS reads stored stream events, the responses bucket, and publishes
 	// progress. Without it streamed input is dead-lettered.
@@ -100,10 +100,7 @@ func (a *Accumulate) Handle(ctx context.Context, m worker.Msg) ([]worker.Output,
 	if name, n := oversizeHeader(m.Header); name != "" {
 		return a.reject(m, rid, prov, tenant, CodeHeaderTooLarge, fmt.Sprintf("header %s is %d bytes, over the %d-byte limit of a toolgate header: send it shorter", name, n, pipeline.InputHeaderMax))
 	}
-	maxBody := a.MaxBody
-	if maxBody <= 0 {
-		maxBody = 8 << 20
-	}
+	maxBody := a.maxBody()
 	switch {
 	case !provider.Known(prov):
 		return a.reject(m, rid, prov, tenant, "unknown_provider", fmt.Sprintf("header %s is %q; use one of %s", streams.HeaderProvider, prov, strings.Join(provider.Names(), ", ")))

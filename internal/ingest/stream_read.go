@@ -198,7 +198,7 @@ func (e errTooLarge) Error() string {
 
 func (a *Accumulate) maxBody() int {
 	if a.MaxBody <= 0 {
-		return 8 << 20
+		return streams.InMaxBody
 	}
 	return a.MaxBody
 }

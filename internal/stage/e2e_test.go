@@ -278,7 +278,10 @@ func TestPipeline_schema_invalid_names_the_failing_path(t *testing.T) {
 
 func TestPipeline_bad_input_is_recorded_and_never_executed(t *testing.T) {
 	p := startPipeline(t)
-	big := make([]byte, 10<<20)
+	// Over the body limit, within TOOLGATE_IN's header room: stored, and
+	// refused by accumulate with its dead letter. Larger is refused at
+	// publish (below).
+	big := make([]byte, streams.InMaxBody+1)
 	for i := range big {
 		big[i] = 'x'
 	}
@@ -290,7 +293,7 @@ func TestPipeline_bad_input_is_recorded_and_never_executed(t *testing.T) {
 		{"garbage", "bad-garbage", "openai-chat", []byte("\x00\xffnot json at all"), "rejected", "undecodable_response"},
 		{"unknown_provider", "bad-provider", "acme-llm", chat("x", "get_weather", `{"city":"Paris"}`, "tool_calls"), "rejected", "unknown_provider"},
 		{"no_provider_header", "bad-noheader", "", chat("x", "get_weather", `{"city":"Paris"}`, "tool_calls"), "rejected", "unknown_provider"},
-		{"ten_megabytes", "bad-big", "openai-chat", big, "rejected", "too_large"},
+		{"over_the_body_limit", "bad-big", "openai-chat", big, "rejected", "too_large"},
 		{"no_tool_calls", "bad-none", "openai-chat", []byte(`{"id":"x","choices":[{"index":0,"message":{"role":"assistant","content":"Hello!"},"finish_reason":"stop"}]}`), "no_tool_calls", ""},
 		{"empty_arguments", "bad-empty", "openai-chat", chat("x", "create_invoice", ``, "tool_calls"), "", ""},
 	} {
@@ -314,6 +317,16 @@ func TestPipeline_bad_input_is_recorded_and_never_executed(t *testing.T) {
 				})
 			}
 		})
+	}
+	// Ten megabytes could never become a call: TOOLGATE_IN refuses it when
+	// published (streams.InMaxBody), the producer hears why, and nothing is
+	// stored for the embedded server to hold.
+	m := nats.NewMsg(streams.SubjectInResponse)
+	m.Data = make([]byte, 10<<20)
+	m.Header.Set(streams.HeaderProvider, "openai-chat")
+	m.Header.Set(streams.HeaderResponseID, "bad-ten")
+	if _, err := p.js.PublishMsg(p.ctx, m); !errors.Is(err, jetstream.ErrStreamMessageExceedsMaximum) {
+		t.Fatalf("10 MiB published: %v, want refused for its size", err)
 	}
 	if n := p.executed.Load(); n != 0 {
 		t.Fatalf("bad input executed %d calls", n)

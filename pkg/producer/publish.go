@@ -26,6 +26,33 @@ var ErrDuplicate = errors.New("producer: duplicate: this response was already pu
 // (stream_conflict). Nothing of it ran; send it again under a new id.
 var ErrConflict = errors.New("producer: toolgate refused the response id: it was used before with other content or by another producer; nothing ran, send it under a new response id")
 
+// ErrTooLarge: toolgate's ingest stream refused the message for its size
+// (JetStream error 10054, or over the connection's max payload): a
+// response body or a stream event larger than the body limit (8 MiB) with
+// 64 KiB of headers could never become a call, so it is not stored and
+// nothing of it runs. Send less: a smaller response, or a stream's events
+// one by one.
+var ErrTooLarge = errors.New("producer: too large for toolgate's ingest stream (a body or event over 8 MiB with 64 KiB of headers): nothing was stored, nothing of it runs")
+
+// sizeRefused wraps err with ErrTooLarge when NATS refused the message for
+// its size; other errors are returned as they are.
+func sizeRefused(err error, m *nats.Msg) error {
+	if errors.Is(err, jetstream.ErrStreamMessageExceedsMaximum) || errors.Is(err, nats.ErrMaxPayload) {
+		return fmt.Errorf("%w: %d bytes of body, %d of headers: %w", ErrTooLarge, len(m.Data), headerBytes(m.Header), err)
+	}
+	return err
+}
+
+func headerBytes(h nats.Header) int {
+	n := 0
+	for k, vs := range h {
+		for _, v := range vs {
+			n += len(k) + len(v) + 4
+		}
+	}
+	return n
+}
+
 // Refused returns an error wrapping ErrConflict when r, a response-level
 // result, says the response id or stream was refused, and nil otherwise.
 func Refused(r *wire.ResponseResult) error {
@@ -57,9 +84,10 @@ func (p *Producer) PublishResponse(ctx context.Context, m Meta, body []byte) err
 	if p.as != "" {
 		subj = wire.InAsResponse(p.as)
 	}
-	ack, err := p.js.PublishMsg(ctx, &nats.Msg{Subject: subj, Data: body, Header: h})
+	msg := &nats.Msg{Subject: subj, Data: body, Header: h}
+	ack, err := p.js.PublishMsg(ctx, msg)
 	if err != nil {
-		return fmt.Errorf("producer: publish response %s: %w", m.ResponseID, err)
+		return fmt.Errorf("producer: publish response %s: %w", m.ResponseID, sizeRefused(err, msg))
 	}
 	if duplicate(ack) {
 		return fmt.Errorf("%w (response id %s)", ErrDuplicate, m.ResponseID)
@@ -97,7 +125,7 @@ func (p *Producer) PublishStream(ctx context.Context, m Meta, events [][]byte, e
 		msg.Header.Set(nats.MsgIdHdr, fmt.Sprintf("%s:%d:%s", m.ResponseID, i+1, digest(h, ev)))
 		ack, err := p.js.PublishMsg(ctx, msg)
 		if err != nil {
-			return fmt.Errorf("producer: publish event %d of %s: %w", i+1, m.ResponseID, err)
+			return fmt.Errorf("producer: publish event %d of %s: %w", i+1, m.ResponseID, sizeRefused(err, msg))
 		}
 		sent++
 		if duplicate(ack) {
