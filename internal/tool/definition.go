@@ -56,6 +56,12 @@ type Executor struct {
 	// execgroup.DefaultConcurrency). Tools of one group should agree;
 	// the largest wins.
 	Concurrency int `json:"concurrency,omitempty"`
+	// CircuitOpen is what a call of the group does while its circuit is
+	// open: "wait" (default) in the group's queue until the executor is
+	// back, or "fail" at once, execution_failed with the error
+	// circuit_open (a dead letter to replay). A group fails fast only when
+	// all its tools say fail: waiting loses nothing.
+	CircuitOpen string `json:"circuit_open,omitempty"`
 	// StatusTool (mcp, optional) is the MCP tool asked whether a call
 	// happened, when the server lists it; default toolgate_status.
 	StatusTool string `json:"status_tool,omitempty"`

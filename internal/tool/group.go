@@ -14,8 +14,17 @@ func groupFields(e Executor) error {
 	if e.Concurrency < 0 || e.Concurrency > execgroup.MaxConcurrency {
 		return fmt.Errorf("executor.concurrency: %d is outside 1..%d (0: the default, %d)", e.Concurrency, execgroup.MaxConcurrency, execgroup.DefaultConcurrency)
 	}
+	switch e.CircuitOpen {
+	case "", execgroup.CircuitWait, execgroup.CircuitFail:
+	default:
+		return fmt.Errorf("executor.circuit_open: %q is neither %s (the default) nor %s", e.CircuitOpen, execgroup.CircuitWait, execgroup.CircuitFail)
+	}
 	return nil
 }
+
+// FailsFast reports whether d's calls fail at once while its group's
+// circuit is open (executor.circuit_open: fail).
+func (d *Definition) FailsFast() bool { return d.Executor.CircuitOpen == execgroup.CircuitFail }
 
 // Group is the executor group d's calls run in: executor.group, or the
 // tool's own name.
