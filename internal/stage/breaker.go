@@ -64,16 +64,16 @@ type breaker struct {
 	// in a paused durable; the durable is never paused.
 	failFast bool
 
-	mu    sync.Mutex
+	mu sync.Mutex
 	// refused counts calls admit failed fast whose handler run observe has
 	// not seen yet: they end without an error, and are no success of the
 	// executor's.
 	refused int
 	probing bool // failFast, half-open: the one probe is out
-	fails []time.Time
-	state string
-	until time.Time // end of the cool-down while open
-	since time.Time
+	fails   []time.Time
+	state   string
+	until   time.Time // end of the cool-down while open
+	since   time.Time
 }
 
 func newBreaker(js jetstream.JetStream, cfg jetstream.ConsumerConfig, c Circuit, log zerolog.Logger) *breaker {

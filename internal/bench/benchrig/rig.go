@@ -55,11 +55,11 @@ type Rig struct {
 	NATS  *testenv.NATS
 	Tools []tool.Definition
 
-	redis  *testenv.Redis
+	redis   *testenv.Redis
 	signer  *execute.Signer
 	workers int
-	cancel context.CancelFunc
-	runErr chan error
+	cancel  context.CancelFunc
+	runErr  chan error
 }
 
 // Start starts the pipeline and returns once every stage consumes.
