@@ -1,9 +1,11 @@
 package bench
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -99,6 +101,17 @@ type BulkheadFigures struct {
 	FirstError string
 	// PeakConcurrency is the most calls the burst's executor ran at once.
 	PeakConcurrency int
+	// SlowestOther is where the slowest 1 % of OtherTool's calls during the
+	// burst spent their time, averaged: by the stage that recorded the end
+	// of each stretch of their history (the first stretch, from publish to
+	// accumulate's record, is the wait to be ingested).
+	SlowestOther []StageTime
+}
+
+// StageTime is a stretch of a call's life ended by Stage.
+type StageTime struct {
+	Stage string
+	Time  time.Duration
 }
 
 // Executor is a bench executor that takes Delay per call and counts what
@@ -153,6 +166,7 @@ func (x *Executor) counts() (twice, peak int) {
 func (b Bulkhead) Run(ctx context.Context, nc *nats.Conn, js jetstream.JetStream, prefix string, x *Executor, revive func() error) (BulkheadFigures, error) {
 	var mu sync.Mutex
 	sent, got := map[string]time.Time{}, map[string]time.Time{}
+	hist := map[string][]wire.Step{}
 	f := BulkheadFigures{Failures: map[string]int{}}
 	burstLeft := b.Burst
 	burstDone := make(chan struct{})
@@ -163,6 +177,7 @@ func (b Bulkhead) Run(ctx context.Context, nc *nats.Conn, js jetstream.JetStream
 			Status  wire.Status `json:"status"`
 			Failure wire.Status `json:"failure"`
 			Errors  []string    `json:"errors"`
+			History []wire.Step `json:"history"`
 		}
 		_ = json.Unmarshal(m.Data, &r)
 		mu.Lock()
@@ -179,6 +194,7 @@ func (b Bulkhead) Run(ctx context.Context, nc *nats.Conn, js jetstream.JetStream
 		}
 		got[rid] = at
 		if !burst {
+			hist[rid] = r.History
 			return
 		}
 		if r.Status == wire.Executed {
@@ -307,6 +323,7 @@ func (b Bulkhead) Run(ctx context.Context, nc *nats.Conn, js jetstream.JetStream
 	f.OtherAlone, f.OtherDuring = Stats{Name: OtherTool + " alone"}, Stats{Name: OtherTool + " during"}
 	f.Burst = Stats{Name: b.Tool, Count: b.Burst}
 	var last time.Time
+	var during []string
 	for rid, at0 := range sent {
 		at, ok := got[rid]
 		burst := strings.HasPrefix(rid, prefix+"b")
@@ -321,8 +338,10 @@ func (b Bulkhead) Run(ctx context.Context, nc *nats.Conn, js jetstream.JetStream
 			f.OtherAlone.Latencies = append(f.OtherAlone.Latencies, at.Sub(at0))
 		case at0.Before(burstEnd):
 			f.OtherDuring.Latencies = append(f.OtherDuring.Latencies, at.Sub(at0))
+			during = append(during, rid)
 		}
 	}
+	f.SlowestOther = slowest(during, sent, got, hist)
 	f.OtherAlone.Count, f.OtherDuring.Count = len(f.OtherAlone.Latencies), len(f.OtherDuring.Latencies)
 	f.OtherAlone.Elapsed, f.OtherDuring.Elapsed = b.Alone, burstEnd.Sub(burstStart)
 	f.Burst.Elapsed = last.Sub(burstStart)
@@ -331,4 +350,35 @@ func (b Bulkhead) Run(ctx context.Context, nc *nats.Conn, js jetstream.JetStream
 	}
 	f.Twice, f.PeakConcurrency = x.counts()
 	return f, nil
+}
+
+// slowest averages where the slowest 1 % (at least one) of rids spent
+// their time, stretch by stretch of their histories.
+func slowest(rids []string, sent, got map[string]time.Time, hist map[string][]wire.Step) []StageTime {
+	if len(rids) == 0 {
+		return nil
+	}
+	slices.SortFunc(rids, func(a, b string) int { return cmp.Compare(got[b].Sub(sent[b]), got[a].Sub(sent[a])) })
+	rids = rids[:max(1, len(rids)/100)]
+	var order []string
+	sum := map[string]time.Duration{}
+	for _, rid := range rids {
+		prev := sent[rid]
+		for _, st := range hist[rid] {
+			if _, ok := sum[st.Stage]; !ok {
+				order = append(order, st.Stage)
+			}
+			sum[st.Stage] += st.At.Sub(prev)
+			prev = st.At
+		}
+		if _, ok := sum["result"]; !ok {
+			order = append(order, "result")
+		}
+		sum["result"] += got[rid].Sub(prev)
+	}
+	out := make([]StageTime, 0, len(order))
+	for _, s := range order {
+		out = append(out, StageTime{Stage: s, Time: sum[s] / time.Duration(len(rids))})
+	}
+	return out
 }

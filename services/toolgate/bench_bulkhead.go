@@ -100,6 +100,11 @@ func benchOneBulkhead(b bench.Bulkhead, redisURL, tools string) error {
 	}
 	p99 := f.OtherDuring.Percentile(99)
 	fmt.Printf("  %s p99 during / alone: %.1fx (goal <= 3x), during %s (goal <= 100ms): %s\n", bench.OtherTool, ratio, ms(p99), met(ratio <= 3 && p99 <= 100*time.Millisecond))
+	var stretches []string
+	for _, st := range f.SlowestOther {
+		stretches = append(stretches, st.Stage+" "+ms(st.Time))
+	}
+	fmt.Printf("  slowest 1%% of %s during, on average, by the stage that ended each stretch: %s\n", bench.OtherTool, strings.Join(stretches, ", "))
 	fmt.Printf("  %s: %d calls, waited p50 %s  p99 %s  max %s; all done %s after the first publish\n", b.Tool, f.Burst.Count, ms(f.Burst.Percentile(50)), ms(f.Burst.Percentile(99)), ms(f.Burst.Percentile(100)), f.Burst.Elapsed.Round(time.Millisecond))
 	fmt.Printf("  executor ran at most %d at once\n", f.PeakConcurrency)
 	if b.Down > 0 {
