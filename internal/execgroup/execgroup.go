@@ -10,6 +10,9 @@ import "regexp"
 // MaxAckPending) when its definition sets none.
 const DefaultConcurrency = 8
 
+// MaxAttempts bounds a group's retry attempts and backoff steps.
+const MaxAttempts = 100
+
 // MaxConcurrency bounds what a definition may ask for.
 const MaxConcurrency = 256
 

@@ -309,3 +309,50 @@ tools:
 		t.Fatalf("weather call: %v, want executed", rs[0])
 	}
 }
+
+// A group's retry schedule is its definition's (executor.retry): its
+// durable delivers a call at most attempts times, and a call whose executor
+// never answers is dead-lettered after them, the status record having said
+// which attempt it was on and when the next was due.
+func TestBulkhead_a_groups_retry_schedule_is_its_definitions(t *testing.T) {
+	tools := `
+tools:
+  - name: erp_invoice
+    input_schema: {type: object, properties: {n: {type: integer}}, required: [n]}
+    executor: {group: erp, retry: {attempts: 2, backoff: [1s]}}
+    policy: {risk: read}
+`
+	p := startRig(t, rig{
+		files: map[string][]byte{"tools.yaml": []byte(tools)},
+		configure: func(c *Config) {
+			c.Circuit = Circuit{Failures: 1000, Window: time.Minute} // not this test's
+		},
+	})
+	ctx := context.Background()
+	testenv.Eventually(t, 10*time.Second, 20*time.Millisecond, func() error {
+		c, err := p.js.Consumer(ctx, streams.StreamExecute, streams.ExecuteDurable("erp"))
+		if err != nil {
+			return err
+		}
+		if got := c.CachedInfo().Config.MaxDeliver; got != 2 {
+			return fmt.Errorf("erp's durable MaxDeliver %d, want the definition's 2 attempts", got)
+		}
+		return nil
+	})
+	rid := "resp-retry-0"
+	p.publish(rid, "openai-chat", chat(rid, "erp_invoice", `{"n":1}`, "tool_calls"))
+	rs := p.waitResults(rid, 1)
+	if rs[0]["status"] == "executed" {
+		t.Fatalf("result %v, want it failed after its attempts", rs[0])
+	}
+	letters, err := dlq.List(ctx, p.js, dlq.Filter{Stage: streams.Execute, Tool: "erp_invoice"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(letters) != 1 || letters[0].Failure != "max_deliver" {
+		t.Fatalf("dead letters %+v, want one max_deliver", letters)
+	}
+	if h := fmt.Sprint(letters[0].Envelope.History); !strings.Contains(h, "attempt 1 of 2") {
+		t.Fatalf("history %s: want the wait's attempt 1 of 2", h)
+	}
+}

@@ -2,6 +2,7 @@ package stage
 
 import (
 	"context"
+	"strings"
 	"sync"
 	"time"
 
@@ -48,10 +49,31 @@ type groupRun struct {
 }
 
 // want is what a group's tools ask of it: the largest concurrency any
-// asks for, and fail fast when all ask for it.
+// asks for, fail fast when all ask for it, and the retry schedule of the
+// first (by name) that sets one (executor.retry).
 type want struct {
 	conc     int
 	failFast bool
+	attempts int    // 0: the deployment's MaxDeliver
+	backoff  string // the delays, comma separated; "": the worker's default
+}
+
+// delays is w.backoff parsed.
+func (w want) delays() []time.Duration {
+	var out []time.Duration
+	for _, s := range strings.Split(w.backoff, ",") {
+		if d, err := time.ParseDuration(s); err == nil {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// consumer is group's durable as w asks.
+func (w want) consumer(group string) streams.Consumer {
+	c := streams.ExecuteGroupConsumer(group, w.conc)
+	c.MaxDeliver = w.attempts
+	return c
 }
 
 // wants is every registered group's want.
@@ -67,7 +89,18 @@ func (g *groupSet) wants() map[string]want {
 			continue
 		}
 		w, seen := out[grp]
-		out[grp] = want{conc: max(w.conc, t.Def.Concurrency()), failFast: (w.failFast || !seen) && t.Def.FailsFast()}
+		nw := want{conc: max(w.conc, t.Def.Concurrency()), failFast: (w.failFast || !seen) && t.Def.FailsFast(), attempts: w.attempts, backoff: w.backoff}
+		if nw.attempts == 0 {
+			nw.attempts = t.Def.RetryAttempts()
+		}
+		if b := t.Def.RetryBackoff(); nw.backoff == "" && len(b) > 0 {
+			parts := make([]string, len(b))
+			for i, d := range b {
+				parts[i] = d.String()
+			}
+			nw.backoff = strings.Join(parts, ",")
+		}
+		out[grp] = nw
 	}
 	return out
 }
@@ -122,7 +155,7 @@ func (g *groupSet) sync(ctx context.Context) {
 		if r != nil && r.want == wt {
 			continue
 		}
-		if err := g.ensure(ctx, grp, wt.conc); err != nil {
+		if err := g.ensure(ctx, grp, wt); err != nil {
 			g.log.Error().Err(err).Str("group", grp).Msg("execute: executor group's durable; retrying")
 			continue
 		}
@@ -137,10 +170,10 @@ func (g *groupSet) sync(ctx context.Context) {
 }
 
 // ensure creates or updates grp's durable.
-func (g *groupSet) ensure(ctx context.Context, grp string, conc int) error {
+func (g *groupSet) ensure(ctx context.Context, grp string, wt want) error {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	_, err := g.js.CreateOrUpdateConsumer(ctx, streams.StreamExecute, g.settings.Config(streams.ExecuteGroupConsumer(grp, conc)))
+	_, err := g.js.CreateOrUpdateConsumer(ctx, streams.StreamExecute, g.settings.Config(wt.consumer(grp)))
 	return err
 }
 
@@ -149,7 +182,10 @@ func (g *groupSet) start(ctx context.Context, grp string, wt want) error {
 	wc := g.base
 	wc.Stream, wc.Durable, wc.Concurrency, wc.Batch = streams.StreamExecute, streams.ExecuteDurable(grp), conc, conc
 	wc.Schedule = func(id string) string { return streams.ExecuteSchedule(grp, id) }
-	br := newBreaker(g.js, g.settings.Config(streams.ExecuteGroupConsumer(grp, conc)), g.circuit, g.log)
+	if d := wt.delays(); len(d) > 0 { // the group's own schedule, the last step repeating
+		wc.Backoff = func(n uint64) time.Duration { return d[min(int(max(n, 1)), len(d))-1] }
+	}
+	br := newBreaker(g.js, g.settings.Config(wt.consumer(grp)), g.circuit, g.log)
 	br.failFast = wt.failFast
 	if g.transition != nil {
 		br.onState = func(state string) { g.transition(grp, state) }

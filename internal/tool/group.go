@@ -2,6 +2,7 @@ package tool
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/toolgate/toolgate/internal/execgroup"
 )
@@ -13,6 +14,9 @@ func groupFields(e Executor) error {
 	}
 	if e.Concurrency < 0 || e.Concurrency > execgroup.MaxConcurrency {
 		return fmt.Errorf("executor.concurrency: %d is outside 1..%d (0: the default, %d)", e.Concurrency, execgroup.MaxConcurrency, execgroup.DefaultConcurrency)
+	}
+	if err := retryFields(e.Retry); err != nil {
+		return err
 	}
 	switch e.CircuitOpen {
 	case "", execgroup.CircuitWait, execgroup.CircuitFail:
@@ -41,4 +45,48 @@ func (d *Definition) Concurrency() int {
 		return d.Executor.Concurrency
 	}
 	return execgroup.DefaultConcurrency
+}
+
+// retryFields checks executor.retry.
+func retryFields(r *Retry) error {
+	if r == nil {
+		return nil
+	}
+	if r.Attempts < 0 || r.Attempts > execgroup.MaxAttempts {
+		return fmt.Errorf("executor.retry.attempts: %d is outside 1..%d (0: the default)", r.Attempts, execgroup.MaxAttempts)
+	}
+	if len(r.Backoff) > execgroup.MaxAttempts {
+		return fmt.Errorf("executor.retry.backoff: %d steps, at most %d", len(r.Backoff), execgroup.MaxAttempts)
+	}
+	for i, s := range r.Backoff {
+		d, err := time.ParseDuration(s)
+		if err != nil || d < time.Second || d > 24*time.Hour {
+			return fmt.Errorf("executor.retry.backoff[%d]: %q is no duration of 1s..24h (a retry waits as a message scheduled to the second)", i, s)
+		}
+	}
+	return nil
+}
+
+// RetryAttempts is the most attempts of a call of d's group d asks for;
+// 0: the deployment's default.
+func (d *Definition) RetryAttempts() int {
+	if d.Executor.Retry == nil {
+		return 0
+	}
+	return d.Executor.Retry.Attempts
+}
+
+// RetryBackoff is d's retry schedule; nil: the default. Only a definition
+// that loaded (so checked) is asked.
+func (d *Definition) RetryBackoff() []time.Duration {
+	if d.Executor.Retry == nil {
+		return nil
+	}
+	var out []time.Duration
+	for _, s := range d.Executor.Retry.Backoff {
+		if v, err := time.ParseDuration(s); err == nil {
+			out = append(out, v)
+		}
+	}
+	return out
 }
