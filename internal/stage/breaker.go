@@ -94,17 +94,17 @@ func (b *breaker) State() (string, time.Time) {
 // handler returned.
 func (b *breaker) observe(err error) {
 	failed := isUnavailable(err)
-	if err != nil && !failed {
-		return // the executor answered, or the failure is not the executor's
-	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	now := b.now()
 	if err == nil && b.refused > 0 {
 		b.refused--
 		return
 	}
-	b.probing = false
+	b.probing = false // whatever the probe met, the next call may probe
+	if err != nil && !failed {
+		return // the executor answered, or the failure is not the executor's
+	}
+	now := b.now()
 	if !failed {
 		b.fails = b.fails[:0]
 		if b.state != CircuitClosed {
