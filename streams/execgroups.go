@@ -73,6 +73,12 @@ func ExecuteDurable(group string) string { return Execute + "_g_" + group }
 // a group of one by it.
 const GroupConcurrencyKey = "toolgate_concurrency"
 
+// GroupOpenUntilKey is the metadata key a fail-fast group's durable
+// carries while its circuit is open (RFC 3339, the end of the cool-down):
+// such a durable is never paused, its calls end circuit_open instead of
+// waiting, so readers tell its state from this key.
+const GroupOpenUntilKey = "toolgate_open_until"
+
 // ExecuteGroupConsumer is group's durable as data: concurrency is its
 // MaxAckPending, so the calls it holds at once are the calls it runs.
 func ExecuteGroupConsumer(group string, concurrency int) Consumer {

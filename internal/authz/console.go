@@ -60,6 +60,9 @@ func consoleRole() *Permissions {
 			pub = append(pub, streams.Gate(st))
 		}
 	}
+	// A call replayed at execute enters its executor group's subject, as
+	// policy's hop does (dlq's route, issue 38).
+	pub = append(pub, streams.ExecuteGroups())
 	pub = append(pub, ingest()...)
 	return &Permissions{Publish: pub, Subscribe: []string{InboxPrefix(Console) + ".>"}}
 }

@@ -4,12 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/nats-io/nats.go/jetstream"
+
 	"github.com/toolgate/toolgate/internal/dlq"
+	"github.com/toolgate/toolgate/internal/metrics"
 	"github.com/toolgate/toolgate/internal/testenv"
 	"github.com/toolgate/toolgate/internal/worker"
 	"github.com/toolgate/toolgate/streams"
@@ -28,8 +32,13 @@ type ExecDown struct {
 	WaitMax   time.Duration
 	FirstRun  time.Duration // from the restart to the first execution request; -1: none
 	Exhausted int           // calls dead-lettered by execute because no executor answered within the budget
-	stopped   time.Time
-	started   time.Time
+	// CircuitOpened is from the stop to the first executor group's circuit
+	// seen open (its durable, as `toolgate status` reads it); -1: never
+	// while it was down. Circuits names the groups seen open.
+	CircuitOpened time.Duration
+	Circuits      []string
+	stopped       time.Time
+	started       time.Time
 }
 
 // retryBudget is how long execute keeps a call whose executor does not
@@ -68,17 +77,19 @@ func (h *clusterHavoc) executorDown(ctx context.Context, _ *rand.Rand) error {
 	t0 := time.Now()
 	h.exe.Stop()
 	h.logf("executor stopped for %v: toolgate.exec.> has no responders", d)
+	breakers := watchCircuits(ctx, h.js, t0)
 	select {
 	case <-time.After(d): // the outage's length, not a wait for a condition
 	case <-ctx.Done():
 	}
+	opened, groups := breakers()
 	if err := h.exe.Start(); err != nil {
 		return err
 	}
 	up := time.Now()
 	h.logf("executor started again after %v", up.Sub(t0).Round(time.Millisecond))
 	h.mu.Lock()
-	h.rep.ExecDown = &ExecDown{Down: up.Sub(t0), Budget: budget, FirstRun: -1, stopped: t0, started: up}
+	h.rep.ExecDown = &ExecDown{Down: up.Sub(t0), Budget: budget, FirstRun: -1, CircuitOpened: opened, Circuits: groups, stopped: t0, started: up}
 	h.mu.Unlock()
 	h.record(Fault{Kind: FaultExecutorDown, Target: "executor", when: up, Note: fmt.Sprintf("down %v; times from the restart", up.Sub(t0).Round(time.Millisecond))})
 	return ctx.Err()
@@ -118,5 +129,48 @@ func (e *ExecDown) measure(results []result, letters []dlq.Letter, acceptedAt, f
 		if l.Stage == streams.Execute && strings.Contains(strings.Join(l.Errors, " "), "no executor listens") {
 			e.Exhausted++
 		}
+	}
+}
+
+// watchCircuits polls the executor groups' durables from t0 until the
+// returned func is called, which says when a circuit was first seen open
+// (-1: never) and which groups were.
+func watchCircuits(ctx context.Context, js jetstream.JetStream, t0 time.Time) func() (time.Duration, []string) {
+	read := metrics.JetStreamExecutorGroups(js)
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	first := time.Duration(-1)
+	seen := map[string]bool{}
+	go func() {
+		defer close(done)
+		t := time.NewTicker(100 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+			groups, err := read(ctx)
+			if err != nil {
+				continue // a node down or a leader moving: the next look
+			}
+			for _, g := range groups {
+				if g.Circuit != metrics.CircuitClosed {
+					if first < 0 {
+						first = time.Since(t0)
+					}
+					seen[g.Group] = true
+				}
+			}
+		}
+	}()
+	return func() (time.Duration, []string) {
+		close(stop)
+		<-done
+		names := slices.Sorted(maps.Keys(seen))
+		return first, names
 	}
 }

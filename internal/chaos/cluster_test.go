@@ -62,8 +62,8 @@ func TestRunCluster_failovers_lose_and_double_no_call(t *testing.T) {
 	if f := kinds[FaultKillPrimary]; f.Recovered <= 0 || f.FirstRun < 0 {
 		t.Errorf("redis primary killed: promoted after %v, first executed call after %v; want both", f.Recovered, f.FirstRun)
 	}
-	if e := rep.ExecDown; e == nil || e.Down < 5*time.Second || e.Waited == 0 || e.WaitMax < 2*time.Second || e.FirstRun < 0 {
-		t.Errorf("executor down: %+v; want 5s down, calls that waited seconds for it, and a first executed call after it came back", e)
+	if e := rep.ExecDown; e == nil || e.Down < 5*time.Second || e.Waited == 0 || e.WaitMax < 2*time.Second || e.FirstRun < 0 || e.CircuitOpened < 0 {
+		t.Errorf("executor down: %+v; want 5s down, calls that waited seconds for it, a first executed call after it came back, and a group's circuit seen open (issue 38)", e)
 	}
 	checkRSS(t, rep, 9)
 	a := rep.Accounting

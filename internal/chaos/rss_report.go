@@ -3,6 +3,7 @@ package chaos
 import (
 	"fmt"
 	"io"
+	"strings"
 	"time"
 )
 
@@ -42,4 +43,9 @@ func (r Report) printExecDown(w io.Writer) {
 	}
 	fmt.Fprintf(w, "executor down   %v (execute's retry budget %v): %d calls waited for it, p50 %v, max %v; first executed call %s after it came back; %d dead-lettered by execute for want of an executor (replayed, not lost)\n",
 		e.Down.Round(time.Millisecond), e.Budget, e.Waited, e.WaitP50.Round(10*time.Millisecond), e.WaitMax.Round(10*time.Millisecond), first, e.Exhausted)
+	if e.CircuitOpened >= 0 {
+		fmt.Fprintf(w, "                circuit breaker: open %v after the executor stopped (groups %s)\n", e.CircuitOpened.Round(10*time.Millisecond), strings.Join(e.Circuits, ", "))
+	} else {
+		fmt.Fprintf(w, "                circuit breaker: no executor group's circuit seen open while it was down\n")
+	}
 }

@@ -102,6 +102,9 @@ func Replay(ctx context.Context, js jetstream.JetStream, letters []Letter, o Opt
 		return Summary{}, err
 	}
 	plan, beyond := limit(planReplay(letters, o.ToStage, fate, o.Denied), o.Limit)
+	if err := route(ctx, js, plan); err != nil {
+		return Summary{}, err
+	}
 	sum := Summary{Selected: len(plan), Beyond: beyond, Outcomes: map[call.Status]int{}}
 	for _, it := range plan {
 		if it.skip != "" {
@@ -176,6 +179,7 @@ func Replay(ctx context.Context, js jetstream.JetStream, letters []Letter, o Opt
 type planned struct {
 	letter  Letter
 	stage   string
+	subject string // where the replay is published (set by route)
 	key     string // call id, or the response id of input
 	skip    string
 	outcome call.Status
@@ -290,7 +294,7 @@ func (p *planned) message(ctx context.Context, calls jetstream.KeyValue, now tim
 	if _, err := calls.Put(ctx, e.CallID, rec); err != nil {
 		return outMsg{}, fmt.Errorf("dlq: status of %s: %w", e.CallID, err)
 	}
-	m := nats.NewMsg(streams.Gate(p.stage))
+	m := nats.NewMsg(p.subject)
 	m.Header.Set(streams.HeaderCallID, e.CallID)
 	m.Header.Set(streams.HeaderResponseID, e.ResponseID)
 	m.Header.Set(streams.HeaderStatus, string(e.Status))
@@ -326,7 +330,7 @@ func items(plan []*planned) []Item {
 			it.CallID = p.letter.ResponseID
 			it.Subject = p.letter.OrigSubject
 		} else if p.stage != "" {
-			it.Subject = streams.Gate(p.stage)
+			it.Subject = p.subject
 		}
 		out = append(out, it)
 	}

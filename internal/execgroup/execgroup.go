@@ -10,8 +10,22 @@ import "regexp"
 // MaxAckPending) when its definition sets none.
 const DefaultConcurrency = 8
 
+// MaxAttempts bounds a group's retry attempts and backoff steps.
+const MaxAttempts = 100
+
 // MaxConcurrency bounds what a definition may ask for.
 const MaxConcurrency = 256
+
+// What a call does while its group's circuit is open (a definition's
+// executor.circuit_open): wait in the group's queue, or fail at once.
+const (
+	CircuitWait = "wait"
+	CircuitFail = "fail"
+)
+
+// ErrCircuitOpen begins the error of a call failed because its group's
+// circuit was open.
+const ErrCircuitOpen = "circuit_open"
 
 var groupRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
 

@@ -73,6 +73,9 @@ func (x *Execute) handle(ctx context.Context, e call.Envelope) ([]call.Envelope,
 	if !ok {
 		return x.end(e, call.ExecutionFailed, "tool "+e.ToolName+" is no longer registered; nothing was run")
 	}
+	if why := circuitOpen(ctx); why != "" {
+		return x.end(e, call.ExecutionFailed, why)
+	}
 	retention := x.Retention
 	if retention == 0 {
 		retention = 24 * time.Hour

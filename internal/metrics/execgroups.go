@@ -55,6 +55,12 @@ func Configured(ci *jetstream.ConsumerInfo) int {
 // unknown cannot show half-open.
 func CircuitOf(ci *jetstream.ConsumerInfo) string {
 	configured := Configured(ci)
+	if until, ok := openUntil(ci); ok { // a fail-fast group's
+		if time.Now().Before(until) {
+			return CircuitOpen
+		}
+		return CircuitHalfOpen
+	}
 	switch {
 	case ci.Paused:
 		return CircuitOpen
@@ -62,6 +68,17 @@ func CircuitOf(ci *jetstream.ConsumerInfo) string {
 		return CircuitHalfOpen
 	}
 	return CircuitClosed
+}
+
+// openUntil is the end of a fail-fast group's cool-down, while its
+// circuit is open (streams.GroupOpenUntilKey).
+func openUntil(ci *jetstream.ConsumerInfo) (time.Time, bool) {
+	v, ok := ci.Config.Metadata[streams.GroupOpenUntilKey]
+	if !ok {
+		return time.Time{}, false
+	}
+	t, err := time.Parse(time.RFC3339Nano, v)
+	return t, err == nil
 }
 
 // ExecutorGroups returns every executor group's state; an argument so
@@ -94,6 +111,8 @@ func JetStreamExecutorGroups(js jetstream.JetStream) ExecutorGroups {
 				Concurrency: Configured(ci), MaxAck: ci.Config.MaxAckPending, Circuit: CircuitOf(ci)}
 			if ci.Paused {
 				g.PausedUntil = time.Now().Add(ci.PauseRemaining)
+			} else if until, ok := openUntil(ci); ok && g.Circuit == CircuitOpen {
+				g.PausedUntil = until
 			}
 			out = append(out, g)
 		}

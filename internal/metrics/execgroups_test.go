@@ -108,3 +108,22 @@ func TestCircuitTransition_counts_valid_groups_and_states_only(t *testing.T) {
 		t.Errorf("a hostile group or state became a label:\n%s", grep(out, "transitions"))
 	}
 }
+
+// A fail-fast group's durable is never paused: its open circuit is the
+// metadata key toolgate_open_until, open before that time and half-open
+// (the probe may go) after it; without the key it is closed.
+func TestCircuitOf_a_fail_fast_group_reads_its_open_until(t *testing.T) {
+	ci := func(meta map[string]string) *jetstream.ConsumerInfo {
+		return &jetstream.ConsumerInfo{Config: jetstream.ConsumerConfig{MaxAckPending: 8, Metadata: meta}}
+	}
+	at := func(d time.Duration) string { return time.Now().Add(d).UTC().Format(time.RFC3339Nano) }
+	for want, meta := range map[string]map[string]string{
+		CircuitOpen:     {streams.GroupConcurrencyKey: "8", streams.GroupOpenUntilKey: at(time.Minute)},
+		CircuitHalfOpen: {streams.GroupConcurrencyKey: "8", streams.GroupOpenUntilKey: at(-time.Second)},
+		CircuitClosed:   {streams.GroupConcurrencyKey: "8"},
+	} {
+		if got := CircuitOf(ci(meta)); got != want {
+			t.Errorf("metadata %v: circuit %s, want %s", meta, got, want)
+		}
+	}
+}

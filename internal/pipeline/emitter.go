@@ -59,6 +59,10 @@ type Emitter struct {
 	ExecGroup func(tool string) (string, bool)
 }
 
+// Subject is where a call goes to enter stage next, as a hop from the gate
+// before it would send it (a dead-letter replay enters there too).
+func (em *Emitter) Subject(next string, e call.Envelope) string { return em.hopSubject(next, e) }
+
 // hopSubject is where a call goes to enter stage next: an approved call to
 // its executor group's subject, a hop to a laned stage to its lane's.
 func (em *Emitter) hopSubject(next string, e call.Envelope) string {

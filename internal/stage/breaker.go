@@ -3,6 +3,7 @@ package stage
 import (
 	"context"
 	"errors"
+	"maps"
 	"sync"
 	"time"
 
@@ -63,12 +64,20 @@ type breaker struct {
 	log     zerolog.Logger
 	now     func() time.Time
 	onState func(state string) // metrics; may be nil
+	// failFast: while open, calls fail at once (admit) instead of waiting
+	// in a paused durable; the durable is never paused.
+	failFast bool
 
-	mu    sync.Mutex
-	fails []time.Time
-	state string
-	until time.Time // end of the cool-down while open
-	since time.Time
+	mu sync.Mutex
+	// refused counts calls admit failed fast whose handler run observe has
+	// not seen yet: they end without an error, and are no success of the
+	// executor's.
+	refused int
+	probing bool // failFast, half-open: the one probe is out
+	fails   []time.Time
+	state   string
+	until   time.Time // end of the cool-down while open
+	since   time.Time
 }
 
 func newBreaker(js jetstream.JetStream, cfg jetstream.ConsumerConfig, c Circuit, log zerolog.Logger) *breaker {
@@ -89,16 +98,25 @@ func (b *breaker) State() (string, time.Time) {
 // handler returned.
 func (b *breaker) observe(err error) {
 	failed := isUnavailable(err)
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if err == nil && b.refused > 0 {
+		b.refused--
+		return
+	}
+	b.probing = false // whatever the probe met, the next call may probe
 	if err != nil && !failed {
 		return // the executor answered, or the failure is not the executor's
 	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
 	now := b.now()
 	if !failed {
 		b.fails = b.fails[:0]
 		if b.state != CircuitClosed {
 			b.set(CircuitClosed, now)
+			if b.failFast {
+				go b.apply(b.cfg, "closed: the probe succeeded")
+				return
+			}
 			go func() {
 				for _, cfg := range b.all() {
 					if b.apply(cfg, "closed: the probe succeeded") {
@@ -127,11 +145,42 @@ func (b *breaker) observe(err error) {
 	}
 }
 
+// admit reports whether a call may go to the executor: always, unless the
+// group fails fast and its circuit is open — or half-open with its one probe
+// out. A refused call must end without an error (circuit_open), and its
+// handler run is then not counted as the executor's success.
+func (b *breaker) admit() bool {
+	if !b.failFast {
+		return true
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.state == CircuitClosed {
+		return true
+	}
+	if !b.probing && !b.now().Before(b.until) {
+		b.probing = true // this call is the probe
+		return true
+	}
+	b.refused++
+	return false
+}
+
 // reopen opens the circuit until now + cool-down. Called with b.mu held.
 func (b *breaker) reopen(now time.Time, why string) {
 	b.fails = b.fails[:0]
 	b.until = now.Add(b.circuit.Cooldown)
 	b.set(CircuitOpen, now)
+	if b.failFast { // not paused: marked, for readers (metrics.CircuitOf)
+		cfg := b.cfg
+		cfg.Metadata = maps.Clone(cfg.Metadata)
+		if cfg.Metadata == nil {
+			cfg.Metadata = map[string]string{}
+		}
+		cfg.Metadata[streams.GroupOpenUntilKey] = b.until.UTC().Format(time.RFC3339Nano)
+		go b.apply(cfg, why+"; its calls fail fast")
+		return
+	}
 	until := b.until
 	go func() {
 		for _, cfg := range b.all() {

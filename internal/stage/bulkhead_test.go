@@ -4,12 +4,14 @@ import (
 	"context"
 	"fmt"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/toolgate/toolgate/internal/dlq"
 	"github.com/toolgate/toolgate/internal/execute"
 	"github.com/toolgate/toolgate/internal/metrics"
 	"github.com/toolgate/toolgate/internal/testenv"
@@ -233,4 +235,124 @@ func scrapeMetrics(t *testing.T, m *metrics.Metrics) string {
 	rec := httptest.NewRecorder()
 	m.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
 	return rec.Body.String()
+}
+
+// A group whose definition says circuit_open: fail does not wait while its
+// circuit is open: a call ends execution_failed at once with the error
+// circuit_open, as a dead letter an operator can replay, and nothing is
+// sent; its durable is never paused, and another group runs on.
+func TestBulkhead_a_fail_fast_group_ends_calls_circuit_open_while_open(t *testing.T) {
+	m := metrics.New()
+	tools := `
+tools:
+  - name: erp_invoice
+    input_schema: {type: object, properties: {n: {type: integer}}, required: [n]}
+    executor: {group: erp, concurrency: 2, circuit_open: fail}
+    policy: {risk: read}
+  - name: get_weather
+    input_schema: {type: object, properties: {city: {type: string}}, required: [city]}
+    policy: {risk: read}
+`
+	p := startRig(t, rig{
+		files: map[string][]byte{"tools.yaml": []byte(tools)}, serve: []string{"get_weather"},
+		configure: func(c *Config) {
+			c.Circuit = Circuit{Failures: 3, Window: time.Minute, Cooldown: time.Hour}
+			c.Metrics = m
+		},
+	})
+	// No responders for erp: three failures open its circuit.
+	for i := range 3 {
+		rid := fmt.Sprintf("resp-ff-open-%d", i)
+		p.publish(rid, "openai-chat", chat(rid, "erp_invoice", fmt.Sprintf(`{"n":%d}`, i), "tool_calls"))
+	}
+	testenv.Eventually(t, 20*time.Second, 20*time.Millisecond, func() error {
+		return has(t, scrapeMetrics(t, m), `toolgate_executor_circuit_state{group="erp"}`, func(v float64) bool { return v == 2 }) // open
+	})
+	sent := atomic.Int32{}
+	serveRaw(t, p.nc, "erp_invoice", func() { sent.Add(1) }) // back, but the circuit stays open for the hour
+	const calls = 5
+	for i := range calls {
+		rid := fmt.Sprintf("resp-ff-%d", i)
+		p.publish(rid, "openai-chat", chat(rid, "erp_invoice", fmt.Sprintf(`{"n":%d}`, i), "tool_calls"))
+		rs := p.waitResults(rid, 1)
+		errs := fmt.Sprint(rs[0]["errors"])
+		if rs[0]["status"] != "execution_failed" || !strings.Contains(errs, "circuit_open") {
+			t.Fatalf("erp call %d while open: status %v errors %s, want execution_failed circuit_open", i, rs[0]["status"], errs)
+		}
+	}
+	if n := sent.Load(); n != 0 {
+		t.Fatalf("%d calls were sent to erp's executor while its circuit was open", n)
+	}
+	letters, err := dlq.List(context.Background(), p.js, dlq.Filter{Stage: streams.Execute, Tool: "erp_invoice"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dead := 0
+	for _, l := range letters {
+		if strings.HasPrefix(l.CallID, "resp-ff-") && !strings.HasPrefix(l.CallID, "resp-ff-open") {
+			dead++
+		}
+	}
+	if dead != calls {
+		t.Fatalf("%d dead letters of the failed-fast calls, want %d (each replayable)", dead, calls)
+	}
+	c, err := p.js.Consumer(context.Background(), streams.StreamExecute, streams.ExecuteDurable("erp"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info := c.CachedInfo(); info.Paused || info.Config.MaxAckPending != 2 {
+		t.Fatalf("erp's durable paused %v MaxAckPending %d: a fail-fast group is never paused", info.Paused, info.Config.MaxAckPending)
+	}
+	rid := "resp-ff-weather"
+	p.publish(rid, "openai-chat", chat(rid, "get_weather", `{"city":"Oslo"}`, "tool_calls"))
+	if rs := p.waitResults(rid, 1); rs[0]["status"] != "executed" {
+		t.Fatalf("weather call: %v, want executed", rs[0])
+	}
+}
+
+// A group's retry schedule is its definition's (executor.retry): its
+// durable delivers a call at most attempts times, and a call whose executor
+// never answers is dead-lettered after them, the status record having said
+// which attempt it was on and when the next was due.
+func TestBulkhead_a_groups_retry_schedule_is_its_definitions(t *testing.T) {
+	tools := `
+tools:
+  - name: erp_invoice
+    input_schema: {type: object, properties: {n: {type: integer}}, required: [n]}
+    executor: {group: erp, retry: {attempts: 2, backoff: [1s]}}
+    policy: {risk: read}
+`
+	p := startRig(t, rig{
+		files: map[string][]byte{"tools.yaml": []byte(tools)},
+		configure: func(c *Config) {
+			c.Circuit = Circuit{Failures: 1000, Window: time.Minute} // not this test's
+		},
+	})
+	ctx := context.Background()
+	testenv.Eventually(t, 10*time.Second, 20*time.Millisecond, func() error {
+		c, err := p.js.Consumer(ctx, streams.StreamExecute, streams.ExecuteDurable("erp"))
+		if err != nil {
+			return err
+		}
+		if got := c.CachedInfo().Config.MaxDeliver; got != 2 {
+			return fmt.Errorf("erp's durable MaxDeliver %d, want the definition's 2 attempts", got)
+		}
+		return nil
+	})
+	rid := "resp-retry-0"
+	p.publish(rid, "openai-chat", chat(rid, "erp_invoice", `{"n":1}`, "tool_calls"))
+	rs := p.waitResults(rid, 1)
+	if rs[0]["status"] == "executed" {
+		t.Fatalf("result %v, want it failed after its attempts", rs[0])
+	}
+	letters, err := dlq.List(ctx, p.js, dlq.Filter{Stage: streams.Execute, Tool: "erp_invoice"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(letters) != 1 || letters[0].Failure != "max_deliver" {
+		t.Fatalf("dead letters %+v, want one max_deliver", letters)
+	}
+	if h := fmt.Sprint(letters[0].Envelope.History); !strings.Contains(h, "attempt 1 of 2") {
+		t.Fatalf("history %s: want the wait's attempt 1 of 2", h)
+	}
 }

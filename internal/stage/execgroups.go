@@ -2,12 +2,15 @@ package stage
 
 import (
 	"context"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/rs/zerolog"
 
+	"github.com/toolgate/toolgate/internal/execgroup"
+	"github.com/toolgate/toolgate/internal/gates"
 	"github.com/toolgate/toolgate/internal/registry"
 	"github.com/toolgate/toolgate/internal/worker"
 	"github.com/toolgate/toolgate/streams"
@@ -38,17 +41,46 @@ type groupSet struct {
 }
 
 type groupRun struct {
-	conc   int
+	want
 	br     *breaker
 	w      *worker.Worker
 	cancel context.CancelFunc
 	done   chan struct{}
 }
 
-// want is every registered group and its concurrency: the largest any of
-// its tools asks for.
-func (g *groupSet) want() map[string]int {
-	out := map[string]int{}
+// want is what a group's tools ask of it: the largest concurrency any
+// asks for, fail fast when all ask for it, and the retry schedule of the
+// first (by name) that sets one (executor.retry).
+type want struct {
+	conc     int
+	failFast bool
+	attempts int    // 0: the deployment's MaxDeliver
+	backoff  string // the delays, comma separated; "": the worker's default
+}
+
+// delays is w.backoff parsed.
+func (w want) delays() []time.Duration {
+	var out []time.Duration
+	for _, s := range strings.Split(w.backoff, ",") {
+		if d, err := time.ParseDuration(s); err == nil {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// consumers are group's durable, then its lanes' (settings.Fair), as w asks.
+func (w want) consumers(settings streams.Settings, group string) []streams.Consumer {
+	cs := settings.ExecuteGroupConsumers(group, w.conc)
+	for i := range cs {
+		cs[i].MaxDeliver = w.attempts
+	}
+	return cs
+}
+
+// wants is every registered group's want.
+func (g *groupSet) wants() map[string]want {
+	out := map[string]want{}
 	for _, name := range g.reg.Names() {
 		t, ok := g.reg.Lookup(name)
 		if !ok {
@@ -58,9 +90,36 @@ func (g *groupSet) want() map[string]int {
 		if !streams.ValidGroup(grp) {
 			continue
 		}
-		out[grp] = max(out[grp], t.Def.Concurrency())
+		w, seen := out[grp]
+		nw := want{conc: max(w.conc, t.Def.Concurrency()), failFast: (w.failFast || !seen) && t.Def.FailsFast(), attempts: w.attempts, backoff: w.backoff}
+		if nw.attempts == 0 {
+			nw.attempts = t.Def.RetryAttempts()
+		}
+		if b := t.Def.RetryBackoff(); nw.backoff == "" && len(b) > 0 {
+			parts := make([]string, len(b))
+			for i, d := range b {
+				parts[i] = d.String()
+			}
+			nw.backoff = strings.Join(parts, ",")
+		}
+		out[grp] = nw
 	}
 	return out
+}
+
+// failFast wraps h for a group whose calls fail at once while its circuit
+// is open: such a call's first attempt ends execution_failed with the
+// error circuit_open (gates.WithCircuitOpen), a dead letter to replay, and
+// nothing is sent. Only a first attempt: a call tried before may have a
+// claim or an outcome to reconcile, which the gate does as always.
+func failFast(grp string, br *breaker, h worker.Handler) worker.Handler {
+	why := execgroup.ErrCircuitOpen + ": executor group " + grp + "'s circuit is open (its executor failed repeatedly); the call was not sent — replay it once the group is back"
+	return func(ctx context.Context, m worker.Msg) ([]worker.Output, error) {
+		if m.NumDelivered <= 1 && m.Header.Get(worker.HeaderAttempt) == "" && !br.admit() {
+			ctx = gates.WithCircuitOpen(ctx, why)
+		}
+		return h(ctx, m)
+	}
 }
 
 // Run keeps a worker per group until ctx is done, then waits for them all
@@ -91,14 +150,14 @@ func (g *groupSet) Run(ctx context.Context) {
 // sync starts the worker of each new group, and restarts the one whose
 // concurrency changed after updating its durable.
 func (g *groupSet) sync(ctx context.Context) {
-	for grp, conc := range g.want() {
+	for grp, wt := range g.wants() {
 		g.mu.Lock()
 		r := g.running[grp]
 		g.mu.Unlock()
-		if r != nil && r.conc == conc {
+		if r != nil && r.want == wt {
 			continue
 		}
-		if err := g.ensure(ctx, grp, conc); err != nil {
+		if err := g.ensure(ctx, grp, wt); err != nil {
 			g.log.Error().Err(err).Str("group", grp).Msg("execute: executor group's durable; retrying")
 			continue
 		}
@@ -106,17 +165,17 @@ func (g *groupSet) sync(ctx context.Context) {
 			r.cancel()
 			<-r.done
 		}
-		if err := g.start(ctx, grp, conc); err != nil {
+		if err := g.start(ctx, grp, wt); err != nil {
 			g.log.Error().Err(err).Str("group", grp).Msg("execute: executor group's worker")
 		}
 	}
 }
 
 // ensure creates or updates grp's durable.
-func (g *groupSet) ensure(ctx context.Context, grp string, conc int) error {
+func (g *groupSet) ensure(ctx context.Context, grp string, wt want) error {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	for _, c := range g.settings.ExecuteGroupConsumers(grp, conc) { // its own durable first, then its lanes'
+	for _, c := range wt.consumers(g.settings, grp) { // its own durable first, then its lanes'
 		if _, err := g.js.CreateOrUpdateConsumer(ctx, streams.StreamExecute, g.settings.Config(c)); err != nil {
 			return err
 		}
@@ -124,7 +183,8 @@ func (g *groupSet) ensure(ctx context.Context, grp string, conc int) error {
 	return nil
 }
 
-func (g *groupSet) start(ctx context.Context, grp string, conc int) error {
+func (g *groupSet) start(ctx context.Context, grp string, wt want) error {
+	conc := wt.conc
 	wc := g.base
 	wc.Stream, wc.Durable, wc.Concurrency, wc.Batch = streams.StreamExecute, streams.ExecuteDurable(grp), conc, conc
 	wc.Schedule = func(id string) string { return streams.ExecuteSchedule(grp, id) }
@@ -134,11 +194,15 @@ func (g *groupSet) start(ctx context.Context, grp string, conc int) error {
 	if len(wc.Shares) > 0 {
 		wc.Window = worker.FairWindow
 	}
-	cs := g.settings.ExecuteGroupConsumers(grp, conc)
+	if d := wt.delays(); len(d) > 0 { // the group's own schedule, the last step repeating
+		wc.Backoff = func(n uint64) time.Duration { return d[min(int(max(n, 1)), len(d))-1] }
+	}
+	cs := wt.consumers(g.settings, grp)
 	br := newBreaker(g.js, g.settings.Config(cs[0]), g.circuit, g.log)
 	for _, c := range cs[1:] { // the breaker pauses the group's lanes with its durable
 		br.lanes = append(br.lanes, g.settings.Config(c))
 	}
+	br.failFast = wt.failFast
 	if g.transition != nil {
 		br.onState = func(state string) { g.transition(grp, state) }
 	}
@@ -149,12 +213,16 @@ func (g *groupSet) start(ctx context.Context, grp string, conc int) error {
 			observe(stage, d, err)
 		}
 	}
-	w, err := worker.New(g.js, wc, g.h)
+	h := g.h
+	if wt.failFast {
+		h = failFast(grp, br, h)
+	}
+	w, err := worker.New(g.js, wc, h)
 	if err != nil {
 		return err
 	}
 	wctx, cancel := context.WithCancel(ctx)
-	r := &groupRun{conc: conc, br: br, w: w, cancel: cancel, done: make(chan struct{})}
+	r := &groupRun{want: wt, br: br, w: w, cancel: cancel, done: make(chan struct{})}
 	g.mu.Lock()
 	if g.running == nil {
 		g.running = map[string]*groupRun{}

@@ -56,9 +56,28 @@ type Executor struct {
 	// execgroup.DefaultConcurrency). Tools of one group should agree;
 	// the largest wins.
 	Concurrency int `json:"concurrency,omitempty"`
+	// CircuitOpen is what a call of the group does while its circuit is
+	// open: "wait" (default) in the group's queue until the executor is
+	// back, or "fail" at once, execution_failed with the error
+	// circuit_open (a dead letter to replay). A group fails fast only when
+	// all its tools say fail: waiting loses nothing.
+	CircuitOpen string `json:"circuit_open,omitempty"`
+	// Retry is the group's retry schedule after its executor failed (no
+	// responders, connection refused, 5xx not processed). Tools of one
+	// group should agree; the first by name that sets one wins.
+	Retry *Retry `json:"retry,omitempty"`
 	// StatusTool (mcp, optional) is the MCP tool asked whether a call
 	// happened, when the server lists it; default toolgate_status.
 	StatusTool string `json:"status_tool,omitempty"`
+}
+
+// Retry is an executor group's retry schedule: at most Attempts attempts
+// of a call (0: the deployment's MaxDeliver, 10), the n-th retry Backoff[n-1]
+// after the failure, the last step repeating (none: 250ms doubling to 30s;
+// a retry waits at least 1s, a scheduled message's resolution).
+type Retry struct {
+	Attempts int      `json:"attempts,omitempty"`
+	Backoff  []string `json:"backoff,omitempty"` // Go durations, each 1s..24h
 }
 
 // Repair bounds the repair gate for this tool.

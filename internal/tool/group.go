@@ -2,6 +2,7 @@ package tool
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/toolgate/toolgate/internal/execgroup"
 )
@@ -14,8 +15,20 @@ func groupFields(e Executor) error {
 	if e.Concurrency < 0 || e.Concurrency > execgroup.MaxConcurrency {
 		return fmt.Errorf("executor.concurrency: %d is outside 1..%d (0: the default, %d)", e.Concurrency, execgroup.MaxConcurrency, execgroup.DefaultConcurrency)
 	}
+	if err := retryFields(e.Retry); err != nil {
+		return err
+	}
+	switch e.CircuitOpen {
+	case "", execgroup.CircuitWait, execgroup.CircuitFail:
+	default:
+		return fmt.Errorf("executor.circuit_open: %q is neither %s (the default) nor %s", e.CircuitOpen, execgroup.CircuitWait, execgroup.CircuitFail)
+	}
 	return nil
 }
+
+// FailsFast reports whether d's calls fail at once while its group's
+// circuit is open (executor.circuit_open: fail).
+func (d *Definition) FailsFast() bool { return d.Executor.CircuitOpen == execgroup.CircuitFail }
 
 // Group is the executor group d's calls run in: executor.group, or the
 // tool's own name.
@@ -32,6 +45,50 @@ func (d *Definition) Concurrency() int {
 		return d.Executor.Concurrency
 	}
 	return execgroup.DefaultConcurrency
+}
+
+// retryFields checks executor.retry.
+func retryFields(r *Retry) error {
+	if r == nil {
+		return nil
+	}
+	if r.Attempts < 0 || r.Attempts > execgroup.MaxAttempts {
+		return fmt.Errorf("executor.retry.attempts: %d is outside 1..%d (0: the default)", r.Attempts, execgroup.MaxAttempts)
+	}
+	if len(r.Backoff) > execgroup.MaxAttempts {
+		return fmt.Errorf("executor.retry.backoff: %d steps, at most %d", len(r.Backoff), execgroup.MaxAttempts)
+	}
+	for i, s := range r.Backoff {
+		d, err := time.ParseDuration(s)
+		if err != nil || d < time.Second || d > 24*time.Hour {
+			return fmt.Errorf("executor.retry.backoff[%d]: %q is no duration of 1s..24h (a retry waits as a message scheduled to the second)", i, s)
+		}
+	}
+	return nil
+}
+
+// RetryAttempts is the most attempts of a call of d's group d asks for;
+// 0: the deployment's default.
+func (d *Definition) RetryAttempts() int {
+	if d.Executor.Retry == nil {
+		return 0
+	}
+	return d.Executor.Retry.Attempts
+}
+
+// RetryBackoff is d's retry schedule; nil: the default. Only a definition
+// that loaded (so checked) is asked.
+func (d *Definition) RetryBackoff() []time.Duration {
+	if d.Executor.Retry == nil {
+		return nil
+	}
+	var out []time.Duration
+	for _, s := range d.Executor.Retry.Backoff {
+		if v, err := time.ParseDuration(s); err == nil {
+			out = append(out, v)
+		}
+	}
+	return out
 }
 
 // checkGroups refuses tools of one file that share an executor group but

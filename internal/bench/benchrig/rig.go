@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -33,6 +34,16 @@ type Options struct {
 	JSONHops  bool   // envelopes between gates as JSON (stage.Config.JSONHops), to compare
 	// Fair is the fair-share layout (tenants, lanes); zero: the defaults.
 	Fair streams.Fair
+	// Extra are more tool definitions (YAML) applied beside ToolsFile's
+	// (the bulkhead scenarios' tools).
+	Extra []byte
+	// Handlers serve the tools they name instead of the no-op executor;
+	// a nil one leaves its tool unserved (no responders) until Serve.
+	// Each is served by Workers instances of its service (a queue group;
+	// default 1): one instance answers one request at a time, so a slow
+	// executor needs as many as the calls it should run at once.
+	Handlers map[string]toolserver.Func
+	Workers  int
 }
 
 // Rig is the pipeline the bench measures: an embedded nats-server with
@@ -44,9 +55,11 @@ type Rig struct {
 	NATS  *testenv.NATS
 	Tools []tool.Definition
 
-	redis  *testenv.Redis
-	cancel context.CancelFunc
-	runErr chan error
+	redis   *testenv.Redis
+	signer  *execute.Signer
+	workers int
+	cancel  context.CancelFunc
+	runErr  chan error
 }
 
 // Start starts the pipeline and returns once every stage consumes.
@@ -102,16 +115,34 @@ func Start(o Options) (r *Rig, err error) {
 		return r, err
 	}
 	r.Tools = append(r.Tools, own...)
+	if len(o.Extra) > 0 {
+		extra, err := tool.Load("bench-extra", o.Extra)
+		if err != nil {
+			return r, err
+		}
+		if _, err = registry.Apply(ctx, kv, "bench-extra", extra, false); err != nil {
+			return r, err
+		}
+		r.Tools = append(r.Tools, extra...)
+	}
 	signer, err := execute.GenerateSigner() // the pipeline signs, the tool verifies, as in production
 	if err != nil {
 		return r, err
 	}
+	r.signer, r.workers = signer, max(o.Workers, 1)
 	ts, err := toolserver.New(r.NC, "bench-noop", "1.0.0", toolserver.PublicKey(signer.Public()...))
 	if err != nil {
 		return r, err
 	}
 	for _, d := range r.Tools {
-		if err = ts.Handle(d.Name, func(context.Context, toolserver.Call) (any, error) { return map[string]bool{"ok": true}, nil }); err != nil {
+		f, own := o.Handlers[d.Name]
+		switch {
+		case !own:
+			err = ts.Handle(d.Name, func(context.Context, toolserver.Call) (any, error) { return map[string]bool{"ok": true}, nil })
+		case f != nil:
+			err = r.Serve(d.Name, f)
+		} // a nil one: down until Serve
+		if err != nil {
 			return r, err
 		}
 	}
@@ -129,6 +160,21 @@ func Start(o Options) (r *Rig, err error) {
 		r.runErr <- err // Close reads it again
 		return r, fmt.Errorf("bench: pipeline: %w", err)
 	}
+}
+
+// Serve starts serving name with f (an executor coming back), by
+// Options.Workers instances.
+func (r *Rig) Serve(name string, f toolserver.Func) error {
+	for range r.workers {
+		ts, err := toolserver.New(r.NC, "bench-"+strings.ReplaceAll(name, "_", "-"), "1.0.0", toolserver.PublicKey(r.signer.Public()...))
+		if err != nil {
+			return err
+		}
+		if err := ts.Handle(name, f); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Close stops the stages, then NATS and Redis, and returns the stages' error.

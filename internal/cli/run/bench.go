@@ -32,7 +32,7 @@ func BenchCmd(args []string) error {
 	tools := fs.String("tools", "examples/tools.yaml", "tool definitions (the scenarios need create_invoice as in examples/tools.yaml)")
 	offered := fs.Float64("rate", 0, "offered load of step 3 in calls/s; 0: half the measured maximum")
 	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of the pipeline run to this file")
-	scenarioList := fs.String("scenarios", "all", "cost curve scenarios run after step 3, comma separated ("+scenarioNames()+"), all, or none")
+	scenarioList := fs.String("scenarios", "all", "cost curve scenarios run after step 3, comma separated ("+scenarioNames()+"), all, or none; or instead of the steps the bulkheads' "+bulkheadNames()+" (issue 38)")
 	jsonFile := fs.String("json", "", "also write every figure as JSON to this file")
 	hops := fs.String("hop-encoding", "binary", "how envelopes travel between gates: binary or json (to compare the two)")
 	neighbour := fs.Int("neighbour", 0, "instead of the steps: the noisy-neighbour and priority scenarios (issue 37) with a burst of this many calls (30000 for the goals), tenants noisy and quiet")
@@ -46,6 +46,9 @@ func BenchCmd(args []string) error {
 	}
 	if *neighbour > 0 {
 		return benchNeighbour(*neighbour, *quietRate, *redisURL, *tools)
+	}
+	if bh, only, err := bulkheadPicked(*scenarioList); err != nil || only {
+		return errOr(err, func() error { return benchBulkhead(bh, *redisURL, *tools) })
 	}
 	scenarios, err := pickScenarios(*scenarioList)
 	if err != nil {

@@ -45,15 +45,15 @@ func toolsLs(args []string, tio ToolsIO) error {
 	}
 	sort.Strings(keys)
 	tw := tabwriter.NewWriter(tio.Out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "NAME\tREVISION\tRISK\tAPPROVAL\tEXECUTOR\tGROUP\tCONCURRENCY\tTIMEOUT\tDESCRIPTION")
+	fmt.Fprintln(tw, "NAME\tREVISION\tRISK\tAPPROVAL\tEXECUTOR\tGROUP\tCONCURRENCY\tTIMEOUT\tRETRY\tDESCRIPTION")
 	for _, k := range keys {
 		d, rev, err := registry.Get(ctx, kv, k)
 		if err != nil {
-			fmt.Fprintf(tw, "%s\t-\t-\t-\t-\t-\t-\t-\tunreadable, not served: %s\n", redact.Clip(k), err)
+			fmt.Fprintf(tw, "%s\t-\t-\t-\t-\t-\t-\t-\t-\tunreadable, not served: %s\n", redact.Clip(k), err)
 			continue
 		}
 		risk, approval := d.PolicyColumns()
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%d\t%s\t%s\n", d.Name, rev, risk, approval, d.Where(), d.Group(), d.Concurrency(), timeoutOf(d), oneLine(d.Description, 50))
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\n", d.Name, rev, risk, approval, d.Where(), d.Group(), d.Concurrency(), timeoutOf(d), retryOf(d), oneLine(d.Description, 50))
 	}
 	return tw.Flush()
 }
@@ -64,6 +64,24 @@ func timeoutOf(d tool.Definition) string {
 		return cmdutil.Printable(d.Executor.Timeout)
 	}
 	return tool.DefaultTimeout.String()
+}
+
+// retryOf is d's group's retry schedule: attempts x delays, the last
+// repeating; the defaults where it sets none (the deployment's MaxDeliver,
+// default 10; 250ms doubling to 30s, at least 1s each).
+func retryOf(d tool.Definition) string {
+	attempts, delays := fmt.Sprint(streams.DefaultSettings().MaxDeliver), "doubling-to-30s"
+	if n := d.RetryAttempts(); n > 0 {
+		attempts = fmt.Sprint(n)
+	}
+	if b := d.RetryBackoff(); len(b) > 0 {
+		parts := make([]string, len(b))
+		for i, v := range b {
+			parts[i] = v.String()
+		}
+		delays = strings.Join(parts, ",")
+	}
+	return attempts + "x:" + delays
 }
 
 // oneLine is s on one line of at most n characters, control characters
