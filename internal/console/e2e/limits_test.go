@@ -41,7 +41,15 @@ func TestLimits_a_viewer_sees_the_limit_and_which_limit_rejected_a_call(t *testi
 	testenv.Eventually(t, 60*time.Second, 500*time.Millisecond, func() error {
 		n++ // the execute stage sees the limit a moment after it is stored
 		id := u.publish(t, fmt.Sprintf("e2e-limit-%d", n), "valid-invoice.json")
-		visit(t, viewer, u.console("calls/"+id), "[data-testid=call-status]")
+		// publish does not wait: the call is shown once accumulate has
+		// taken it (before, the console answers 404), and it ends a moment
+		// later
+		untilPage(t, viewer, u.console("calls/"+id), func() error {
+			if st := text(t, viewer, "[data-testid=call-status]"); st != "executed" && st != "limit_exceeded" {
+				return fmt.Errorf("call %s: %q, not ended yet", id, st)
+			}
+			return nil
+		})
 		if count(t, viewer, "[data-testid=call-limit]") == 0 {
 			return fmt.Errorf("call %s names no limit (%s)", id, text(t, viewer, "[data-testid=call-status]"))
 		}
