@@ -91,6 +91,12 @@ type BulkheadFigures struct {
 	CircuitOpened time.Duration
 	// Back is from the executor's return to the burst's last result.
 	Back time.Duration
+	// Parsed is from the burst's first publish to the last of its calls
+	// leaving parse, the last gate that does not know a call's tool: with
+	// one tenant (no lanes) those gates are first in, first out, so a call
+	// published just after the burst waits about that long whatever its
+	// group, before any bulkhead can tell it from the burst.
+	Parsed time.Duration
 	// Executed and Failed count the burst's results by outcome; Lost the
 	// burst calls without a result; Twice the calls the executor ran more
 	// than once, and Duplicates results beyond one.
@@ -170,6 +176,7 @@ func (b Bulkhead) Run(ctx context.Context, nc *nats.Conn, js jetstream.JetStream
 	f := BulkheadFigures{Failures: map[string]int{}}
 	burstLeft := b.Burst
 	burstDone := make(chan struct{})
+	var parsed time.Time // the last burst call's parse step
 	sub, err := nc.Subscribe(streams.ResultsAll(), func(m *nats.Msg) {
 		at := time.Now()
 		rid := m.Subject[strings.LastIndex(m.Subject, ".")+1:]
@@ -197,6 +204,7 @@ func (b Bulkhead) Run(ctx context.Context, nc *nats.Conn, js jetstream.JetStream
 			hist[rid] = r.History
 			return
 		}
+		parsed = maxTime(parsed, lastAt(r.History, streams.Parse))
 		if r.Status == wire.Executed {
 			f.Executed++
 		} else {
@@ -348,8 +356,22 @@ func (b Bulkhead) Run(ctx context.Context, nc *nats.Conn, js jetstream.JetStream
 	if !back.IsZero() {
 		f.Back = last.Sub(back)
 	}
+	if !parsed.IsZero() {
+		f.Parsed = parsed.Sub(burstStart)
+	}
 	f.Twice, f.PeakConcurrency = x.counts()
 	return f, nil
+}
+
+// lastAt is the time of the last step of hist at stage; zero: none.
+func lastAt(hist []wire.Step, stage string) time.Time {
+	var at time.Time
+	for _, st := range hist {
+		if st.Stage == stage {
+			at = maxTime(at, st.At)
+		}
+	}
+	return at
 }
 
 // slowest averages where the slowest 1 % (at least one) of rids spent

@@ -106,6 +106,9 @@ func benchOneBulkhead(b bench.Bulkhead, redisURL, tools string) error {
 		stretches = append(stretches, st.Stage+" "+ms(st.Time))
 	}
 	fmt.Printf("  slowest 1%% of %s during, on average, by the stage that ended each stretch: %s\n", bench.OtherTool, strings.Join(stretches, ", "))
+	if f.Parsed > 0 {
+		fmt.Printf("  %s's calls through parse, the last gate that does not know a call's tool: the last %s after the first publish (%.0f calls/s)\n", b.Tool, ms(f.Parsed), float64(b.Burst)/f.Parsed.Seconds())
+	}
 	fmt.Printf("  %s: %d calls, waited p50 %s  p99 %s  max %s; all done %s after the first publish\n", b.Tool, f.Burst.Count, ms(f.Burst.Percentile(50)), ms(f.Burst.Percentile(99)), ms(f.Burst.Percentile(100)), f.Burst.Elapsed.Round(time.Millisecond))
 	fmt.Printf("  executor ran at most %d at once\n", f.PeakConcurrency)
 	if b.Down > 0 {
