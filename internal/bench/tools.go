@@ -15,26 +15,7 @@ func ToolsYAML() []byte {
 tools:
   - name: `+DocumentTool+`
     description: Creates a draft invoice with an attached document (base64). Bench only.
-    input_schema:
-      type: object
-      properties:
-        customer_id: {type: string, minLength: 1}
-        currency: {type: string, enum: [USD, EUR, GBP]}
-        line_items:
-          type: array
-          minItems: 1
-          items:
-            type: object
-            properties:
-              sku: {type: string, minLength: 1}
-              quantity: {type: integer, exclusiveMinimum: 0}
-              price_cents: {type: integer, minimum: 0}
-            required: [sku, quantity, price_cents]
-            additionalProperties: false
-        document: {type: string, minLength: 1}
-      required: [customer_id, currency, line_items, document]
-      additionalProperties: false
-    rules:
+`+InvoiceSchema("document")+`    rules:
       - expr: args.line_items.size() > 0
         message: At least one line item is required.
       - expr: args.line_items.map(i, i.quantity * i.price_cents).sum() > 0
@@ -43,25 +24,7 @@ tools:
       risk: write
   - name: `+LimitedTool+`
     description: Creates a draft invoice, under one count and one weight limit. Bench only.
-    input_schema:
-      type: object
-      properties:
-        customer_id: {type: string, minLength: 1}
-        currency: {type: string, enum: [USD, EUR, GBP]}
-        line_items:
-          type: array
-          minItems: 1
-          items:
-            type: object
-            properties:
-              sku: {type: string, minLength: 1}
-              quantity: {type: integer, exclusiveMinimum: 0}
-              price_cents: {type: integer, minimum: 0}
-            required: [sku, quantity, price_cents]
-            additionalProperties: false
-      required: [customer_id, currency, line_items]
-      additionalProperties: false
-    policy:
+`+InvoiceSchema()+`    policy:
       risk: write
 limits:
   - name: bench_calls_per_tenant
@@ -75,6 +38,37 @@ limits:
     weight: args.line_items.map(i, i.quantity * i.price_cents).sum()
     max: 1000000000000
 `) + "\n")
+}
+
+// InvoiceSchema is create_invoice's input_schema (examples/tools.yaml), as
+// the lines of a tool in a tools file, with each name in extra one more
+// required non-empty string after line_items. The bench's tools and the
+// chaos run's create_invoice share it, so they call one schema.
+func InvoiceSchema(extra ...string) string {
+	var props, required strings.Builder
+	for _, name := range extra {
+		props.WriteString("        " + name + ": {type: string, minLength: 1}\n")
+		required.WriteString(", " + name)
+	}
+	return `    input_schema:
+      type: object
+      properties:
+        customer_id: {type: string, minLength: 1}
+        currency: {type: string, enum: [USD, EUR, GBP]}
+        line_items:
+          type: array
+          minItems: 1
+          items:
+            type: object
+            properties:
+              sku: {type: string, minLength: 1}
+              quantity: {type: integer, exclusiveMinimum: 0}
+              price_cents: {type: integer, minimum: 0}
+            required: [sku, quantity, price_cents]
+            additionalProperties: false
+` + props.String() + `      required: [customer_id, currency, line_items` + required.String() + `]
+      additionalProperties: false
+`
 }
 
 // LimitedTool is the tool of the limits scenario: create_invoice's schema

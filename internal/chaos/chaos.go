@@ -292,7 +292,7 @@ func setup(ctx context.Context, js jetstream.JetStream, settings streams.Setting
 	if err := streams.Ensure(ctx, js, settings); err != nil {
 		return err
 	}
-	defs, err := tool.Load("chaos-tools.yaml", []byte(toolsYAML))
+	defs, err := tool.Load("chaos-tools.yaml", []byte(toolsYAML()))
 	if err != nil {
 		return err
 	}

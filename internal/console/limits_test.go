@@ -2,8 +2,6 @@ package console
 
 import (
 	"context"
-	"io"
-	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -99,22 +97,7 @@ func TestLimitsPage_a_viewer_sees_each_limit_and_what_waits(t *testing.T) {
 func TestLimitsPage_without_a_session_gets_nothing(t *testing.T) {
 	r := newRigAs(t, map[string]Role{viewerToken: Viewer}, map[string]string{viewerToken: "vera"}, true)
 	r.seedLimits()
-	c := &http.Client{Timeout: 10 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	for _, cookie := range []string{"", "forged-0123456789"} {
-		req, _ := http.NewRequest(http.MethodGet, r.ts.URL+Prefix+"limits", nil)
-		if cookie != "" {
-			req.AddCookie(&http.Cookie{Name: CookieName, Value: cookie})
-		}
-		resp, err := c.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if resp.StatusCode == http.StatusOK || strings.Contains(string(b), "refund_budget") || strings.Contains(string(b), "lim-held-0") {
-			t.Fatalf("cookie %q: %d\n%s", cookie, resp.StatusCode, b)
-		}
-	}
+	r.noSession(Prefix+"limits", "refund_budget", "lim-held-0")
 }
 
 // In `toolgate up` the page counts each limit's events from the pipeline's

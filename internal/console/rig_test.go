@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -142,6 +143,28 @@ func (r *rig) post(path string, form url.Values) (int, string) {
 	r.last = resp.Request.URL.String()
 	b, _ := io.ReadAll(resp.Body)
 	return resp.StatusCode, string(b)
+}
+
+// noSession gets path without a session cookie and with a forged one: each
+// must be refused, its body holding none of secret.
+func (r *rig) noSession(path string, secret ...string) {
+	r.t.Helper()
+	c := &http.Client{Timeout: 10 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	for _, cookie := range []string{"", "forged-0123456789"} {
+		req, _ := http.NewRequest(http.MethodGet, r.ts.URL+path, nil)
+		if cookie != "" {
+			req.AddCookie(&http.Cookie{Name: CookieName, Value: cookie})
+		}
+		resp, err := c.Do(req)
+		if err != nil {
+			r.t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode == http.StatusOK || slices.ContainsFunc(secret, func(s string) bool { return strings.Contains(string(b), s) }) {
+			r.t.Fatalf("cookie %q: %d\n%s", cookie, resp.StatusCode, b)
+		}
+	}
 }
 
 var csrfRe = regexp.MustCompile(`name="csrf" value="([0-9a-f]+)"`)

@@ -57,15 +57,7 @@ func (c *Compiled) Charge(in Input) (ch Charge, err error) {
 		ch.Key = KeyOf(ch.Key)
 		return ch, nil
 	}
-	roles := in.Roles
-	if roles == nil {
-		roles = []string{}
-	}
-	args := in.Args
-	if args == nil {
-		args = map[string]any{}
-	}
-	vars := map[string]any{"tenant": in.Tenant, "principal": in.Principal, "roles": roles, "tool": in.Tool, "args": rules.Normalize(args)}
+	vars := rules.CallVars(in.Tenant, in.Principal, in.Tool, in.Roles, in.Args)
 	if c.key != nil {
 		out, _, err := c.key.Eval(vars)
 		if err != nil {

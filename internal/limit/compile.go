@@ -24,18 +24,12 @@ type Compiled struct {
 }
 
 // Compiler compiles limits in one CEL environment (tenant, principal, roles,
-// tool, args: the policy's). It is safe for concurrent use.
+// tool, args: the policy's, rules.NewCallEnv). It is safe for concurrent use.
 type Compiler struct{ env *cel.Env }
 
 // NewCompiler builds the environment.
 func NewCompiler() (*Compiler, error) {
-	env, err := rules.NewEnv(
-		cel.Variable("principal", cel.StringType),
-		cel.Variable("roles", cel.ListType(cel.StringType)),
-		cel.Variable("tenant", cel.StringType),
-		cel.Variable("tool", cel.StringType),
-		cel.Variable("args", cel.MapType(cel.StringType, cel.DynType)),
-	)
+	env, err := rules.NewCallEnv()
 	if err != nil {
 		return nil, fmt.Errorf("limit: %w", err)
 	}

@@ -71,13 +71,7 @@ type Compiler struct {
 // NewCompiler builds the environment an allow expression is compiled in:
 // principal, roles, tenant, tool and args.
 func NewCompiler() (*Compiler, error) {
-	env, err := rules.NewEnv(
-		cel.Variable("principal", cel.StringType),
-		cel.Variable("roles", cel.ListType(cel.StringType)),
-		cel.Variable("tenant", cel.StringType),
-		cel.Variable("tool", cel.StringType),
-		cel.Variable("args", cel.MapType(cel.StringType, cel.DynType)),
-	)
+	env, err := rules.NewCallEnv()
 	if err != nil {
 		return nil, fmt.Errorf("policy: %w", err)
 	}
@@ -157,18 +151,7 @@ func (c *Compiled) allow(in Input) (ok bool, err error) {
 			ok, err = false, fmt.Errorf("policy: allow panicked: %v", p)
 		}
 	}()
-	roles := in.Roles
-	if roles == nil {
-		roles = []string{}
-	}
-	args := in.Args
-	if args == nil {
-		args = map[string]any{}
-	}
-	out, _, err := c.prg.Eval(map[string]any{
-		"principal": in.Principal, "roles": roles, "tenant": in.Tenant,
-		"tool": in.Tool, "args": rules.Normalize(args),
-	})
+	out, _, err := c.prg.Eval(rules.CallVars(in.Tenant, in.Principal, in.Tool, in.Roles, in.Args))
 	if err != nil {
 		return false, err
 	}

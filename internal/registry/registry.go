@@ -55,35 +55,10 @@ func Open(ctx context.Context, kv jetstream.KeyValue, log zerolog.Logger, opts .
 	if err != nil {
 		return nil, fmt.Errorf("registry: watch: %w", err)
 	}
-	initial := make(chan struct{})
-	go func() {
-		defer w.Stop()
-		loaded := false
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case e, ok := <-w.Updates():
-				if !ok {
-					return
-				}
-				if e == nil { // end of the initial values
-					if !loaded {
-						loaded = true
-						close(initial)
-					}
-					continue
-				}
-				r.apply(e)
-			}
-		}
-	}()
-	select {
-	case <-initial:
-		return r, nil
-	case <-ctx.Done():
-		return nil, ctx.Err()
+	if err := Follow(ctx, w, r.apply); err != nil {
+		return nil, err
 	}
+	return r, nil
 }
 
 func (r *Registry) apply(e jetstream.KeyValueEntry) {

@@ -12,6 +12,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/toolgate/toolgate/internal/call"
+	"github.com/toolgate/toolgate/internal/registry"
 	"github.com/toolgate/toolgate/internal/tool"
 	"github.com/toolgate/toolgate/internal/whatif"
 )
@@ -49,35 +50,10 @@ func Watch(ctx context.Context, shadows, reports jetstream.KeyValue, log zerolog
 	if err != nil {
 		return nil, fmt.Errorf("shadow: watch: %w", err)
 	}
-	initial := make(chan struct{})
-	go func() {
-		defer w.Stop()
-		loaded := false
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case e, ok := <-w.Updates():
-				if !ok {
-					return
-				}
-				if e == nil {
-					if !loaded {
-						loaded = true
-						close(initial)
-					}
-					continue
-				}
-				c.set(e)
-			}
-		}
-	}()
-	select {
-	case <-initial:
-		return c, nil
-	case <-ctx.Done():
-		return nil, ctx.Err()
+	if err := registry.Follow(ctx, w, c.set); err != nil {
+		return nil, err
 	}
+	return c, nil
 }
 
 // set arms the revision in e, or disarms on a delete or a bad revision.

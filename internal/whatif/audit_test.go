@@ -7,15 +7,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/toolgate/toolgate/internal/authz"
 	"github.com/toolgate/toolgate/internal/call"
-	"github.com/toolgate/toolgate/internal/natsusers"
 	"github.com/toolgate/toolgate/internal/pipeline"
-	"github.com/toolgate/toolgate/internal/testenv"
 	"github.com/toolgate/toolgate/streams"
 )
 
@@ -25,29 +20,8 @@ import (
 // arguments are redacted is counted as not re-evaluated, never run on the
 // redacted values.
 func TestRunAudit_as_the_console_user(t *testing.T) {
-	pw := map[string]string{authz.Admin: "admin-pw-0123456789", authz.Console: "console-pw-0123456789"}
-	users, err := natsusers.Users(pw)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := testenv.RunJetStream(t, func(o *server.Options) { o.Users = users })
-	connect := func(user string) jetstream.JetStream {
-		nc, err := nats.Connect(srv.ClientURL(), authz.ClientOptions(user, pw[user])...)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(nc.Close)
-		js, err := jetstream.New(nc)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return js
-	}
-	admin, console := connect(authz.Admin), connect(authz.Console)
+	admin, console := adminAndConsole(t)
 	ctx := context.Background()
-	if err := streams.Ensure(ctx, admin, streams.DefaultSettings()); err != nil {
-		t.Fatal(err)
-	}
 	ins, recs := day(t, 21)
 	kv, err := admin.KeyValue(ctx, streams.BucketCalls)
 	if err != nil {

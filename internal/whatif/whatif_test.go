@@ -169,29 +169,8 @@ func TestDecodeRecord_refuses_what_is_not_a_record(t *testing.T) {
 // Toolgate-Token headers, which every record an operator reads has
 // redacted.
 func TestRun_from_the_streams(t *testing.T) {
-	pw := map[string]string{authz.Admin: "admin-pw-0123456789", authz.Console: "console-pw-0123456789"}
-	users, err := natsusers.Users(pw)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := testenv.RunJetStream(t, func(o *server.Options) { o.Users = users })
-	connect := func(user string) jetstream.JetStream {
-		nc, err := nats.Connect(srv.ClientURL(), authz.ClientOptions(user, pw[user])...)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(nc.Close)
-		js, err := jetstream.New(nc)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return js
-	}
-	admin, console := connect(authz.Admin), connect(authz.Console)
+	admin, console := adminAndConsole(t)
 	ctx := context.Background()
-	if err := streams.Ensure(ctx, admin, streams.DefaultSettings()); err != nil {
-		t.Fatal(err)
-	}
 	ins, recs := day(t, 40)
 	kv, err := admin.KeyValue(ctx, streams.BucketCalls)
 	if err != nil {
@@ -241,6 +220,35 @@ func TestRun_from_the_streams(t *testing.T) {
 			t.Error("the console user may get a message of TOOLGATE_IN")
 		}
 	}
+}
+
+// adminAndConsole are the admin's and the console user's connections to an
+// embedded server with toolgate's users, its streams ensured.
+func adminAndConsole(t *testing.T) (admin, console jetstream.JetStream) {
+	t.Helper()
+	pw := map[string]string{authz.Admin: "admin-pw-0123456789", authz.Console: "console-pw-0123456789"}
+	users, err := natsusers.Users(pw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := testenv.RunJetStream(t, func(o *server.Options) { o.Users = users })
+	connect := func(user string) jetstream.JetStream {
+		nc, err := nats.Connect(srv.ClientURL(), authz.ClientOptions(user, pw[user])...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(nc.Close)
+		js, err := jetstream.New(nc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return js
+	}
+	admin, console = connect(authz.Admin), connect(authz.Console)
+	if err := streams.Ensure(context.Background(), admin, streams.DefaultSettings()); err != nil {
+		t.Fatal(err)
+	}
+	return admin, console
 }
 
 // BenchmarkWindow_100k re-evaluates 100,000 recorded calls held in memory

@@ -156,31 +156,7 @@ func ExecSignedContentV2(t, e int64, r ExecRequest) ([]byte, error) {
 // at time at and good until expires: t, e, and a v1 and a v2 per key
 // (several during a rotation). The v1 is for executors that predate e.
 func SignExecUntil(r ExecRequest, at, expires time.Time, keys ...ed25519.PrivateKey) (string, error) {
-	if len(keys) == 0 {
-		return "", errors.New("wire: exec signature: no signing key")
-	}
-	t, e := at.Unix(), expires.Unix()
-	if e <= t {
-		return "", errors.New("wire: exec signature: the expiry is not after the issue time")
-	}
-	m1, err := ExecSignedContent(t, r)
-	if err != nil {
-		return "", err
-	}
-	m2, err := ExecSignedContentV2(t, e, r)
-	if err != nil {
-		return "", err
-	}
-	var b strings.Builder
-	b.WriteString("t=" + strconv.FormatInt(t, 10) + ",e=" + strconv.FormatInt(e, 10))
-	for _, k := range keys {
-		if len(k) != ed25519.PrivateKeySize {
-			return "", errors.New("wire: exec signature: a signing key is not an ed25519 private key")
-		}
-		b.WriteString(",v1=" + base64.StdEncoding.EncodeToString(ed25519.Sign(k, m1)))
-		b.WriteString(",v2=" + base64.StdEncoding.EncodeToString(ed25519.Sign(k, m2)))
-	}
-	return b.String(), nil
+	return signExec(r, at.Unix(), expires.Unix(), true, true, keys)
 }
 
 // SignExecV2 is SignExecUntil without the v1s: t, e and a v2 per key, one
@@ -188,47 +164,53 @@ func SignExecUntil(r ExecRequest, at, expires time.Time, keys ...ed25519.Private
 // the expiry (pkg/toolserver since e= exists). An executor that reads
 // only v1 refuses it.
 func SignExecV2(r ExecRequest, at, expires time.Time, keys ...ed25519.PrivateKey) (string, error) {
-	if len(keys) == 0 {
-		return "", errors.New("wire: exec signature: no signing key")
-	}
-	t, e := at.Unix(), expires.Unix()
-	if e <= t {
-		return "", errors.New("wire: exec signature: the expiry is not after the issue time")
-	}
-	m2, err := ExecSignedContentV2(t, e, r)
-	if err != nil {
-		return "", err
-	}
-	var b strings.Builder
-	b.WriteString("t=" + strconv.FormatInt(t, 10) + ",e=" + strconv.FormatInt(e, 10))
-	for _, k := range keys {
-		if len(k) != ed25519.PrivateKeySize {
-			return "", errors.New("wire: exec signature: a signing key is not an ed25519 private key")
-		}
-		b.WriteString(",v2=" + base64.StdEncoding.EncodeToString(ed25519.Sign(k, m2)))
-	}
-	return b.String(), nil
+	return signExec(r, at.Unix(), expires.Unix(), false, true, keys)
 }
 
 // SignExec returns the Toolgate-Signature header value for r at time at,
 // one v1 per key (several during a rotation), without an expiry: what
 // execute stages before SignExecUntil sent.
 func SignExec(r ExecRequest, at time.Time, keys ...ed25519.PrivateKey) (string, error) {
+	return signExec(r, at.Unix(), 0, true, false, keys)
+}
+
+// signExec is the header value of the Sign* functions: t, then with v2 e,
+// then for each key its v1 (with v1) and its v2 (with v2), in that order.
+// e is read only with v2.
+func signExec(r ExecRequest, t, e int64, v1, v2 bool, keys []ed25519.PrivateKey) (string, error) {
 	if len(keys) == 0 {
 		return "", errors.New("wire: exec signature: no signing key")
 	}
-	t := at.Unix()
-	msg, err := ExecSignedContent(t, r)
-	if err != nil {
-		return "", err
+	if v2 && e <= t {
+		return "", errors.New("wire: exec signature: the expiry is not after the issue time")
+	}
+	var m1, m2 []byte
+	var err error
+	if v1 {
+		if m1, err = ExecSignedContent(t, r); err != nil {
+			return "", err
+		}
+	}
+	if v2 {
+		if m2, err = ExecSignedContentV2(t, e, r); err != nil {
+			return "", err
+		}
 	}
 	var b strings.Builder
 	b.WriteString("t=" + strconv.FormatInt(t, 10))
+	if v2 {
+		b.WriteString(",e=" + strconv.FormatInt(e, 10))
+	}
 	for _, k := range keys {
 		if len(k) != ed25519.PrivateKeySize {
 			return "", errors.New("wire: exec signature: a signing key is not an ed25519 private key")
 		}
-		b.WriteString(",v1=" + base64.StdEncoding.EncodeToString(ed25519.Sign(k, msg)))
+		if v1 {
+			b.WriteString(",v1=" + base64.StdEncoding.EncodeToString(ed25519.Sign(k, m1)))
+		}
+		if v2 {
+			b.WriteString(",v2=" + base64.StdEncoding.EncodeToString(ed25519.Sign(k, m2)))
+		}
 	}
 	return b.String(), nil
 }

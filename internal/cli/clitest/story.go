@@ -53,6 +53,21 @@ type StoryRig struct {
 
 func StartStoryRig(t *testing.T) *StoryRig {
 	t.Helper()
+	return StartRig(t, Rig{File: "story.yaml", Tools: storyTools, Serve: []string{"get_weather", "close_account"},
+		Result: func(name string) string { return `{"temp_c":21,"tool":"` + name + `"}` }})
+}
+
+// Rig is what StartRig applies and serves.
+type Rig struct {
+	File, Tools string                   // the tools file applied before the stages start
+	Serve       []string                 // the tools the rig's executor answers
+	Result      func(tool string) string // the result (JSON) it answers each with
+}
+
+// StartRig is a StoryRig with rig's tools applied and served instead of
+// storyTools.
+func StartRig(t *testing.T, rig Rig) *StoryRig {
+	t.Helper()
 	t.Setenv("TOOLGATE_SECRETS", t.TempDir()) // no generated password: an open server
 	t.Setenv("TOOLGATE_NATS_USER", "")
 	srv := testenv.RunJetStream(t)
@@ -62,20 +77,11 @@ func StartStoryRig(t *testing.T) *StoryRig {
 	if err := streams.Ensure(ctx, js, streams.DefaultSettings()); err != nil {
 		t.Fatal(err)
 	}
-	defs, err := tool.Load("story.yaml", []byte(storyTools))
-	if err != nil {
-		t.Fatal(err)
-	}
-	kv, err := js.KeyValue(ctx, streams.BucketTools)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := registry.Apply(ctx, kv, "story.yaml", defs, false); err != nil {
-		t.Fatal(err)
-	}
-	for _, name := range []string{"get_weather", "close_account"} {
+	ApplyTools(t, js, rig.File, rig.Tools)
+	for _, name := range rig.Serve {
+		reply := []byte(`{"ok":true,"result":` + rig.Result(name) + `}`)
 		if _, err := nc.Subscribe(streams.Exec(name), func(m *nats.Msg) {
-			_ = m.Respond([]byte(`{"ok":true,"result":{"temp_c":21,"tool":"` + name + `"}}`))
+			_ = m.Respond(reply)
 		}); err != nil {
 			t.Fatal(err)
 		}
@@ -104,6 +110,24 @@ func StartStoryRig(t *testing.T) *StoryRig {
 		}
 	})
 	return &StoryRig{URL: srv.ClientURL(), NC: nc, JS: js}
+}
+
+// ApplyTools applies the tools file defsYAML, named file, to the tools
+// bucket as `toolgate tools apply` does.
+func ApplyTools(t *testing.T, js jetstream.JetStream, file, defsYAML string) {
+	t.Helper()
+	ctx := context.Background()
+	defs, err := tool.Load(file, []byte(defsYAML))
+	if err != nil {
+		t.Fatal(err)
+	}
+	kv, err := js.KeyValue(ctx, streams.BucketTools)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := registry.Apply(ctx, kv, file, defs, false); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // ToolCall is one call of an OpenAI chat response.

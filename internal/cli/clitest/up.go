@@ -64,7 +64,6 @@ func UpBinary(t *testing.T) string {
 type RunningUp struct {
 	URL, Secrets string
 	HTTP         string // the --http address: /readyz, /metrics, /console/
-	log          *bytes.Buffer
 }
 
 // StartUp runs `toolgate up` with the example tools on free loopback
@@ -73,18 +72,30 @@ type RunningUp struct {
 // process (connect) at its secrets, as running beside it does.
 func StartUp(t *testing.T, extra ...string) *RunningUp {
 	t.Helper()
-	bin := UpBinary(t)
 	dir := t.TempDir()
 	port, httpAddr := testenv.FreePort(t), net.JoinHostPort("127.0.0.1", strconv.Itoa(testenv.FreePort(t)))
-	u := &RunningUp{URL: fmt.Sprintf("nats://127.0.0.1:%d", port), Secrets: filepath.Join(dir, "secrets"), HTTP: httpAddr, log: &bytes.Buffer{}}
+	u := &RunningUp{URL: fmt.Sprintf("nats://127.0.0.1:%d", port), Secrets: filepath.Join(dir, "secrets"), HTTP: httpAddr}
 	// The HTTP ingest on a free port too (extra may move it): its default
 	// is one fixed port, which parallel tests would fight over.
 	ingest := net.JoinHostPort("127.0.0.1", strconv.Itoa(testenv.FreePort(t)))
 	args := append([]string{"up", "--listen", fmt.Sprintf("127.0.0.1:%d", port), "--http", httpAddr, "--ingest-http", ingest, "--data", filepath.Join(dir, "data"),
 		"--secrets", u.Secrets, "--tools", filepath.Join(moduleRoot(), "examples", "tools.yaml"), "--log-level", "info"}, extra...)
-	cmd := exec.Command(bin, args...)
-	cmd.Env = append(os.Environ(), "TOOLGATE_SECRETS=")
-	cmd.Stdout, cmd.Stderr = u.log, u.log
+	RunBin(t, httpAddr, []string{"TOOLGATE_SECRETS="}, args...)
+	t.Setenv("TOOLGATE_SECRETS", u.Secrets)
+	t.Setenv("TOOLGATE_NATS_USER", "")
+	return u
+}
+
+// RunBin starts the toolgate binary with args and env (added to this
+// process's), stopped with SIGTERM in cleanup (its output logged when the
+// test failed), and waits until http://addr/readyz answers 200. It returns
+// the output so far and to come.
+func RunBin(t *testing.T, addr string, env []string, args ...string) *bytes.Buffer {
+	t.Helper()
+	out := &bytes.Buffer{}
+	cmd := exec.Command(UpBinary(t), args...)
+	cmd.Env = append(os.Environ(), env...)
+	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -92,11 +103,11 @@ func StartUp(t *testing.T, extra ...string) *RunningUp {
 		_ = cmd.Process.Signal(syscall.SIGTERM)
 		_ = cmd.Wait()
 		if t.Failed() {
-			t.Logf("toolgate up log:\n%s", u.log.String())
+			t.Logf("toolgate %s log:\n%s", args[0], out.String())
 		}
 	})
 	testenv.Eventually(t, 60*time.Second, 50*time.Millisecond, func() error {
-		resp, err := http.Get("http://" + httpAddr + "/readyz")
+		resp, err := http.Get("http://" + addr + "/readyz")
 		if err != nil {
 			return err
 		}
@@ -106,9 +117,7 @@ func StartUp(t *testing.T, extra ...string) *RunningUp {
 		}
 		return nil
 	})
-	t.Setenv("TOOLGATE_SECRETS", u.Secrets)
-	t.Setenv("TOOLGATE_NATS_USER", "")
-	return u
+	return out
 }
 
 // Password reads a user's generated password.

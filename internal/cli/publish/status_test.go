@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -286,7 +285,7 @@ func TestResults_follow_an_open_stream_until_its_call_ends(t *testing.T) {
 	send(0)
 	send(1)
 	r.WaitFor(t, statusCmd, []string{"story-fs"}, "stream open: 2 events")
-	var out lockedBuffer
+	var out testenv.SyncBuffer
 	done := make(chan error, 1)
 	go func() {
 		done <- runResults(&out, []string{"--nats", r.URL, "story-fs", "--follow", "--timeout", "60s"})
@@ -302,24 +301,6 @@ func TestResults_follow_an_open_stream_until_its_call_ends(t *testing.T) {
 	if err := <-done; err != nil || !strings.Contains(out.String(), "story-fs-0  get_weather  executed") || !strings.Contains(out.String(), `"tool_call_id": "call_s"`) {
 		t.Fatalf("results --follow of a stream: %v\n%s", err, out.String())
 	}
-}
-
-// lockedBuffer is a bytes.Buffer a test reads while a command writes it.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *lockedBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *lockedBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 func statusCmd(w *bytes.Buffer, args []string) error  { return RunStatus(w, args) }

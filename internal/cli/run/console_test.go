@@ -1,7 +1,6 @@
 package run
 
 import (
-	"bytes"
 	"errors"
 	"io"
 	"net"
@@ -9,12 +8,10 @@ import (
 	"net/http/cookiejar"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -27,39 +24,6 @@ import (
 	"github.com/toolgate/toolgate/internal/cli/cmdutil"
 )
 
-// runBin starts the toolgate binary with args and env, stopped with
-// SIGTERM in cleanup (its output logged when the test failed), and waits
-// until http://addr/readyz answers 200.
-func runBin(t *testing.T, addr string, env []string, args ...string) *bytes.Buffer {
-	t.Helper()
-	out := &bytes.Buffer{}
-	cmd := exec.Command(clitest.UpBinary(t), args...)
-	cmd.Env = append(os.Environ(), env...)
-	cmd.Stdout, cmd.Stderr = out, out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		_ = cmd.Wait()
-		if t.Failed() {
-			t.Logf("toolgate %s log:\n%s", args[0], out.String())
-		}
-	})
-	testenv.Eventually(t, 60*time.Second, 50*time.Millisecond, func() error {
-		resp, err := http.Get("http://" + addr + "/readyz")
-		if err != nil {
-			return err
-		}
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			return errors.New(resp.Status)
-		}
-		return nil
-	})
-	return out
-}
-
 func freeAddr(t *testing.T) string {
 	return net.JoinHostPort("127.0.0.1", strconv.Itoa(testenv.FreePort(t)))
 }
@@ -71,7 +35,7 @@ func startUpHTTP(t *testing.T) (natsURL, httpAddr, secretsDir string) {
 	dir := t.TempDir()
 	natsAddr, httpAddr := freeAddr(t), freeAddr(t)
 	secretsDir = filepath.Join(dir, "secrets")
-	runBin(t, httpAddr, []string{"TOOLGATE_SECRETS=", "TOOLGATE_CONSOLE_TOKENS="}, "up", "--listen", natsAddr, "--http", httpAddr, "--ingest-http", freeAddr(t),
+	clitest.RunBin(t, httpAddr, []string{"TOOLGATE_SECRETS=", "TOOLGATE_CONSOLE_TOKENS="}, "up", "--listen", natsAddr, "--http", httpAddr, "--ingest-http", freeAddr(t),
 		"--data", filepath.Join(dir, "data"), "--secrets", secretsDir, "--tools", "../../../examples/tools.yaml")
 	return "nats://" + natsAddr, httpAddr, secretsDir
 }
@@ -159,7 +123,7 @@ func TestUp_serves_the_console_on_its_http_address(t *testing.T) {
 func TestConsole_command_connects_as_the_console_user(t *testing.T) {
 	ns, natsURL, secretsDir := startUpServer(t) // console_user_test.go
 	addr := freeAddr(t)
-	log := runBin(t, addr, []string{"TOOLGATE_SECRETS=" + secretsDir, "TOOLGATE_NATS_USER=", "TOOLGATE_CONSOLE_TOKENS="}, "console", "--listen", addr, "--nats", natsURL)
+	log := clitest.RunBin(t, addr, []string{"TOOLGATE_SECRETS=" + secretsDir, "TOOLGATE_NATS_USER=", "TOOLGATE_CONSOLE_TOKENS="}, "console", "--listen", addr, "--nats", natsURL)
 	consoleReadsEverything(t, consoleLogin(t, "http://"+addr, secretsDir), "http://"+addr)
 	if strings.Contains(log.String(), "Permissions Violation") {
 		t.Errorf("permission violations:\n%s", log)
@@ -218,7 +182,7 @@ func TestConsole_flags_and_operands(t *testing.T) {
 func TestUp_insecure_console_times_stages_by_the_handler_histogram(t *testing.T) {
 	dir := t.TempDir()
 	httpAddr := freeAddr(t)
-	runBin(t, httpAddr, []string{"TOOLGATE_SECRETS=", "TOOLGATE_CONSOLE_TOKENS="}, "up", "--insecure", "--listen", freeAddr(t), "--http", httpAddr, "--ingest-http", "",
+	clitest.RunBin(t, httpAddr, []string{"TOOLGATE_SECRETS=", "TOOLGATE_CONSOLE_TOKENS="}, "up", "--insecure", "--listen", freeAddr(t), "--http", httpAddr, "--ingest-http", "",
 		"--data", filepath.Join(dir, "data"), "--secrets", filepath.Join(dir, "secrets"))
 	c := consoleLogin(t, "http://"+httpAddr, filepath.Join(dir, "secrets")) // --insecure opens NATS, never the console
 	code, body := getWith(t, c, "http://"+httpAddr+"/console/")
@@ -234,7 +198,7 @@ func TestUp_console_with_a_token_file_asks_to_log_in(t *testing.T) {
 		t.Fatal(err)
 	}
 	httpAddr := freeAddr(t)
-	runBin(t, httpAddr, []string{"TOOLGATE_SECRETS=", "TOOLGATE_CONSOLE_TOKENS=" + tokens}, "up", "--listen", freeAddr(t), "--http", httpAddr, "--ingest-http", "",
+	clitest.RunBin(t, httpAddr, []string{"TOOLGATE_SECRETS=", "TOOLGATE_CONSOLE_TOKENS=" + tokens}, "up", "--listen", freeAddr(t), "--http", httpAddr, "--ingest-http", "",
 		"--data", filepath.Join(dir, "data"), "--secrets", filepath.Join(dir, "secrets"))
 	code, body := getBody(t, "http://"+httpAddr+"/console/approvals")
 	if code != 200 || !strings.Contains(body, `<form id="login"`) {

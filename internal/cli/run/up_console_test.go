@@ -58,7 +58,7 @@ func TestUp_console_without_credentials_sees_and_decides_nothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	natsAddr, httpAddr, secretsDir := freeAddr(t), freeAddr(t), filepath.Join(dir, "secrets")
-	log := runBin(t, httpAddr, []string{"TOOLGATE_SECRETS=", "TOOLGATE_CONSOLE_TOKENS="}, "up", "--listen", natsAddr, "--http", httpAddr, "--ingest-http", "",
+	log := clitest.RunBin(t, httpAddr, []string{"TOOLGATE_SECRETS=", "TOOLGATE_CONSOLE_TOKENS="}, "up", "--listen", natsAddr, "--http", httpAddr, "--ingest-http", "",
 		"--data", filepath.Join(dir, "data"), "--secrets", secretsDir, "--tools", tools)
 	natsURL, base := "nats://"+natsAddr, "http://"+httpAddr
 

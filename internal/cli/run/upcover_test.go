@@ -48,7 +48,7 @@ func TestWarnUncovered_at_start_and_when_applied_later(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	log := &syncBuffer{}
+	log := &testenv.SyncBuffer{}
 	go func() { _ = warnUncovered(ctx, js, groups, authz.DefaultGroups(), nil, newLogger(log, false)) }()
 	warned := func(tool string) error {
 		if !strings.Contains(log.String(), "no executor group may serve tool "+tool) {

@@ -1,7 +1,6 @@
 package run
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -9,7 +8,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -17,24 +15,6 @@ import (
 	"github.com/toolgate/toolgate/internal/cli/clitest"
 	"github.com/toolgate/toolgate/internal/testenv"
 )
-
-// syncBuffer is a bytes.Buffer a child process writes while a test reads.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // upArgs are the arguments of a toolgate up on data with free ports, no
 // health or HTTP ingest address, and its own secrets.
@@ -45,11 +25,11 @@ func upArgs(t *testing.T, data string) []string {
 // upHolding runs `toolgate up` with args as a child process on a fresh port
 // and returns it, its output and its data directory once it holds the data
 // directory's lock.
-func upHolding(t *testing.T, data string, args ...string) (*exec.Cmd, *syncBuffer) {
+func upHolding(t *testing.T, data string, args ...string) (*exec.Cmd, *testenv.SyncBuffer) {
 	t.Helper()
 	all := append(upArgs(t, data), args...)
 	cmd := exec.Command(clitest.UpBinary(t), all...)
-	out := &syncBuffer{}
+	out := &testenv.SyncBuffer{}
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -75,7 +55,7 @@ func TestUp_second_on_one_data_directory_refuses_naming_the_first(t *testing.T) 
 
 	// The second runs as a user runs it; before the lock it started too.
 	second := exec.Command(clitest.UpBinary(t), append(upArgs(t, data), "--log-level", "info")...)
-	out := &syncBuffer{}
+	out := &testenv.SyncBuffer{}
 	second.Stdout, second.Stderr = out, out
 	if err := second.Start(); err != nil {
 		t.Fatal(err)

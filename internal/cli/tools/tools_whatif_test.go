@@ -17,15 +17,11 @@ import (
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
-	"github.com/rs/zerolog"
 
 	"github.com/toolgate/toolgate/internal/authz"
 	"github.com/toolgate/toolgate/internal/call"
 	"github.com/toolgate/toolgate/internal/natsusers"
-	"github.com/toolgate/toolgate/internal/registry"
-	"github.com/toolgate/toolgate/internal/stage"
 	"github.com/toolgate/toolgate/internal/testenv"
-	"github.com/toolgate/toolgate/internal/tool"
 	"github.com/toolgate/toolgate/internal/whatif"
 	"github.com/toolgate/toolgate/streams"
 
@@ -84,63 +80,8 @@ var whatIfDay = []clitest.ToolCall{
 // redis-server with defs applied, every tool of whatIfOld served.
 func startWhatIfRig(t *testing.T, defsYAML string) *clitest.StoryRig {
 	t.Helper()
-	t.Setenv("TOOLGATE_SECRETS", t.TempDir())
-	t.Setenv("TOOLGATE_NATS_USER", "")
-	srv := testenv.RunJetStream(t)
-	rds := testenv.RunRedis(t)
-	nc, js := testenv.Connect(t, srv)
-	ctx := context.Background()
-	if err := streams.Ensure(ctx, js, streams.DefaultSettings()); err != nil {
-		t.Fatal(err)
-	}
-	applyDefs(t, js, defsYAML)
-	for _, name := range []string{"get_weather", "transfer_funds", "close_account"} {
-		if _, err := nc.Subscribe(streams.Exec(name), func(m *nats.Msg) {
-			_ = m.Respond([]byte(`{"ok":true,"result":{"done":true}}`))
-		}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := nc.Flush(); err != nil {
-		t.Fatal(err)
-	}
-	cfg := stage.Config{NATSURL: srv.ClientURL(), RedisURL: rds.URL(), Stages: streams.Names(),
-		Log: zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.WarnLevel)}
-	rctx, cancel := context.WithCancel(context.Background())
-	done, ready := make(chan error, 1), make(chan struct{})
-	go func() { done <- stage.Run(rctx, cfg, ready) }()
-	select {
-	case <-ready:
-	case err := <-done:
-		cancel()
-		t.Fatalf("stages stopped at start: %v", err)
-	case <-time.After(30 * time.Second):
-		cancel()
-		t.Fatal("stages not ready")
-	}
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Error(err)
-		}
-	})
-	return &clitest.StoryRig{URL: srv.ClientURL(), NC: nc, JS: js}
-}
-
-func applyDefs(t *testing.T, js jetstream.JetStream, defsYAML string) {
-	t.Helper()
-	ctx := context.Background()
-	defs, err := tool.Load("tools.yaml", []byte(defsYAML))
-	if err != nil {
-		t.Fatal(err)
-	}
-	kv, err := js.KeyValue(ctx, streams.BucketTools)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := registry.Apply(ctx, kv, "tools.yaml", defs, false); err != nil {
-		t.Fatal(err)
-	}
+	return clitest.StartRig(t, clitest.Rig{File: "tools.yaml", Tools: defsYAML, Serve: []string{"get_weather", "transfer_funds", "close_account"},
+		Result: func(string) string { return `{"done":true}` }})
 }
 
 // settled waits until the call of every rid has a status record that is
@@ -224,6 +165,24 @@ func (rep whatIfJSON) lines() []string {
 	return out
 }
 
+// happened are the report lines of what really happened: each call of rids
+// as it was recorded (before) against its copy in again published after the
+// change was applied (after).
+func happened(t *testing.T, rids, again []string, before, after map[string]whatif.Recorded) []string {
+	t.Helper()
+	want := whatif.NewReport()
+	for i, rid := range rids {
+		was, now := before[rid], after[again[i]]
+		want.Add(was.Tool, was.CallID, was.Fate, was.Status, now.Fate)
+	}
+	var wantJSON whatIfJSON
+	b, _ := json.Marshal(want.JSON())
+	if err := json.Unmarshal(b, &wantJSON); err != nil {
+		t.Fatal(err)
+	}
+	return wantJSON.lines()
+}
+
 // TestWhatIf_counts_equal_a_real_apply_and_republish records a day of mixed
 // traffic through the real pipeline, asks what a tighter schema, a new rule
 // and an approval threshold would have done, then applies them for real and
@@ -247,7 +206,7 @@ func TestWhatIf_counts_equal_a_real_apply_and_republish(t *testing.T) {
 	}
 
 	// The change, for real: the same calls again under the new definitions.
-	applyDefs(t, r.JS, whatIfNew)
+	clitest.ApplyTools(t, r.JS, "tools.yaml", whatIfNew)
 	var again []string
 	for i, c := range whatIfDay {
 		rid := fmt.Sprintf("again-%d", i)
@@ -255,17 +214,7 @@ func TestWhatIf_counts_equal_a_real_apply_and_republish(t *testing.T) {
 		again = append(again, rid)
 	}
 	after := settled(t, r.JS, again)
-	want := whatif.NewReport()
-	for i, rid := range rids {
-		was, now := before[rid], after[again[i]]
-		want.Add(was.Tool, was.CallID, was.Fate, was.Status, now.Fate)
-	}
-	var wantJSON whatIfJSON
-	b, _ := json.Marshal(want.JSON())
-	if err := json.Unmarshal(b, &wantJSON); err != nil {
-		t.Fatal(err)
-	}
-	got, exp := rep.lines(), wantJSON.lines()
+	got, exp := rep.lines(), happened(t, rids, again, before, after)
 	if strings.Join(got, "\n") != strings.Join(exp, "\n") {
 		t.Fatalf("what-if counts differ from a real apply and republish:\n got %q\nwant %q\nreport:\n%s", got, exp, text)
 	}
@@ -453,19 +402,9 @@ func TestWhatIf_limit_counts_equal_a_real_apply_and_republish(t *testing.T) {
 	if exit != exitWhatIfRefused || rep.Refused != 3 {
 		t.Fatalf("exit %d, refused %d: want %d and 3 refused by the limits\n%s", exit, rep.Refused, exitWhatIfRefused, text)
 	}
-	applyDefs(t, r.JS, whatIfLimits)
+	clitest.ApplyTools(t, r.JS, "tools.yaml", whatIfLimits)
 	again, after := send("lagain")
-	want := whatif.NewReport()
-	for i, rid := range rids {
-		was, now := before[rid], after[again[i]]
-		want.Add(was.Tool, was.CallID, was.Fate, was.Status, now.Fate)
-	}
-	var wantJSON whatIfJSON
-	b, _ := json.Marshal(want.JSON())
-	if err := json.Unmarshal(b, &wantJSON); err != nil {
-		t.Fatal(err)
-	}
-	got, exp := rep.lines(), wantJSON.lines()
+	got, exp := rep.lines(), happened(t, rids, again, before, after)
 	if strings.Join(got, "\n") != strings.Join(exp, "\n") {
 		t.Fatalf("what-if counts differ from a real apply and republish:\n got %q\nwant %q\nreport:\n%s", got, exp, text)
 	}

@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -66,24 +65,6 @@ func cleanBinaries() {
 	}
 }
 
-// lockedBuffer is a process's output, read while the process writes it.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // up is a running `toolgate up` with the example tools, and the example
 // executor beside it.
 type up struct {
@@ -92,7 +73,7 @@ type up struct {
 	// up wrote in its secrets directory (empty with upOptions.Tokens).
 	token         string
 	base          string // the console's URL, ending in /console/
-	log, executor *lockedBuffer
+	log, executor *testenv.SyncBuffer
 }
 
 // upOptions: Tokens, when set, is the console's tokens file content
@@ -110,7 +91,7 @@ func startUp(t *testing.T, o upOptions) *up {
 	dir := t.TempDir()
 	hostPort := func() string { return net.JoinHostPort("127.0.0.1", strconv.Itoa(testenv.FreePort(t))) }
 	listen, httpAddr, ingest := hostPort(), hostPort(), hostPort()
-	u := &up{bin: bin, url: "nats://" + listen, http: httpAddr, secrets: filepath.Join(dir, "secrets"), log: &lockedBuffer{}, executor: &lockedBuffer{}}
+	u := &up{bin: bin, url: "nats://" + listen, http: httpAddr, secrets: filepath.Join(dir, "secrets"), log: &testenv.SyncBuffer{}, executor: &testenv.SyncBuffer{}}
 	env := append(os.Environ(), "TOOLGATE_SECRETS=", "TOOLGATE_NATS_USER=", "TOOLGATE_CONSOLE_TOKENS=")
 	if o.Tokens != "" {
 		tokens := filepath.Join(dir, "console-tokens")
@@ -176,7 +157,7 @@ func (u *up) operatorTab(t *testing.T) context.Context {
 
 // run starts a process whose output goes to out, stopped (SIGTERM, then
 // waited for) at the test's end; its output is logged when the test failed.
-func run(t *testing.T, name string, out *lockedBuffer, env []string, bin string, args ...string) {
+func run(t *testing.T, name string, out *testenv.SyncBuffer, env []string, bin string, args ...string) {
 	t.Helper()
 	cmd := exec.Command(bin, args...)
 	cmd.Env = env
