@@ -38,7 +38,7 @@ func BenchCmd(args []string) error {
 	hops := fs.String("hop-encoding", "binary", "how envelopes travel between gates: binary or json (to compare the two)")
 	neighbour := fs.Int("neighbour", 0, "instead of the steps: the noisy-neighbour and priority scenarios (issue 37) with a burst of this many calls (30000 for the goals), tenants noisy and quiet")
 	quietRate := fs.Float64("quiet-rate", 20, "with --neighbour: the quiet tenant's calls per second")
-	tenants := fs.String("tenants", "", "the pipeline's tenant list (fairness lanes on, as with `toolgate up --tenants`), comma separated; the steps' calls are the first tenant's: what fair shares cost per call (issue 37)")
+	tenants := fs.String("tenants", "", "the pipeline's tenant list (fairness lanes on, as toolgate up --tenants), comma separated; the steps' calls are the first tenant's: what fair shares cost per call (issue 37)")
 	ops, err := cmdutil.ParseFlags(fs, args)
 	if err != nil {
 		return err
