@@ -72,7 +72,7 @@ type overviewCache struct {
 	mu   sync.Mutex
 	last *overview
 	prev map[string]ackSample
-	exec map[int]ackSample // each tenant lane's calls executed, for its recent share
+	exec map[int]ackSample // each tenant lane's calls delivered to execute, for its recent share
 	hist *histSample
 }
 
@@ -154,7 +154,7 @@ func gateHops(stream string) bool {
 	return stream == streams.StreamGates || stream == streams.StreamExecute
 }
 
-// tenantRows adds each lane's share of execute: of the calls executed
+// tenantRows adds each lane's share of execute: of the calls delivered to execute
 // since the previous sample when it is recent and every lane has one, else
 // since the lanes were applied.
 func (c *overviewCache) tenantRows(ls []metrics.TenantLane, now time.Time) []tenantRow {
@@ -164,13 +164,13 @@ func (c *overviewCache) tenantRows(ls []metrics.TenantLane, now time.Time) []ten
 	recent := true
 	var total, totalRecent uint64
 	for _, l := range ls {
-		total += l.Executed
+		total += l.Delivered
 		p, ok := c.exec[l.Lane]
-		if !ok || now.Sub(p.at) > rateWindow || !now.After(p.at) || l.Executed < p.floor {
+		if !ok || now.Sub(p.at) > rateWindow || !now.After(p.at) || l.Delivered < p.floor {
 			recent = false
 			continue
 		}
-		totalRecent += l.Executed - p.floor
+		totalRecent += l.Delivered - p.floor
 	}
 	recent = recent && totalRecent > 0
 	out := make([]tenantRow, 0, len(ls))
@@ -181,14 +181,14 @@ func (c *overviewCache) tenantRows(ls []metrics.TenantLane, now time.Time) []ten
 		}
 		switch {
 		case recent:
-			r.Share = 100 * float64(l.Executed-c.exec[l.Lane].floor) / float64(totalRecent)
+			r.Share = 100 * float64(l.Delivered-c.exec[l.Lane].floor) / float64(totalRecent)
 		case total > 0:
-			r.Share = 100 * float64(l.Executed) / float64(total)
+			r.Share = 100 * float64(l.Delivered) / float64(total)
 		}
 		out = append(out, r)
 	}
 	for _, l := range ls {
-		c.exec[l.Lane] = ackSample{floor: l.Executed, at: now}
+		c.exec[l.Lane] = ackSample{floor: l.Delivered, at: now}
 	}
 	return out
 }

@@ -33,9 +33,10 @@ type TenantLane struct {
 	// Oldest is when the oldest input of the lane not yet acknowledged was
 	// stored, at any stage (zero: none): its dwell so far.
 	Oldest time.Time `json:"oldest,omitzero"`
-	// Executed is how many calls the executor groups' durables of the lane
-	// have delivered since they were applied: its share of execute.
-	Executed uint64 `json:"executed"`
+	// Delivered is how many calls the executor groups' lane durables of
+	// the lane have delivered to execute's handlers since they were applied
+	// (a retry counts again): its share of execute.
+	Delivered uint64 `json:"delivered_to_execute"`
 }
 
 // TenantLanes reads the lanes of the tenant list; none without one.
@@ -100,7 +101,7 @@ func JetStreamTenantLanes(js jetstream.JetStream, msgs func(stream string) bool)
 				tl.Batch += n
 			}
 			if d.exec {
-				tl.Executed += d.ci.Delivered.Consumer
+				tl.Delivered += d.ci.Delivered.Consumer
 			}
 			if n == 0 || (msgs != nil && !msgs(d.ci.Stream)) {
 				continue

@@ -14,9 +14,9 @@ import (
 
 // Each listed tenant's lane, read from the applied durables of a real
 // server: its backlog at accumulate, at a gate stage and at its executor
-// group, the batch part, the oldest waiting input and the calls execute
-// delivered; a tenant not listed has no lane of its own to show.
-func TestTenantLanes_read_backlog_oldest_and_executed_per_listed_tenant(t *testing.T) {
+// group, the batch part, the oldest waiting input and the calls delivered to
+// execute; a tenant not listed has no lane of its own to show.
+func TestTenantLanes_read_backlog_oldest_and_delivered_per_listed_tenant(t *testing.T) {
 	srv := testenv.RunJetStream(t)
 	_, js := testenv.Connect(t, srv)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -62,11 +62,11 @@ func TestTenantLanes_read_backlog_oldest_and_executed_per_listed_tenant(t *testi
 	if len(ls) != 2 || ls[0].Lane != noisy || ls[1].Lane != quiet {
 		t.Fatalf("lanes: %+v, want noisy's %d and quiet's %d", ls, noisy, quiet)
 	}
-	if l := ls[0]; strings.Join(l.Tenants, ",") != "noisy" || l.Backlog != 5 || l.Batch != 2 || l.Executed != 0 || l.Oldest.Before(before.Add(-time.Second)) {
-		t.Errorf("noisy: %+v, want backlog 5 (3 at accumulate, 2 batch at validate), none executed, oldest since the test began", l)
+	if l := ls[0]; strings.Join(l.Tenants, ",") != "noisy" || l.Backlog != 5 || l.Batch != 2 || l.Delivered != 0 || l.Oldest.Before(before.Add(-time.Second)) {
+		t.Errorf("noisy: %+v, want backlog 5 (3 at accumulate, 2 batch at validate), none delivered to execute, oldest since the test began", l)
 	}
-	if l := ls[1]; strings.Join(l.Tenants, ",") != "quiet" || l.Backlog != 1 || l.Batch != 0 || l.Executed != 1 || l.Oldest.IsZero() {
-		t.Errorf("quiet: %+v, want backlog 1 (in flight at execute), 1 executed, an oldest", l)
+	if l := ls[1]; strings.Join(l.Tenants, ",") != "quiet" || l.Backlog != 1 || l.Batch != 0 || l.Delivered != 1 || l.Oldest.IsZero() {
+		t.Errorf("quiet: %+v, want backlog 1 (in flight at execute), 1 delivered to execute, an oldest", l)
 	}
 
 	m := New()

@@ -69,13 +69,13 @@ func readOverview(ctx context.Context, js jetstream.JetStream) (overview, error)
 func tenantViews(ls []metrics.TenantLane) []tenantView {
 	var total uint64
 	for _, l := range ls {
-		total += l.Executed
+		total += l.Delivered
 	}
 	out := []tenantView{}
 	for _, l := range ls {
 		v := tenantView{TenantLane: l}
 		if total > 0 {
-			v.Share = 100 * float64(l.Executed) / float64(total)
+			v.Share = 100 * float64(l.Delivered) / float64(total)
 		}
 		out = append(out, v)
 	}
@@ -89,13 +89,13 @@ func printTenants(w io.Writer, ts []tenantView, now time.Time) error {
 	}
 	fmt.Fprintf(w, "tenants (%d fairness lanes of the tenant list):\n", len(ts))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "  TENANT\tLANE\tBACKLOG\tOF WHICH BATCH\tOLDEST WAITING\tEXECUTED\tSHARE OF EXECUTE")
+	fmt.Fprintln(tw, "  TENANT\tLANE\tBACKLOG\tOF WHICH BATCH\tOLDEST WAITING\tDELIVERED\tSHARE OF EXECUTE")
 	for _, t := range ts {
 		oldest := "-"
 		if !t.Oldest.IsZero() {
 			oldest = max(now.Sub(t.Oldest), 0).Round(time.Millisecond).String()
 		}
-		fmt.Fprintf(tw, "  %s\t%d\t%d\t%d\t%s\t%d\t%.1f%%\n", strings.Join(t.Tenants, ", "), t.Lane, t.Backlog, t.Batch, oldest, t.Executed, t.Share)
+		fmt.Fprintf(tw, "  %s\t%d\t%d\t%d\t%s\t%d\t%.1f%%\n", strings.Join(t.Tenants, ", "), t.Lane, t.Backlog, t.Batch, oldest, t.Delivered, t.Share)
 	}
 	return tw.Flush()
 }

@@ -84,12 +84,12 @@ func TestStatus_overview_shows_each_listed_tenants_backlog_and_share(t *testing.
 			quietRow = f
 		}
 	}
-	// TENANT LANE BACKLOG BATCH OLDEST EXECUTED SHARE
+	// TENANT LANE BACKLOG BATCH OLDEST DELIVERED SHARE
 	if len(noisyRow) != 7 || noisyRow[2] != "4" || noisyRow[3] != "4" || noisyRow[4] == "-" || noisyRow[5] != "3" || noisyRow[6] != "75.0%" {
-		t.Errorf("noisy: %q, want backlog 4, all batch, an oldest, 3 executed, 75%%", noisyRow)
+		t.Errorf("noisy: %q, want backlog 4, all batch, an oldest, 3 delivered, 75%%", noisyRow)
 	}
 	if len(quietRow) != 7 || quietRow[2] != "0" || quietRow[4] != "-" || quietRow[5] != "1" || quietRow[6] != "25.0%" {
-		t.Errorf("quiet: %q, want no backlog, 1 executed, 25%%", quietRow)
+		t.Errorf("quiet: %q, want no backlog, 1 delivered, 25%%", quietRow)
 	}
 
 	out.Reset()
