@@ -47,6 +47,10 @@ func consoleRole() *Permissions {
 	// And the executor groups' durables, listed (issue 38: the overview's
 	// banner when a group's circuit is open); listing is read only.
 	pub = append(pub, api("STREAM.INFO", streams.StreamExecute), api("CONSUMER.LIST", streams.StreamExecute))
+	// And the fairness lanes' durables (issue 37: each listed tenant's
+	// backlog), listed; the gates' hops are read by sequence below for the
+	// oldest waiting, never the producers' input in TOOLGATE_IN.
+	pub = append(pub, api("STREAM.INFO", streams.StreamIn), api("CONSUMER.LIST", streams.StreamIn), api("CONSUMER.LIST", streams.StreamGates))
 	// A call in flight has no status record until it waits or ends (issue
 	// 30): the pages read its hop by sequence (internal/inflight), which
 	// the dead letters' grant already shows of a failed call.

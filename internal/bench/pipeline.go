@@ -61,12 +61,20 @@ func Load(ctx context.Context, nc *nats.Conn, js jetstream.JetStream, prefix str
 
 // LoadWithBreakdown is Load that also returns the time each stage added.
 func LoadWithBreakdown(ctx context.Context, nc *nats.Conn, js jetstream.JetStream, prefix string, n int, rate float64) (Stats, *Breakdown, error) {
+	return LoadAs(ctx, nc, js, "", prefix, n, rate)
+}
+
+// LoadAs is LoadWithBreakdown with the responses published by tenant, on
+// its own subject (streams.InTenantResponse), as a listed tenant's producer
+// does: with a tenant list, what the fairness lanes cost per call (issue
+// 37). tenant "" publishes on the shared subject.
+func LoadAs(ctx context.Context, nc *nats.Conn, js jetstream.JetStream, tenant, prefix string, n int, rate float64) (Stats, *Breakdown, error) {
 	bd := newBreakdown()
-	st, err := load(ctx, nc, js, prefix, n, rate, bd)
+	st, err := load(ctx, nc, js, tenant, prefix, n, rate, bd)
 	return st, bd, err
 }
 
-func load(ctx context.Context, nc *nats.Conn, js jetstream.JetStream, prefix string, n int, rate float64, bd *Breakdown) (Stats, error) {
+func load(ctx context.Context, nc *nats.Conn, js jetstream.JetStream, tenant, prefix string, n int, rate float64, bd *Breakdown) (Stats, error) {
 	rec := newRecorder(n)
 	sub, err := nc.Subscribe(streams.ResultsAll(), func(m *nats.Msg) {
 		at := time.Now()
@@ -100,7 +108,11 @@ func load(ctx context.Context, nc *nats.Conn, js jetstream.JetStream, prefix str
 		}
 		k := mix[i%len(mix)]
 		rid := prefix + strconv.Itoa(i)
-		m := nats.NewMsg(streams.SubjectInResponse)
+		subject := streams.SubjectInResponse
+		if tenant != "" {
+			subject = streams.InTenantResponse(tenant)
+		}
+		m := nats.NewMsg(subject)
 		m.Data = k.Body(rid, i)
 		m.Header.Set(streams.HeaderProvider, k.Provider)
 		m.Header.Set(streams.HeaderResponseID, rid)

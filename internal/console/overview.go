@@ -50,7 +50,19 @@ type overview struct {
 	TimesFrom      string // where P50/P99 come from
 	Groups         []metrics.ExecutorGroup
 	OpenGroups     []metrics.ExecutorGroup // circuit open: the banner
+	Tenants        []tenantRow             // the tenant list's lanes; none without one
 	Errors         []string
+}
+
+// tenantRow is one fairness lane of listed tenants on the overview.
+type tenantRow struct {
+	metrics.TenantLane
+	Waited time.Duration // since Oldest
+	// Share is the lane's percent of the calls execute's lanes delivered:
+	// since the last sample when one is at most rateWindow old (Recent),
+	// else since the lanes were applied.
+	Share  float64
+	Recent bool
 }
 
 // overviewCache computes a snapshot at most once a second, however many
@@ -60,6 +72,7 @@ type overviewCache struct {
 	mu   sync.Mutex
 	last *overview
 	prev map[string]ackSample
+	exec map[int]ackSample // each tenant lane's calls delivered to execute, for its recent share
 	hist *histSample
 }
 
@@ -121,6 +134,11 @@ func (c *overviewCache) compute(ctx context.Context, now time.Time) *overview {
 			}
 		}
 	}
+	if ls, err := metrics.JetStreamTenantLanes(c.s.cfg.JS, gateHops)(ctx); err != nil {
+		ov.Errors = append(ov.Errors, "fairness lanes: "+shortErr(err))
+	} else {
+		ov.Tenants = c.tenantRows(ls, now)
+	}
 	if err := c.s.deadLetterCounts(ctx, ov); err != nil {
 		ov.Errors = append(ov.Errors, "dead letters: "+shortErr(err))
 	}
@@ -128,6 +146,51 @@ func (c *overviewCache) compute(ctx context.Context, now time.Time) *overview {
 		ov.Errors = append(ov.Errors, "approvals: "+shortErr(err))
 	}
 	return ov
+}
+
+// gateHops are the streams whose messages the console reads for a lane's
+// oldest waiting input: the gates' hops, never the producers' input.
+func gateHops(stream string) bool {
+	return stream == streams.StreamGates || stream == streams.StreamExecute
+}
+
+// tenantRows adds each lane's share of execute: of the calls delivered to execute
+// since the previous sample when it is recent and every lane has one, else
+// since the lanes were applied.
+func (c *overviewCache) tenantRows(ls []metrics.TenantLane, now time.Time) []tenantRow {
+	if c.exec == nil {
+		c.exec = map[int]ackSample{}
+	}
+	recent := true
+	var total, totalRecent uint64
+	for _, l := range ls {
+		total += l.Delivered
+		p, ok := c.exec[l.Lane]
+		if !ok || now.Sub(p.at) > rateWindow || !now.After(p.at) || l.Delivered < p.floor {
+			recent = false
+			continue
+		}
+		totalRecent += l.Delivered - p.floor
+	}
+	recent = recent && totalRecent > 0
+	out := make([]tenantRow, 0, len(ls))
+	for _, l := range ls {
+		r := tenantRow{TenantLane: l, Recent: recent}
+		if !l.Oldest.IsZero() {
+			r.Waited = max(now.Sub(l.Oldest), 0)
+		}
+		switch {
+		case recent:
+			r.Share = 100 * float64(l.Delivered-c.exec[l.Lane].floor) / float64(totalRecent)
+		case total > 0:
+			r.Share = 100 * float64(l.Delivered) / float64(total)
+		}
+		out = append(out, r)
+	}
+	for _, l := range ls {
+		c.exec[l.Lane] = ackSample{floor: l.Delivered, at: now}
+	}
+	return out
 }
 
 // deadLetterCounts reads the dead-letter stream's subjects

@@ -45,6 +45,10 @@ func metricFamilies() ([]metricFamily, error) {
 		return []metrics.ExecutorGroup{{Group: "g", InFlight: 1, Queue: 1, Circuit: metrics.CircuitOpen}}, nil
 	})
 	defer stopG()
+	stopT := m.WatchTenantLanes(func(context.Context) ([]metrics.TenantLane, error) {
+		return []metrics.TenantLane{{Tenants: []string{"t"}, Backlog: 2, Batch: 1, Oldest: time.Unix(1, 0)}}, nil
+	})
+	defer stopT()
 	m.KnownTools(func() []string { return []string{"t"} })
 	m.LimitEvent("l", "charged", 0.5)
 	m.CircuitTransition("g", metrics.CircuitOpen)

@@ -19,7 +19,8 @@ const maxApprovalsScan = 10000
 // watchCluster reports, on m's scrapes, what the operator alerts on beyond
 // this process's own counters: each stage's consumer and the age of its
 // oldest unacknowledged message, each executor group's durable (in flight,
-// queue, circuit), the dead letters stored, and the pending approvals. What this process's NATS user may not read is left out.
+// queue, circuit), each listed tenant's lane (backlog, oldest waiting), the
+// dead letters stored, and the pending approvals. What this process's NATS user may not read is left out.
 func watchCluster(m *metrics.Metrics, stages []string, js jetstream.JetStream, may mayFunc) (stop func()) {
 	var first metrics.FirstPending
 	all := true
@@ -34,6 +35,9 @@ func watchCluster(m *metrics.Metrics, stages []string, js jetstream.JetStream, m
 	if may(api("STREAM.INFO", streams.StreamExecute), api("CONSUMER.LIST", streams.StreamExecute)) {
 		stops = append(stops, m.WatchExecutorGroups(metrics.JetStreamExecutorGroups(js)))
 	}
+	if mayReadLanes(may) {
+		stops = append(stops, m.WatchTenantLanes(metrics.JetStreamTenantLanes(js, nil)))
+	}
 	if may(api("STREAM.INFO", streams.StreamDLQ)) {
 		stops = append(stops, m.WatchDeadLetters(dlqCounts(js)))
 	}
@@ -45,6 +49,19 @@ func watchCluster(m *metrics.Metrics, stages []string, js jetstream.JetStream, m
 			f()
 		}
 	}
+}
+
+// mayReadLanes reports whether may lists and reads the durables of the
+// fairness lanes (metrics.JetStreamTenantLanes): their streams' info,
+// consumers and messages (a denied request would wait for its timeout on
+// every scrape).
+func mayReadLanes(may mayFunc) bool {
+	for _, s := range []string{streams.StreamOf(streams.Accumulate), streams.StreamGates, streams.StreamExecute} {
+		if !may(api("STREAM.INFO", s), api("CONSUMER.LIST", s), api("STREAM.MSG.GET", s)) {
+			return false
+		}
+	}
+	return true
 }
 
 // dlqCounts counts the dead-letter stream's letters per subject.

@@ -28,14 +28,15 @@ type responseStory struct {
 
 // Status prints a call's whole story (status CALL-ID), a response's
 // calls and stream (status RESPONSE-ID), or without an operand the
-// overview: each executor group's concurrency in use, queue and circuit.
+// overview: each executor group's concurrency in use, queue and circuit,
+// and with a tenant list each listed tenant's lane (status_groups.go).
 func Status(args []string) error { return RunStatus(os.Stdout, args) }
 
 // RunStatus is status writing to w.
 func RunStatus(w io.Writer, args []string) error {
 	fs := cmdutil.WithUsage(flag.NewFlagSet("status", flag.ContinueOnError), "status", "")
 	url := cmdutil.NATSFlag(fs)
-	asJSON := fs.Bool("json", false, "print one JSON object: {status, waiting, result} for a call; {response_id, calls, result, stream} for a response; {executor_groups} without an operand")
+	asJSON := fs.Bool("json", false, "print one JSON object: {status, waiting, result} for a call; {response_id, calls, result, stream} for a response; {executor_groups, tenants} without an operand")
 	idle := idleFlag(fs)
 	ops, err := cmdutil.ParseFlags(fs, args)
 	if err != nil {

@@ -18,6 +18,18 @@ import (
 // info, which every execute replica shares: no store of its own.
 type overview struct {
 	ExecutorGroups []groupView `json:"executor_groups"`
+	// Tenants are the fairness lanes of the tenant list (issue 37), none
+	// without one: each listed tenant's backlog, its oldest waiting input
+	// and its share of execute.
+	Tenants []tenantView `json:"tenants"`
+}
+
+// tenantView is one lane of listed tenants as status shows it.
+type tenantView struct {
+	metrics.TenantLane
+	// Share is the lane's percent of the calls execute's lanes delivered
+	// since they were applied.
+	Share float64 `json:"share_of_execute_pct"`
 }
 
 // groupView is one group as status shows it.
@@ -45,11 +57,59 @@ func readOverview(ctx context.Context, js jetstream.JetStream) (overview, error)
 		}
 		ov.ExecutorGroups = append(ov.ExecutorGroups, v)
 	}
+	ls, err := metrics.JetStreamTenantLanes(js, nil)(ctx)
+	if err != nil {
+		return overview{}, fmt.Errorf("status: reading the fairness lanes: %w", err)
+	}
+	ov.Tenants = tenantViews(ls)
 	return ov, nil
 }
 
-// printOverview writes ov as a table.
+// tenantViews adds each lane's share of what execute's lanes delivered.
+func tenantViews(ls []metrics.TenantLane) []tenantView {
+	var total uint64
+	for _, l := range ls {
+		total += l.Delivered
+	}
+	out := []tenantView{}
+	for _, l := range ls {
+		v := tenantView{TenantLane: l}
+		if total > 0 {
+			v.Share = 100 * float64(l.Delivered) / float64(total)
+		}
+		out = append(out, v)
+	}
+	return out
+}
+
+// printTenants writes the lanes of the tenant list as a table.
+func printTenants(w io.Writer, ts []tenantView, now time.Time) error {
+	if len(ts) == 0 {
+		return nil
+	}
+	fmt.Fprintf(w, "tenants (%d fairness lanes of the tenant list):\n", len(ts))
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "  TENANT\tLANE\tBACKLOG\tOF WHICH BATCH\tOLDEST WAITING\tDELIVERED\tSHARE OF EXECUTE")
+	for _, t := range ts {
+		oldest := "-"
+		if !t.Oldest.IsZero() {
+			oldest = max(now.Sub(t.Oldest), 0).Round(time.Millisecond).String()
+		}
+		fmt.Fprintf(tw, "  %s\t%d\t%d\t%d\t%s\t%d\t%.1f%%\n", strings.Join(t.Tenants, ", "), t.Lane, t.Backlog, t.Batch, oldest, t.Delivered, t.Share)
+	}
+	return tw.Flush()
+}
+
+// printOverview writes ov as tables.
 func printOverview(w io.Writer, ov overview, now time.Time) error {
+	if err := printGroups(w, ov, now); err != nil {
+		return err
+	}
+	return printTenants(w, ov.Tenants, now)
+}
+
+// printGroups writes the executor groups.
+func printGroups(w io.Writer, ov overview, now time.Time) error {
 	if len(ov.ExecutorGroups) == 0 {
 		_, err := fmt.Fprintln(w, "executor groups: none yet (a group appears when execute runs with a tool that names it; `toolgate tools ls` shows each tool's group)")
 		return err

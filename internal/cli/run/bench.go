@@ -15,6 +15,7 @@ import (
 	"github.com/toolgate/toolgate/internal/bench"
 	"github.com/toolgate/toolgate/internal/bench/benchrig"
 	"github.com/toolgate/toolgate/internal/stage"
+	"github.com/toolgate/toolgate/streams"
 
 	"github.com/toolgate/toolgate/internal/cli/cmdutil"
 )
@@ -37,6 +38,7 @@ func BenchCmd(args []string) error {
 	hops := fs.String("hop-encoding", "binary", "how envelopes travel between gates: binary or json (to compare the two)")
 	neighbour := fs.Int("neighbour", 0, "instead of the steps: the noisy-neighbour and priority scenarios (issue 37) with a burst of this many calls (30000 for the goals), tenants noisy and quiet")
 	quietRate := fs.Float64("quiet-rate", 20, "with --neighbour: the quiet tenant's calls per second")
+	tenants := fs.String("tenants", "", "the pipeline's tenant list (fairness lanes on, as toolgate up --tenants), comma separated; the steps' calls are the first tenant's: what fair shares cost per call (issue 37)")
 	ops, err := cmdutil.ParseFlags(fs, args)
 	if err != nil {
 		return err
@@ -67,14 +69,19 @@ func BenchCmd(args []string) error {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	rig, err := benchrig.Start(benchrig.Options{Dir: dir, RedisURL: *redisURL, ToolsFile: *tools, JSONHops: jsonHops})
+	fair := streams.Fair{Tenants: stage.SplitList(*tenants)}
+	tenant := ""
+	if len(fair.Tenants) > 0 {
+		tenant = fair.Tenants[0]
+	}
+	rig, err := benchrig.Start(benchrig.Options{Dir: dir, RedisURL: *redisURL, ToolsFile: *tools, JSONHops: jsonHops, Fair: fair})
 	if err != nil {
 		return err
 	}
 	defer rig.Close()
 	ctx := context.Background()
 	rep := bench.Report{Machine: bench.Machine(), Started: time.Now().UTC(), Settings: map[string]any{
-		"n": *n, "size": *size, "half_s": half.Seconds(), "rate": *offered, "scenarios": *scenarioList, "tools": *tools, "hop_encoding": *hops}}
+		"n": *n, "size": *size, "half_s": half.Seconds(), "rate": *offered, "scenarios": *scenarioList, "tools": *tools, "hop_encoding": *hops, "tenants": *tenants}}
 
 	fmt.Printf("machine: %s\n", rep.Machine)
 	fmt.Printf("1/4 ceiling: %d messages of %d B through %d chained JetStream hops (file storage, fetch batch 100, async publish), in each layout of %s, twice in the order A B B A\n", *n, *size, bench.Hops, layoutNames())
@@ -95,7 +102,7 @@ func BenchCmd(args []string) error {
 	}
 	u0, r0 := bench.Self(), bench.ProcCPU(rig.RedisPID)
 	rig.Metrics.TakeLongestGaps() // only what each step saw
-	full, err := bench.Load(ctx, rig.NC, rig.JS, "bench-max-", *n, 0)
+	full, _, err := bench.LoadAs(ctx, rig.NC, rig.JS, tenant, "bench-max-", *n, 0)
 	stopProfile()
 	if err != nil {
 		return err
@@ -120,7 +127,7 @@ func BenchCmd(args []string) error {
 	gc0 := bench.ReadGC()
 	u2, r2 := bench.Self(), bench.ProcCPU(rig.RedisPID)
 	rig.Metrics.TakeLongestGaps()
-	paced, breakdown, err := bench.LoadWithBreakdown(ctx, rig.NC, rig.JS, "bench-half-", halfN, rep.Tail.OfferedRate)
+	paced, breakdown, err := bench.LoadAs(ctx, rig.NC, rig.JS, tenant, "bench-half-", halfN, rep.Tail.OfferedRate)
 	if err != nil {
 		return err
 	}
