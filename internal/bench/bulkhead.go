@@ -316,16 +316,7 @@ func (b Bulkhead) Run(ctx context.Context, nc *nats.Conn, js jetstream.JetStream
 	if err := <-otherErr; err != nil {
 		return f, err
 	}
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
-		mu.Lock()
-		missing := len(sent) - len(got)
-		mu.Unlock()
-		if missing == 0 {
-			break
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	awaitOutcomes(&mu, sent, got, 30*time.Second)
 	mu.Lock()
 	defer mu.Unlock()
 	f.OtherAlone, f.OtherDuring = Stats{Name: OtherTool + " alone"}, Stats{Name: OtherTool + " during"}

@@ -138,17 +138,7 @@ func (n Neighbour) Run(ctx context.Context, nc *nats.Conn, js jetstream.JetStrea
 	if err := <-quietErr; err != nil {
 		return NeighbourFigures{}, err
 	}
-	// What is still on its way gets a moment.
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
-		mu.Lock()
-		missing := len(sent) - len(got)
-		mu.Unlock()
-		if missing == 0 {
-			break
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	awaitOutcomes(&mu, sent, got, 30*time.Second)
 	mu.Lock()
 	defer mu.Unlock()
 	f := NeighbourFigures{QuietAlone: Stats{Name: "quiet tenant alone"}, QuietDuring: Stats{Name: "quiet tenant during the burst"}, Burst: Stats{Name: "burst", Count: n.Burst}, Twice: twice}
@@ -179,4 +169,20 @@ func maxTime(a, b time.Time) time.Time {
 		return b
 	}
 	return a
+}
+
+// awaitOutcomes gives what is still on its way a moment: it returns once
+// every response sent has its outcome in got, or after within. sent and
+// got are guarded by mu.
+func awaitOutcomes(mu *sync.Mutex, sent, got map[string]time.Time, within time.Duration) {
+	deadline := time.Now().Add(within)
+	for time.Now().Before(deadline) {
+		mu.Lock()
+		missing := len(sent) - len(got)
+		mu.Unlock()
+		if missing == 0 {
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }
