@@ -12,6 +12,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/toolgate/toolgate/internal/kvcas"
 	"github.com/toolgate/toolgate/streams"
 )
 
@@ -108,22 +109,12 @@ func (s *Store) Update(ctx context.Context, r Record, rev uint64) (uint64, error
 	}
 	nrev, err := s.kv.Update(ctx, r.CallID, data, rev)
 	if err != nil {
-		if isWrongSequence(err) {
+		if kvcas.Conflict(err) {
 			return 0, ErrConflict
 		}
 		return 0, fmt.Errorf("approval: update %s: %w", r.CallID, err)
 	}
 	return nrev, nil
-}
-
-// isWrongSequence reports a compare-and-set conflict, whichever code the
-// stream reported it with.
-func isWrongSequence(err error) bool {
-	var apiErr *jetstream.APIError
-	if errors.As(err, &apiErr) && (apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence || apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequenceConstant) {
-		return true
-	}
-	return errors.Is(err, jetstream.ErrKeyRevisionMismatch)
 }
 
 // Decide moves the pending record of callID to state (Approved or Denied)
@@ -211,7 +202,7 @@ func (s *Store) Keys(ctx context.Context) ([]string, error) {
 // Delete removes a record at revision rev.
 func (s *Store) Delete(ctx context.Context, callID string, rev uint64) error {
 	if err := s.kv.Delete(ctx, callID, jetstream.LastRevision(rev)); err != nil {
-		if isWrongSequence(err) {
+		if kvcas.Conflict(err) {
 			return ErrConflict
 		}
 		return fmt.Errorf("approval: delete %s: %w", callID, err)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/toolgate/toolgate/internal/kvcas"
 	"github.com/toolgate/toolgate/internal/limit"
 )
 
@@ -98,21 +99,11 @@ func (s *KV) logOp(ctx context.Context, c limit.Charge, fn func(l *kvLog, now in
 		if err == nil {
 			return nil
 		}
-		if !errors.Is(err, jetstream.ErrKeyExists) && !isWrongSequence(err) {
+		if !kvcas.Conflict(err) {
 			return fmt.Errorf("idem: kv limit: %w", err)
 		}
 	}
 	return fmt.Errorf("idem: kv limit %s: %d compare-and-set conflicts in a row", c.Limit, casTries)
-}
-
-// isWrongSequence reports a compare-and-set that lost to another writer,
-// in either of the forms a server gives: on a clustered stream, a write
-// whose expected last sequence names a subject another write is still
-// being replicated on is refused with the constant form (10164, no
-// sequence in its text), which jetstream.ErrKeyExists does not match.
-func isWrongSequence(err error) bool {
-	var ae *jetstream.APIError
-	return errors.As(err, &ae) && (ae.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence || ae.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequenceConstant)
 }
 
 // conflictPause waits a random moment, growing with the tries up to 20 ms,
