@@ -3,6 +3,7 @@ package console
 import (
 	"context"
 	"errors"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -57,10 +58,12 @@ func TestOverview_shows_each_listed_tenants_backlog_and_share(t *testing.T) {
 	var body string
 	_ = testenv.Poll(5*time.Second, 50*time.Millisecond, func() error {
 		code, body = r.get(Prefix)
-		if code == 200 && strings.Contains(body, `data-testid="tenants"`) {
+		// the server acknowledges a publish before it counts it pending
+		// for the lanes' durables: wait until the noisy lane's backlog is in
+		if code == 200 && strings.Contains(body, `data-testid="tenants"`) && strings.Contains(body, `<td>noisy</td><td class="num">`+strconv.Itoa(noisy)+`</td><td class="num">5</td>`) {
 			return nil
 		}
-		return errors.New("no tenants yet")
+		return errors.New("no tenants' backlog yet")
 	})
 	if code != 200 {
 		t.Fatalf("overview: %d", code)

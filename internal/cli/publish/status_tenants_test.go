@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -67,10 +69,19 @@ func TestStatus_overview_shows_each_listed_tenants_backlog_and_share(t *testing.
 	fetch(streams.LaneToken(noisy, false), 3)
 	fetch(streams.LaneToken(quiet, false), 1)
 
+	// the server acknowledges a publish (and an ack) before it counts it
+	// for the durables: read until the backlogs are in, then check all
 	var out bytes.Buffer
-	if err := RunStatus(&out, []string{"--nats", srv.ClientURL()}); err != nil {
-		t.Fatal(err)
-	}
+	_ = testenv.Poll(5*time.Second, 50*time.Millisecond, func() error {
+		out.Reset()
+		if err := RunStatus(&out, []string{"--nats", srv.ClientURL()}); err != nil {
+			return err
+		}
+		if !regexp.MustCompile(`(?m)^\s*noisy\s+\S+\s+4\s`).MatchString(out.String()) || !regexp.MustCompile(`(?m)^\s*quiet\s+\S+\s+0\s`).MatchString(out.String()) {
+			return errors.New("backlogs not counted yet")
+		}
+		return nil
+	})
 	text := out.String()
 	if !strings.Contains(text, "tenants (2 fairness lanes of the tenant list)") || strings.Contains(text, "stranger") {
 		t.Fatalf("overview:\n%s", text)
