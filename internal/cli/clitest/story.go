@@ -137,13 +137,25 @@ type ToolCall struct{ ID, Name, Args string }
 // producer does, under response id rid.
 func (r *StoryRig) Publish(t *testing.T, rid string, calls ...ToolCall) {
 	t.Helper()
+	r.PublishAs(t, "", rid, calls...)
+}
+
+// PublishAs is Publish as tenant's producer: on the tenant's own subject
+// (the rig's server is open, so anyone may), the shared one when tenant is
+// empty.
+func (r *StoryRig) PublishAs(t *testing.T, tenant, rid string, calls ...ToolCall) {
+	t.Helper()
 	var tcs []map[string]any
 	for _, c := range calls {
 		tcs = append(tcs, map[string]any{"id": c.ID, "type": "function", "function": map[string]any{"name": c.Name, "arguments": c.Args}})
 	}
 	body, _ := json.Marshal(map[string]any{"id": "chatcmpl-" + rid, "object": "chat.completion", "model": "gpt-test",
 		"choices": []any{map[string]any{"index": 0, "finish_reason": "tool_calls", "message": map[string]any{"role": "assistant", "content": nil, "tool_calls": tcs}}}})
-	m := nats.NewMsg(streams.SubjectInResponse)
+	subject := streams.SubjectInResponse
+	if tenant != "" {
+		subject = streams.InTenantResponse(tenant)
+	}
+	m := nats.NewMsg(subject)
 	m.Header.Set(streams.HeaderProvider, "openai-chat")
 	m.Header.Set(streams.HeaderResponseID, rid)
 	m.Data = body

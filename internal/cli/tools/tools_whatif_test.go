@@ -207,6 +207,10 @@ func TestWhatIf_counts_equal_a_real_apply_and_republish(t *testing.T) {
 
 	// The change, for real: the same calls again under the new definitions.
 	clitest.ApplyTools(t, r.JS, "tools.yaml", whatIfNew)
+	untilGatesFollow(t, r, // validate, business and policy
+		probe{clitest.ToolCall{ID: "p1", Name: "get_weather", Args: `{"city":"Rio de Janeiro"}`}, call.SchemaInvalid},
+		probe{clitest.ToolCall{ID: "p2", Name: "transfer_funds", Args: `{"amount":5000}`}, call.BusinessInvalid},
+		probe{clitest.ToolCall{ID: "p3", Name: "transfer_funds", Args: `{"amount":700}`}, call.ApprovalRequired})
 	var again []string
 	for i, c := range whatIfDay {
 		rid := fmt.Sprintf("again-%d", i)
@@ -228,6 +232,38 @@ func TestWhatIf_counts_equal_a_real_apply_and_republish(t *testing.T) {
 			t.Errorf("report lacks %q:\n%s", w, strings.Join(got, "\n"))
 		}
 	}
+}
+
+// probe is a call published to learn whether the gates follow an apply,
+// and the status (or refusal class) it ends with once they do.
+type probe struct {
+	call clitest.ToolCall
+	want call.Status
+}
+
+// untilGatesFollow waits until the gates run the definitions just applied:
+// every replica follows the tools bucket on its own watch, so a call
+// published the moment after an apply may still meet the old ones (its
+// record names the revision it ran under). Each probe — one per gate the
+// change touches — is published, on tenant "probe"'s subject so no limit of the
+// calls under test is charged, until it ends the new way; the calls under
+// test come after.
+func untilGatesFollow(t *testing.T, r *clitest.StoryRig, probes ...probe) {
+	t.Helper()
+	n := 0
+	testenv.Eventually(t, 30*time.Second, 20*time.Millisecond, func() error {
+		for _, p := range probes {
+			n++
+			rid := fmt.Sprintf("probe-%d", n)
+			r.PublishAs(t, "probe", rid, p.call)
+			key := call.Key("probe", rid)
+			rec := settled(t, r.JS, []string{key})[key]
+			if rec.Fate.Class != p.want && rec.Status != p.want {
+				return fmt.Errorf("%s %s ended %s (%s): a gate still runs the old definitions", p.call.Name, p.call.Args, rec.Status, rec.Fate.Class)
+			}
+		}
+		return nil
+	})
 }
 
 // TestWhatIf_hostile_records_are_counted_not_fatal: a status record that is
@@ -403,6 +439,9 @@ func TestWhatIf_limit_counts_equal_a_real_apply_and_republish(t *testing.T) {
 		t.Fatalf("exit %d, refused %d: want %d and 3 refused by the limits\n%s", exit, rep.Refused, exitWhatIfRefused, text)
 	}
 	clitest.ApplyTools(t, r.JS, "tools.yaml", whatIfLimits)
+	untilGatesFollow(t, r, // execute: both limits charged (tenant "probe" has its own counters)
+		probe{clitest.ToolCall{ID: "p1", Name: "transfer_funds", Args: `{"amount":1001}`}, call.LimitExceeded},
+		probe{clitest.ToolCall{ID: "p2", Name: "get_weather", Args: `{"city":"Bern"}`}, call.LimitExceeded})
 	again, after := send("lagain")
 	got, exp := rep.lines(), happened(t, rids, again, before, after)
 	if strings.Join(got, "\n") != strings.Join(exp, "\n") {
