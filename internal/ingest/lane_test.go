@@ -100,6 +100,12 @@ func TestLane_two_tenants_streams_under_one_id_are_two_streams(t *testing.T) {
 		return nil
 	})
 	r.settled(t)
+	testenv.Eventually(t, 5*time.Second, 10*time.Millisecond, func() error { // the parse durable delivers to the test on its own
+		if len(r.parsedFor(rid)) == 0 {
+			return fmt.Errorf("nothing at parse yet")
+		}
+		return nil
+	})
 	got := r.parsedFor(rid)
 	if len(got) != 1 || got[0].CallID != "victim="+rid+"-0" || !strings.Contains(string(got[0].RawArguments), "Bergen") {
 		t.Fatalf("parse got %+v, want victim's call alone", got)

@@ -176,16 +176,28 @@ func TestResponse_id_reused_with_other_content_is_refused(t *testing.T) {
 			t.Fatalf("the second content reached parse: %s", e.RawArguments)
 		}
 	}
+	// The parse durable and the results' consumer deliver to the test on
+	// their own: read until both are in (the counts are then checked as
+	// they stay).
+	conflicts := func() int {
+		n := 0
+		for _, res := range r.resultsFor(rid) {
+			if res.Status == call.ResponseIDConflict {
+				n++
+			}
+		}
+		return n
+	}
+	testenv.Eventually(t, 5*time.Second, 10*time.Millisecond, func() error {
+		if n, c := len(r.parsedFor(rid)), conflicts(); n < 1 || c < 1 {
+			return fmt.Errorf("%d envelopes at parse and %d response_id_conflict results so far", n, c)
+		}
+		return nil
+	})
 	if n := len(r.parsedFor(rid)); n != 1 { // the duplicate's envelope is de-duplicated by its message id
 		t.Fatalf("%d envelopes at parse, want 1", n)
 	}
-	var conflict []resultMsg
-	for _, res := range r.resultsFor(rid) {
-		if res.Status == call.ResponseIDConflict {
-			conflict = append(conflict, res)
-		}
-	}
-	if len(conflict) != 1 {
+	if conflicts() != 1 {
 		t.Fatalf("results %+v, want one response_id_conflict", r.resultsFor(rid))
 	}
 }
@@ -275,6 +287,12 @@ func TestAccumulate_identity_comes_only_from_the_token(t *testing.T) {
 		t.Fatalf("request %+v, want the token's identity, verified", req)
 	}
 	for _, rid := range []string{"no-token", "bad-token"} {
+		testenv.Eventually(t, 5*time.Second, 10*time.Millisecond, func() error { // delivered to the test on its own
+			if len(r.resultsFor(rid)) == 0 {
+				return fmt.Errorf("%s: no result yet", rid)
+			}
+			return nil
+		})
 		res := r.resultsFor(rid)
 		if len(res) != 1 || res[0].Status != call.Rejected || !strings.Contains(res[0].Errors[0], CodeIdentityInvalid) {
 			t.Fatalf("%s: results %+v, want one rejected identity_invalid", rid, res)
