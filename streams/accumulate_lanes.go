@@ -17,28 +17,40 @@ import (
 // Accumulate's fairness lanes (issue 37). TOOLGATE_IN is a limits stream
 // that keeps what producers published under their own subjects (claims,
 // read-backs and evidence use them), so its lanes are not subjects: each
-// lane index that carries a listed tenant has a durable, accumulate_<idx>,
-// whose filters are those tenants' own subjects (toolgate.in.t.<tenant>.>).
-// The main durable keeps reading every subject (the legacy shared subjects
-// and tenants not listed) and acknowledges, without handling, what a lane
-// owns: a listed tenant's input stored at or after the sequence its lane
-// started owning it (AccumulateOwner). A stream's events share their
-// tenant's subject, so they stay in one lane.
+// lane index that carries a listed tenant has two durables, accumulate_<idx>
+// for those tenants' interactive input (toolgate.in.t.<tenant>.response
+// and .stream.>) and accumulate_<idx>b for their batch responses
+// (toolgate.in.t.<tenant>.batch), read as one lane group, interactive
+// first, batch keeping its floor (worker.Share), as the gate stages' lanes
+// are. The main durable keeps reading every subject (the legacy shared
+// subjects, tenants not listed, anything else under a tenant's prefix) and
+// acknowledges, without handling, what a lane owns: a listed tenant's input
+// stored at or after the sequence its lane started owning it
+// (AccumulateOwner). A stream's events share their tenant's subject, so
+// they stay in one lane.
 //
 // A lane starts owning a tenant at the stream's next sequence when it is
 // applied (the key AccumulateStartKey+tenant in the lane durable's
-// metadata, kept across applies): what was stored before is the main
-// durable's, so nothing is handled twice when a list is turned on or a
-// tenant added. A tenant taken off the list should have no accumulate
-// backlog (docs/fairness.md): the main durable skipped what its lane had.
+// metadata, kept across applies; each of the two durables has its own):
+// what was stored before is the main durable's, so nothing is handled
+// twice when a list is turned on, a tenant added, or the batch durables
+// added to lanes that had none (a .batch input stored before its batch
+// durable existed is the main durable's). A tenant taken off the list
+// should have no accumulate backlog (docs/scaling.md): the main durable
+// skipped what its lane had.
 
 // AccumulateStartKey prefixes the metadata key, in an accumulate lane
 // durable, of the stream sequence from which the lane owns a tenant's
 // input (its subject token follows).
 const AccumulateStartKey = "toolgate_from_"
 
-// AccumulateLane is the durable of accumulate's lane index idx.
+// AccumulateLane is the durable of accumulate's lane index idx for its
+// tenants' interactive input (their .response and .stream subjects).
 func AccumulateLane(idx int) string { return Accumulate + "_" + strconv.Itoa(idx) }
+
+// AccumulateBatchLane is the durable of accumulate's lane index idx for its
+// tenants' batch responses (wire.InTenantBatch).
+func AccumulateBatchLane(idx int) string { return AccumulateLane(idx) + "b" }
 
 // accumulateLaneTenants maps each lane index that carries a listed tenant
 // to those tenants' subject tokens, in list order.
@@ -60,9 +72,10 @@ func (f Fair) accumulateLaneTenants() map[int][]string {
 	return out
 }
 
-// accumulateLaneConsumers are accumulate's lane durables: one per lane
-// index that carries a listed tenant, filtering on those tenants' subjects,
-// with the limits of the main durable.
+// accumulateLaneConsumers are accumulate's lane durables: for each lane
+// index that carries a listed tenant, its interactive durable (filtering on
+// those tenants' whole-response and stream subjects) and its batch durable
+// (on their batch subjects), with the limits of the main durable.
 func (s Settings) accumulateLaneConsumers(st Stage) []Consumer {
 	lanes := s.Fair.accumulateLaneTenants()
 	var out []Consumer
@@ -71,27 +84,31 @@ func (s Settings) accumulateLaneConsumers(st Stage) []Consumer {
 		c.Name = AccumulateLane(idx)
 		c.Subject = ""
 		c.Subjects = nil
+		b := c
+		b.Name = AccumulateBatchLane(idx)
 		for _, tok := range lanes[idx] {
-			c.Subjects = append(c.Subjects, wire.InTenantPrefix+tok+".>")
+			c.Subjects = append(c.Subjects, wire.InTenantPrefix+tok+".response", wire.InTenantPrefix+tok+".stream.>")
+			b.Subjects = append(b.Subjects, wire.InTenantPrefix+tok+"."+wire.InTenantBatchRest)
 		}
 		c.Description = "toolgate accumulate gate, lane " + strconv.Itoa(idx) + ": " + strings.Join(lanes[idx], ", ")
-		c.FromNow = true
-		out = append(out, c)
+		b.Description = "toolgate accumulate gate, lane " + strconv.Itoa(idx) + " batch: " + strings.Join(lanes[idx], ", ")
+		c.FromNow, b.FromNow = true, true
+		out = append(out, c, b)
 	}
 	return out
 }
 
 // accumulateLaneGroups are accumulate's fairness keys: the main durable,
-// then each lane durable with its lane's weight.
+// then each lane index's interactive and batch durables with its lane's
+// weight and the batch floor.
 func (s Settings) accumulateLaneGroups(st Stage) []LaneGroup {
-	lanes := s.accumulateLaneConsumers(st)
+	lanes := s.Fair.accumulateLaneTenants()
 	if len(lanes) == 0 {
 		return nil
 	}
 	out := []LaneGroup{{Durables: []string{st.Consumer.Name}, Weight: 1}}
-	for _, c := range lanes {
-		idx, _ := strconv.Atoi(strings.TrimPrefix(c.Name, Accumulate+"_"))
-		out = append(out, LaneGroup{Durables: []string{c.Name}, Weight: s.Fair.LaneWeight(idx)})
+	for _, idx := range slices.Sorted(maps.Keys(lanes)) {
+		out = append(out, LaneGroup{Durables: []string{AccumulateLane(idx), AccumulateBatchLane(idx)}, Weight: s.Fair.LaneWeight(idx), Floor: s.Fair.Floor()})
 	}
 	return out
 }
@@ -142,16 +159,21 @@ func ensureFromNow(ctx context.Context, js jetstream.JetStream, s Settings, c Co
 	return nil
 }
 
-// tenantOfFilter is the tenant token of a lane filter toolgate.in.t.<tok>.>.
+// tenantOfFilter is the tenant token of a lane filter
+// toolgate.in.t.<tok>.<rest> (.response, .stream.>, .batch, and .> as
+// applied before the batch durables).
 func tenantOfFilter(f string) string {
-	return strings.TrimSuffix(strings.TrimPrefix(f, wire.InTenantPrefix), ".>")
+	tok, _, _ := wire.SplitInTenant(f)
+	return tok
 }
 
 // AccumulateOwner tells accumulate's worker which of its inputs a lane
 // owns. Built from the lane durables as the server has them.
 type AccumulateOwner struct {
-	lane map[string]string // tenant token -> lane durable
-	from map[string]uint64 // tenant token -> first sequence the lane owns
+	lane  map[string]string // tenant token -> interactive lane durable
+	from  map[string]uint64 // tenant token -> first sequence it owns
+	batch map[string]string // tenant token -> batch lane durable
+	bfrom map[string]uint64 // tenant token -> first sequence it owns
 }
 
 // ReadAccumulateOwner reads the lane durables of s from the server; none
@@ -162,20 +184,24 @@ func ReadAccumulateOwner(ctx context.Context, js jetstream.JetStream, s Settings
 	if len(lanes) == 0 {
 		return nil, nil
 	}
-	o := &AccumulateOwner{lane: map[string]string{}, from: map[string]uint64{}}
+	o := &AccumulateOwner{lane: map[string]string{}, from: map[string]uint64{}, batch: map[string]string{}, bfrom: map[string]uint64{}}
 	for _, c := range lanes {
 		cons, err := js.Consumer(ctx, c.Stream, c.Name)
 		if err != nil {
-			return nil, fmt.Errorf("streams: accumulate lane %s: %w", c.Name, err)
+			return nil, fmt.Errorf("streams: accumulate lane %s: %w (apply the streams again)", c.Name, err)
 		}
 		md := cons.CachedInfo().Config.Metadata
+		lane, from := o.lane, o.from
+		if strings.HasSuffix(c.Name, "b") {
+			lane, from = o.batch, o.bfrom
+		}
 		for _, f := range c.Subjects {
 			tok := tenantOfFilter(f)
 			n, err := strconv.ParseUint(md[AccumulateStartKey+tok], 10, 64)
 			if err != nil {
 				return nil, fmt.Errorf("streams: accumulate lane %s has no start for tenant %s: apply the streams again", c.Name, tok)
 			}
-			o.lane[tok], o.from[tok] = c.Name, n
+			lane[tok], from[tok] = c.Name, n
 		}
 	}
 	return o, nil
@@ -184,19 +210,37 @@ func ReadAccumulateOwner(ctx context.Context, js jetstream.JetStream, s Settings
 // Skip reports whether durable's input on subject at stream sequence seq is
 // not durable's to handle: on the main durable, what a lane owns; on a
 // lane, what was stored before it owned the tenant (the main durable
-// handled that).
+// handled that). A tenant's .response and .stream.<id> input is its
+// interactive lane's, its .batch input its batch lane's, each from its own
+// start; anything else under the tenant's prefix is no lane's (the main
+// durable refuses it). The interactive lane leaves a .batch input it still
+// holds from before the batch durable existed (it then read the tenant's
+// every subject) to the main durable or the batch lane.
 func (o *AccumulateOwner) Skip(durable, subject string, seq uint64) bool {
 	if o == nil {
 		return false
 	}
-	tok, _, ok := wire.SplitInTenant(subject)
+	tok, rest, ok := wire.SplitInTenant(subject)
 	if !ok {
 		return false // a legacy subject: the main durable's
 	}
-	lane, listed := o.lane[tok]
-	owned := listed && seq >= o.from[tok]
-	if durable == Accumulate {
-		return owned
+	lanes, froms := o.lane, o.from
+	switch {
+	case rest == wire.InTenantBatchRest:
+		lanes, froms = o.batch, o.bfrom
+	case rest == "response" || strings.HasPrefix(rest, "stream."):
+	default: // no ingest subject: the main durable's, to refuse
+		return durable != Accumulate
 	}
-	return lane == durable && !owned
+	lane, listed := lanes[tok]
+	owned := listed && seq >= froms[tok]
+	switch {
+	case durable == Accumulate:
+		return owned
+	case lane == durable:
+		return !owned
+	case rest == wire.InTenantBatchRest && o.lane[tok] == durable:
+		return true
+	}
+	return false
 }

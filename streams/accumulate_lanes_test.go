@@ -5,9 +5,10 @@ import (
 	"testing"
 )
 
-// Accumulate's lanes: a durable per lane index that carries a listed
-// tenant, filtering on those tenants' own subjects; lane-less without a
-// list.
+// Accumulate's lanes: two durables per lane index that carries a listed
+// tenant, the interactive one filtering on those tenants' whole-response
+// and stream subjects, the batch one on their batch subjects, read as one
+// lane group with the batch floor; lane-less without a list.
 func TestAccumulateLanes_filter_on_the_listed_tenants(t *testing.T) {
 	acc, _ := Lookup(Accumulate)
 	if got := (DefaultSettings()).LaneConsumers(acc); got != nil {
@@ -16,23 +17,30 @@ func TestAccumulateLanes_filter_on_the_listed_tenants(t *testing.T) {
 	s := DefaultSettings()
 	s.Fair = Fair{Lanes: 2, Tenants: []string{"a", "b", "c"}, Weights: map[string]int{"b": 3}}
 	cs := s.LaneConsumers(acc)
-	if len(cs) != 2 || cs[0].Name != "accumulate_0" || !slices.Equal(cs[0].Subjects, []string{"toolgate.in.t.a.>", "toolgate.in.t.c.>"}) ||
-		cs[1].Name != "accumulate_1" || !slices.Equal(cs[1].Subjects, []string{"toolgate.in.t.b.>"}) || !cs[0].FromNow {
+	if len(cs) != 4 || cs[0].Name != "accumulate_0" || !slices.Equal(cs[0].Subjects, []string{"toolgate.in.t.a.response", "toolgate.in.t.a.stream.>", "toolgate.in.t.c.response", "toolgate.in.t.c.stream.>"}) ||
+		cs[1].Name != "accumulate_0b" || !slices.Equal(cs[1].Subjects, []string{"toolgate.in.t.a.batch", "toolgate.in.t.c.batch"}) ||
+		cs[2].Name != "accumulate_1" || !slices.Equal(cs[2].Subjects, []string{"toolgate.in.t.b.response", "toolgate.in.t.b.stream.>"}) ||
+		cs[3].Name != "accumulate_1b" || !slices.Equal(cs[3].Subjects, []string{"toolgate.in.t.b.batch"}) || !cs[0].FromNow || !cs[1].FromNow {
 		t.Fatalf("accumulate lanes %+v", cs)
 	}
 	g := s.LaneGroups(acc)
-	if len(g) != 3 || !slices.Equal(g[0].Durables, []string{Accumulate}) || g[2].Weight != 3 {
+	if len(g) != 3 || !slices.Equal(g[0].Durables, []string{Accumulate}) || g[2].Weight != 3 ||
+		!slices.Equal(g[1].Durables, []string{"accumulate_0", "accumulate_0b"}) || g[1].Floor != s.Fair.Floor() {
 		t.Fatalf("accumulate lane groups %+v", g)
 	}
-	if cfg := s.Config(cs[0]); cfg.FilterSubject != "" || len(cfg.FilterSubjects) != 2 {
+	if cfg := s.Config(cs[0]); cfg.FilterSubject != "" || len(cfg.FilterSubjects) != 4 {
 		t.Fatalf("config %+v", cfg)
+	}
+	if d := Durables(Accumulate, 2); !slices.Equal(d, []string{Accumulate, "accumulate_0", "accumulate_0b", "accumulate_1", "accumulate_1b"}) {
+		t.Fatalf("durables %v", d)
 	}
 }
 
 // The main durable leaves a lane what the lane owns, from the sequence it
 // started owning it; the lane leaves the main durable what came before.
 func TestAccumulateOwner_each_input_has_one_owner(t *testing.T) {
-	o := &AccumulateOwner{lane: map[string]string{"a": "accumulate_0"}, from: map[string]uint64{"a": 10}}
+	o := &AccumulateOwner{lane: map[string]string{"a": "accumulate_0"}, from: map[string]uint64{"a": 10},
+		batch: map[string]string{"a": "accumulate_0b"}, bfrom: map[string]uint64{"a": 20}}
 	for _, c := range []struct {
 		durable, subject string
 		seq              uint64
@@ -44,6 +52,22 @@ func TestAccumulateOwner_each_input_has_one_owner(t *testing.T) {
 		{"accumulate_0", "toolgate.in.t.a.stream.r1", 9, true},
 		{Accumulate, "toolgate.in.t.z.response", 50, false}, // not listed
 		{Accumulate, "toolgate.in.response", 50, false},     // the shared subject
+		// .batch: the batch lane's from its own start, the main
+		// durable's before it (stored before the batch durable existed,
+		// though after the interactive lane's start), never the
+		// interactive lane's (it read .> before the batch durables).
+		{Accumulate, "toolgate.in.t.a.batch", 20, true},
+		{"accumulate_0b", "toolgate.in.t.a.batch", 20, false},
+		{"accumulate_0", "toolgate.in.t.a.batch", 20, true},
+		{Accumulate, "toolgate.in.t.a.batch", 15, false},
+		{"accumulate_0b", "toolgate.in.t.a.batch", 15, true},
+		{"accumulate_0", "toolgate.in.t.a.batch", 15, true},
+		{Accumulate, "toolgate.in.t.a.response", 15, true}, // the interactive lane's from 10
+		// No ingest subject: the main durable's to refuse, whatever its seq.
+		{Accumulate, "toolgate.in.t.a.junk", 50, false},
+		{"accumulate_0", "toolgate.in.t.a.junk", 50, true},
+		{Accumulate, "toolgate.in.t.a.batch.stream.r1", 50, false},
+		{"accumulate_0b", "toolgate.in.t.a.batch.stream.r1", 50, true},
 	} {
 		if got := o.Skip(c.durable, c.subject, c.seq); got != c.skip {
 			t.Errorf("Skip(%s, %s, %d) = %v, want %v", c.durable, c.subject, c.seq, got, c.skip)

@@ -281,9 +281,9 @@ func Durables(stage string, lanes int) []string {
 	if st == nil {
 		return out
 	}
-	if stage == Accumulate { // a durable per lane index that carries a listed tenant
+	if stage == Accumulate { // two durables per lane index that carries a listed tenant
 		for i := range (Fair{Lanes: lanes}).LaneCount() {
-			out = append(out, AccumulateLane(i))
+			out = append(out, AccumulateLane(i), AccumulateBatchLane(i))
 		}
 		return out
 	}

@@ -88,6 +88,15 @@ func InTenantStream(tenant, responseID string) string {
 // (wire.InTenantResponse).
 func InTenantResponses() string { return wire.InTenantPrefix + "*.response" }
 
+// InTenantBatch is where tenant's producer publishes whole responses of
+// priority batch (wire.InTenantBatch): accumulate's lanes read them apart
+// from the tenant's interactive ones.
+func InTenantBatch(tenant string) string { return wire.InTenantBatch(tenant) }
+
+// InTenantBatches matches the batch responses of every tenant
+// (wire.InTenantBatch).
+func InTenantBatches() string { return wire.InTenantPrefix + "*." + wire.InTenantBatchRest }
+
 // InTenantStreams matches the stream events of every tenant
 // (wire.InTenantStream); accumulate reads a stream back on its own subject.
 func InTenantStreams() string { return wire.InTenantPrefix + "*.stream.>" }

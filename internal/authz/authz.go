@@ -281,15 +281,16 @@ func (c Config) Role(user string) (*Permissions, error) {
 func ingest() []string { return []string{streams.SubjectInResponse, streams.InStream("*")} }
 
 // tenantIngest is what tenant's producer publishes: the shared subjects for
-// no tenant, else only the tenant's own (wire.InTenantResponse and
-// wire.InTenantStream), where accumulate takes the tenant from the subject.
+// no tenant, else only the tenant's own (wire.InTenantResponse, its batch
+// subject wire.InTenantBatch, and wire.InTenantStream), where accumulate
+// takes the tenant from the subject.
 // A tenant's producer gets nothing shared: there it could squat the ids of
 // the tenant-less producer.
 func tenantIngest(tenant string) []string {
 	if tenant == "" {
 		return ingest()
 	}
-	return []string{wire.InTenantResponse(tenant), wire.InTenantStream(tenant, "*")}
+	return []string{wire.InTenantResponse(tenant), wire.InTenantBatch(tenant), wire.InTenantStream(tenant, "*")}
 }
 
 // executor grants an executor group its tools' subjects and the discovery

@@ -227,3 +227,27 @@ func TestStageLanes_grants_only_its_own_lane_durables(t *testing.T) {
 		t.Errorf("Config.Role does not use its Lanes: %v", err)
 	}
 }
+
+// Accumulate pulls from its lane durables, interactive and batch
+// (accumulate_<index>, accumulate_<index>b), up to --lanes, and from no
+// other stage's.
+func TestStageLanes_accumulate_pulls_from_its_batch_lanes_too(t *testing.T) {
+	p, err := StageLanes(streams.Accumulate, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []string{"accumulate", "accumulate_0", "accumulate_0b", "accumulate_1", "accumulate_1b"} {
+		if !slices.Contains(p.Publish, "$JS.API.CONSUMER.MSG.NEXT."+streams.StreamIn+"."+d) {
+			t.Errorf("accumulate may not pull from %s", d)
+		}
+	}
+	for _, s := range p.Publish {
+		// (TOOLGATE_IN.*: its ordered read-backs of a stream's events)
+		if strings.Contains(s, "CONSUMER.MSG.NEXT") && !strings.HasSuffix(s, "."+streams.StreamIn+".accumulate") && !strings.HasSuffix(s, "."+streams.StreamIn+".*") && !strings.Contains(s, ".accumulate_") {
+			t.Errorf("accumulate may pull from %s", s)
+		}
+		if strings.Contains(s, "accumulate_2") {
+			t.Errorf("granted a lane past --lanes 2: %s", s)
+		}
+	}
+}

@@ -20,7 +20,7 @@ func TestRole_tenant_producer_publishes_only_its_tenants_subjects(t *testing.T) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{wire.InTenantResponse("evil"), wire.InTenantStream("evil", "*"), wire.InAsResponse(ProducerUser("evil"))}
+	want := []string{wire.InTenantResponse("evil"), wire.InTenantBatch("evil"), wire.InTenantStream("evil", "*"), wire.InAsResponse(ProducerUser("evil"))}
 	if !slices.Equal(p.Publish, want) {
 		t.Fatalf("producer-evil publishes %v, want %v", p.Publish, want)
 	}
@@ -29,7 +29,7 @@ func TestRole_tenant_producer_publishes_only_its_tenants_subjects(t *testing.T) 
 		t.Fatal(err)
 	}
 	for _, s := range tl.Publish {
-		if s == wire.InTenantResponse("evil") || s == wire.InTenantStream("victim", "*") || s == wire.InTenantPrefix+">" {
+		if s == wire.InTenantResponse("evil") || s == wire.InTenantBatch("evil") || s == wire.InTenantStream("victim", "*") || s == wire.InTenantPrefix+">" {
 			t.Fatalf("the tenant-less producer may publish on %s", s)
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/toolgate/toolgate/pkg/wire"
 	"github.com/toolgate/toolgate/streams"
 )
 
@@ -75,8 +76,9 @@ func (n Neighbour) Run(ctx context.Context, nc *nats.Conn, js jetstream.JetStrea
 	}
 	publish := func(js jetstream.JetStream, rid, tenant, prio string, i int) error {
 		// Each tenant's producer publishes on its own subject, which
-		// accumulate's lanes filter on.
-		m := nats.NewMsg(streams.InTenantResponse(tenant))
+		// accumulate's lanes filter on: a batch response on its batch
+		// subject, as pkg/producer does (wire.InResponseForPriority).
+		m := nats.NewMsg(wire.InResponseForPriority(tenant, prio))
 		m.Data = chat(rid, "create_invoice", fmt.Sprintf(`{"customer_id":"cus_%d","currency":"USD","line_items":[{"sku":"PRO-SEAT","quantity":%d,"price_cents":4900}]}`, i, 1+i%5))
 		m.Header.Set(streams.HeaderProvider, "openai-chat")
 		m.Header.Set(streams.HeaderResponseID, rid)

@@ -65,7 +65,7 @@ func ingest(subject string) bool {
 		return ok && user != "" && !strings.Contains(user, ".")
 	}
 	if tok, rest, ok := wire.SplitInTenant(subject); ok {
-		if rest == "response" {
+		if rest == "response" || rest == wire.InTenantBatchRest {
 			return wire.TenantToken(tok) == tok || strings.HasPrefix(tok, "~")
 		}
 		rid, ok := strings.CutPrefix(rest, "stream.")

@@ -117,3 +117,22 @@ func FuzzDecodeStatus(f *testing.F) {
 		}
 	})
 }
+
+// A dead-lettered input of a tenant's batch subject goes back there on
+// replay, as one of its response subject does; what only looks like one
+// does not.
+func TestIngest_a_tenants_batch_subject_is_an_ingest_subject(t *testing.T) {
+	for subject, want := range map[string]bool{
+		streams.InTenantResponse("acme"):         true,
+		streams.InTenantBatch("acme"):            true,
+		streams.InTenantStream("acme", "r1"):     true,
+		"toolgate.in.t.acme.batch.stream.r1":     false,
+		"toolgate.in.t.acme.batches":             false,
+		"toolgate.in.t.acme.junk":                false,
+		streams.InTenantBatch("not a plain one"): true, // a digest token
+	} {
+		if got := ingest(subject); got != want {
+			t.Errorf("ingest(%s) = %v, want %v", subject, got, want)
+		}
+	}
+}

@@ -22,6 +22,8 @@ func subjectFuncs() map[string]string {
 		"InStream":          streams.InStream("<response-id>"),
 		"InTenantResponse":  tenantPlaceholder(streams.InTenantResponse(tenantToken)),
 		"InTenantStream":    tenantPlaceholder(streams.InTenantStream(tenantToken, "<response-id>")),
+		"InTenantBatch":     tenantPlaceholder(streams.InTenantBatch(tenantToken)),
+		"InTenantBatches":   streams.InTenantBatches(),
 		"InTenantStreams":   streams.InTenantStreams(),
 		"InTenantResponses": streams.InTenantResponses(),
 		"Gate":              streams.Gate("<stage>"),

@@ -1,9 +1,13 @@
 package httpingest
 
 import (
+	"context"
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/toolgate/toolgate/internal/authz"
+	"github.com/toolgate/toolgate/streams"
 )
 
 func TestIngest_posted_response_runs_and_its_outcome_is_read_back(t *testing.T) {
@@ -61,5 +65,38 @@ func TestIngest_a_response_without_calls_is_complete_with_its_response_outcome(t
 	do(t, "GET", in.url+a.Outcomes+"?wait=50s", as("", nil), nil, &o)
 	if !o.Complete || o.Calls != 0 || len(o.Outcomes) != 1 || !strings.Contains(string(o.Outcomes[0]), `"no_tool_calls"`) {
 		t.Fatalf("outcomes %+v %s", o, o.Outcomes)
+	}
+}
+
+// A tenant's batch request is published on the tenant's batch subject
+// (toolgate.in.t.<tenant>.batch), which accumulate's lanes read apart from
+// its interactive responses, by the tenant's producer user as rendered (it
+// may publish there), and runs to its outcome; an interactive one stays on
+// the tenant's response subject.
+func TestIngest_a_batch_request_goes_on_its_tenants_batch_subject(t *testing.T) {
+	in := startIngest(t, nil, []string{"acme"}, nil)
+	for _, c := range []struct{ rid, prio, subject string }{
+		{"acme-batch-1", "batch", streams.InTenantBatch("acme")},
+		{"acme-inter-1", "interactive", streams.InTenantResponse("acme")},
+	} {
+		var a Accepted
+		if code := do(t, "POST", in.url+RouteResponses, as("acme", map[string]string{"Toolgate-Provider": "openai-chat", "Toolgate-Response-Id": c.rid, "Toolgate-Priority": c.prio}),
+			example(t, "valid-invoice.json"), &a); code != http.StatusAccepted {
+			t.Fatalf("POST %s: %d %+v", c.rid, code, a)
+		}
+		var o Outcomes
+		do(t, "GET", in.url+a.Outcomes+"?wait=50s&calls=1", as("acme", nil), nil, &o)
+		if rs := results(t, o); len(rs) != 1 || rs[0].Status != "executed" {
+			t.Fatalf("%s: outcomes %+v", c.rid, o)
+		}
+		_, js := in.pipe.Connect(t, authz.Admin)
+		st, err := js.Stream(context.Background(), streams.StreamIn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := st.GetLastMsgForSubject(context.Background(), c.subject)
+		if err != nil || m.Header.Get(streams.HeaderResponseID) != c.rid {
+			t.Fatalf("%s: last on %s: %v %v", c.rid, c.subject, m, err)
+		}
 	}
 }

@@ -88,15 +88,27 @@ func (a *Accumulate) Handle(ctx context.Context, m worker.Msg) ([]worker.Output,
 	}
 	rid := responseID(m)
 	prov := m.Header.Get(streams.HeaderProvider)
-	if _, rest, ok := wire.SplitInTenant(m.Subject); ok && rest != "response" {
-		return a.reject(m, rid, prov, "", CodeBadSubject, fmt.Sprintf("subject %s is no ingest subject: a tenant publishes on %s and %s",
-			shortValue(m.Subject, 128), wire.InTenantPrefix+"<tenant>.response", wire.InTenantPrefix+"<tenant>.stream.<response-id>"))
+	_, rest, onTenant := wire.SplitInTenant(m.Subject)
+	batch := onTenant && rest == wire.InTenantBatchRest
+	if onTenant && rest != "response" && !batch {
+		return a.reject(m, rid, prov, "", CodeBadSubject, fmt.Sprintf("subject %s is no ingest subject: a tenant publishes on %s, %s and %s",
+			shortValue(m.Subject, 128), wire.InTenantPrefix+"<tenant>.response", wire.InTenantPrefix+"<tenant>.batch", wire.InTenantPrefix+"<tenant>.stream.<response-id>"))
 	}
 	s := a.senderOn(m.Subject, m.Header, a.Now())
 	if s.err != nil {
 		return a.refuseIdentity(m, rid, prov, s.err)
 	}
 	tenant := s.req.Tenant
+	if batch {
+		// The tenant's batch subject: its calls are batch whatever the
+		// header asks (at most batch), and it takes whole responses only.
+		s.req.Priority = wire.PriorityBatch
+		if h := streamHeader(m.Header); h != "" {
+			return a.conflict(m, rid, prov, tenant, call.Rejected, CodeBadSubject, fmt.Sprint(m.StreamSeq),
+				fmt.Sprintf("header %s on %s: a tenant's batch subject takes whole responses only; nothing of this message runs; publish a stream's events on %s",
+					h, shortValue(m.Subject, 128), wire.InTenantPrefix+"<tenant>.stream.<response-id>"))
+		}
+	}
 	if name, n := oversizeHeader(m.Header); name != "" {
 		return a.reject(m, rid, prov, tenant, CodeHeaderTooLarge, fmt.Sprintf("header %s is %d bytes, over the %d-byte limit of a toolgate header: send it shorter", name, n, pipeline.InputHeaderMax))
 	}
@@ -238,9 +250,21 @@ func (a *Accumulate) refuseIdentity(m worker.Msg, rid, prov string, err error) (
 		r.why+": nothing of this response runs; "+r.hint)
 }
 
-// CodeBadSubject rejects input on a tenant's ingest subject that is neither
-// its response nor its stream subject.
+// CodeBadSubject rejects input on a tenant's ingest subject that is none of
+// its response, batch and stream subjects, and a stream's event
+// (Toolgate-Seq or Toolgate-End) on its batch subject.
 const CodeBadSubject = "bad_subject"
+
+// streamHeader is the name of the stream event header h carries
+// (Toolgate-Seq, Toolgate-End), "" for none.
+func streamHeader(h nats.Header) string {
+	for _, k := range []string{streams.HeaderSeq, streams.HeaderEnd} {
+		if _, ok := h[k]; ok {
+			return k
+		}
+	}
+	return ""
+}
 
 // conflict records a refused arrival: a response-level result with status
 // st on tenant's results, with a message id of its own (key), and the input

@@ -67,19 +67,25 @@ func JetStreamTenantLanes(js jetstream.JetStream, msgs func(stream string) bool)
 		var durables []laneDurable
 		l := in.ListConsumers(ctx)
 		for ci := range l.Info() {
-			idx, ok := accumulateLaneIndex(ci.Name)
+			idx, batch, ok := accumulateLaneIndex(ci.Name)
 			if !ok {
 				continue
 			}
-			tl := &TenantLane{Lane: idx}
+			tl := lanes[idx]
+			if tl == nil {
+				tl = &TenantLane{Lane: idx}
+				lanes[idx] = tl
+			}
 			filters := filtersOf(ci)
-			for _, f := range filters {
-				if tok, ok := strings.CutPrefix(f, wire.InTenantPrefix); ok {
-					tl.Tenants = append(tl.Tenants, strings.TrimSuffix(tok, ".>"))
+			if !batch || len(tl.Tenants) == 0 { // the interactive durable names them; the batch one too, in list order
+				tl.Tenants = tl.Tenants[:0]
+				for _, f := range filters {
+					if tok, _, ok := wire.SplitInTenant(f); ok && !slices.Contains(tl.Tenants, tok) {
+						tl.Tenants = append(tl.Tenants, tok)
+					}
 				}
 			}
-			lanes[idx] = tl
-			durables = append(durables, laneDurable{idx: idx, filters: filters, ci: ci})
+			durables = append(durables, laneDurable{idx: idx, batch: batch, filters: filters, ci: ci})
 		}
 		if err := l.Err(); err != nil {
 			return nil, err
@@ -121,14 +127,15 @@ func JetStreamTenantLanes(js jetstream.JetStream, msgs func(stream string) bool)
 }
 
 // accumulateLaneIndex is the lane index of an accumulate lane durable's
-// name (streams.AccumulateLane).
-func accumulateLaneIndex(name string) (int, bool) {
+// name (streams.AccumulateLane, or streams.AccumulateBatchLane: batch).
+func accumulateLaneIndex(name string) (idx int, batch, ok bool) {
 	s, ok := strings.CutPrefix(name, streams.Accumulate+"_")
 	if !ok {
-		return 0, false
+		return 0, false, false
 	}
+	s, batch = strings.CutSuffix(s, "b")
 	n, err := strconv.Atoi(s)
-	return n, err == nil && n >= 0 && strconv.Itoa(n) == s
+	return n, batch, err == nil && n >= 0 && strconv.Itoa(n) == s
 }
 
 // laneToken splits a lane token ("3i", "3b").

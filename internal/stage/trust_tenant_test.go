@@ -180,7 +180,9 @@ func (d *permDenied) saw(subject string) error {
 
 // TestTrust_tenant_producer_publishes_only_on_its_own_subjects: each
 // tenant's producer user is refused, as a permission violation, on the
-// other tenant's subjects and on the shared ones; on its own it publishes.
+// other tenant's subjects (its batch subject too) and on the shared ones;
+// on its own it publishes, its batch subject included (whole responses:
+// nothing below it).
 func TestTrust_tenant_producer_publishes_only_on_its_own_subjects(t *testing.T) {
 	r := startTrustRigFor(t, tenantsConfig(), false)
 	for _, pair := range [][2]string{{"evil", "victim"}, {"victim", "evil"}} {
@@ -195,7 +197,7 @@ func TestTrust_tenant_producer_publishes_only_on_its_own_subjects(t *testing.T) 
 		js, _ := jetstream.New(nc)
 		body := chat("perm", "get_weather", `{"city":"Oslo"}`, "tool_calls")
 		hdr := []string{streams.HeaderProvider, "openai-chat", streams.HeaderResponseID, "perm-" + me}
-		for _, subj := range []string{wire.InTenantResponse(other), wire.InTenantStream(other, "perm"), streams.SubjectInResponse, streams.InStream("perm")} {
+		for _, subj := range []string{wire.InTenantResponse(other), wire.InTenantBatch(other), wire.InTenantStream(other, "perm"), streams.SubjectInResponse, streams.InStream("perm"), wire.InTenantBatch(me) + ".stream.perm"} {
 			if err := rawPublish(js, subj, body, hdr...); err == nil {
 				t.Fatalf("%s published on %s", user, subj)
 			}
@@ -205,5 +207,10 @@ func TestTrust_tenant_producer_publishes_only_on_its_own_subjects(t *testing.T) 
 			t.Fatalf("%s on its own subject: %v", user, err)
 		}
 		r.waitStatus(wire.CallID(me, "perm-"+me, 0), call.Executed)
+		// Its own batch subject (issue 37): allowed, and run.
+		if err := rawPublish(js, wire.InTenantBatch(me), chat("permb", "get_weather", `{"city":"Oslo"}`, "tool_calls"), streams.HeaderProvider, "openai-chat", streams.HeaderResponseID, "permb-"+me); err != nil {
+			t.Fatalf("%s on its own batch subject: %v", user, err)
+		}
+		r.waitStatus(wire.CallID(me, "permb-"+me, 0), call.Executed)
 	}
 }

@@ -92,7 +92,8 @@ func Run(ctx context.Context, src Source, ev *Evaluator) (*Report, error) {
 	return rep, nil
 }
 
-// inputs hands f every whole response (toolgate.in.response) TOOLGATE_IN
+// inputs hands f every whole response (toolgate.in.response, a tenant's
+// .response and .batch) TOOLGATE_IN
 // holds from slack before src.Since, in order, one message get at a time: it needs no
 // consumer, so a reader cannot take work from accumulate's. kept is the
 // time of the oldest message the stream holds: calls made before it have
@@ -107,9 +108,10 @@ func (src Source) inputs(ctx context.Context, in jetstream.Stream, f func(*jetst
 		return time.Now(), nil
 	}
 	kept = info.State.FirstTime
-	// The shared subject, then every tenant's own (wire.InTenantResponse),
-	// whose tenant is the subject's (as accumulate takes it).
-	for _, subject := range []string{streams.SubjectInResponse, streams.InTenantResponses()} {
+	// The shared subject, then every tenant's own (wire.InTenantResponse
+	// and its batch subject, wire.InTenantBatch), whose tenant is the
+	// subject's (as accumulate takes it).
+	for _, subject := range []string{streams.SubjectInResponse, streams.InTenantResponses(), streams.InTenantBatches()} {
 		if err := src.inputsOn(ctx, in, subject, first, last, func(m *jetstream.RawStreamMsg) {
 			if tok, _, ok := wire.SplitInTenant(m.Subject); ok && m.Header.Get(streams.HeaderTenant) == "" {
 				m.Header.Set(streams.HeaderTenant, tok)

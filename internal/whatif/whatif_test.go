@@ -70,6 +70,13 @@ type input struct {
 // definitions: what the gates decided, executed when they passed.
 func day(t testing.TB, n int) ([]input, [][]byte) {
 	t.Helper()
+	return dayOf(t, n, "")
+}
+
+// dayOf is day for tenant's producer ("": none): its responses name it,
+// and its calls' ids are the tenant's (acme=<rid>-0).
+func dayOf(t testing.TB, n int, tenant string) ([]input, [][]byte) {
+	t.Helper()
 	old := evaluator(t, oldTools)
 	args := []struct{ tool, args string }{
 		{"get_weather", `{"city":"Paris"}`},
@@ -90,6 +97,9 @@ func day(t testing.TB, n int) ([]input, [][]byte) {
 		h := nats.Header{}
 		h.Set(streams.HeaderProvider, "openai-chat")
 		h.Set(streams.HeaderResponseID, fmt.Sprint("r", i))
+		if tenant != "" {
+			h.Set(streams.HeaderTenant, tenant)
+		}
 		ins[i] = input{h, body}
 		envs, err := Envelopes(h, body, uint64(i+1))
 		if err != nil || len(envs) != 1 {
@@ -219,6 +229,52 @@ func TestRun_from_the_streams(t *testing.T) {
 		if _, err := str.GetMsg(cctx, 1); err == nil {
 			t.Error("the console user may get a message of TOOLGATE_IN")
 		}
+	}
+}
+
+// A tenant's batch responses, stored on its batch subject
+// (toolgate.in.t.<tenant>.batch) apart from its interactive ones, are read
+// back as its responses are: each of its calls is compared. Before, the
+// what-if read only .response, and the batch calls were counted as not
+// re-evaluated.
+func TestRun_reads_a_tenants_batch_responses_too(t *testing.T) {
+	admin, _ := adminAndConsole(t)
+	ctx := context.Background()
+	ins, recs := dayOf(t, 14, "acme")
+	kv, err := admin.KeyValue(ctx, streams.BucketCalls)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, in := range ins {
+		subject := streams.InTenantResponse("acme")
+		if i%2 == 1 {
+			subject = streams.InTenantBatch("acme")
+		}
+		m := nats.NewMsg(subject)
+		m.Header, m.Data = in.h, in.body
+		if _, err := admin.PublishMsg(ctx, m); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := kv.Put(ctx, call.ID(call.Key("acme", fmt.Sprint("r", i)), 0), recs[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ev := evaluator(t, newTools)
+	rep, err := Run(ctx, Source{JS: admin, Since: time.Now().Add(-time.Hour)}, ev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Read subject by subject: the .response inputs, then the .batch ones.
+	var order []input
+	for _, odd := range []int{0, 1} {
+		for i := odd; i < len(ins); i += 2 {
+			order = append(order, ins[i])
+		}
+	}
+	got, _ := json.Marshal(rep.JSON())
+	want, _ := json.Marshal(inMemory(t, ev, order, recs).JSON())
+	if string(got) != string(want) || len(rep.Skipped) != 0 {
+		t.Fatalf("from the streams:\n%s\nin memory:\n%s", got, want)
 	}
 }
 

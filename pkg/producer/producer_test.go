@@ -227,3 +227,47 @@ func TestPublishResponse_another_tenant_is_never_a_duplicate(t *testing.T) {
 		t.Fatalf("%d messages stored, want 6", n)
 	}
 }
+
+// A tenant's batch response goes on the tenant's batch subject, which
+// accumulate reads apart from its interactive responses; an interactive or
+// unmarked one on its response subject; a batch response of no tenant, or
+// of a producer publishing on its own asserting subject, where it went
+// before (no tenant subject, no lane). A stream of a batch producer keeps
+// its stream subject (whole responses only on .batch).
+func TestPublishResponse_a_tenants_batch_response_goes_on_its_batch_subject(t *testing.T) {
+	_, js, st := rig(t)
+	ctx := context.Background()
+	body := []byte(`{"id":"x"}`)
+	acme := New(js).ForTenant("acme")
+	for _, c := range []struct {
+		p    *Producer
+		rid  string
+		prio string
+	}{
+		{acme, "b1", wire.PriorityBatch},
+		{acme, "i1", wire.PriorityInteractive},
+		{acme, "n1", ""},
+		{New(js), "shared-b", wire.PriorityBatch},
+		{New(js).AssertingAs("gw"), "as-b", wire.PriorityBatch},
+	} {
+		if err := c.p.PublishResponse(ctx, Meta{Provider: "openai-chat", ResponseID: c.rid, Priority: c.prio}, body); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := acme.PublishStream(ctx, Meta{Provider: "anthropic", ResponseID: "s1", Priority: wire.PriorityBatch}, [][]byte{body}, ""); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{wire.InTenantBatch("acme"), wire.InTenantResponse("acme"), wire.InTenantResponse("acme"), wire.SubjectInResponse, wire.InAsResponse("gw"), wire.InTenantStream("acme", "s1")}
+	msgs := stored(t, st)
+	if len(msgs) != len(want) {
+		t.Fatalf("%d stored, want %d", len(msgs), len(want))
+	}
+	for i, m := range msgs {
+		if m.Subject != want[i] {
+			t.Errorf("%s on %s, want %s", m.Header.Get(wire.HeaderResponseID), m.Subject, want[i])
+		}
+	}
+	if msgs[0].Header.Get(wire.HeaderPriority) != wire.PriorityBatch {
+		t.Errorf("the batch response lost its header: %v", msgs[0].Header)
+	}
+}

@@ -63,9 +63,12 @@ func Refused(r *wire.ResponseResult) error {
 }
 
 // PublishResponse publishes one complete provider response body on its
-// tenant's subject, toolgate.in.t.<tenant>.response (toolgate.in.response
-// for no tenant; see tenantOf), with Nats-Msg-Id <response-id>:<sha256 of the sender
-// and the body>,
+// tenant's subject, toolgate.in.t.<tenant>.response, or its batch subject
+// toolgate.in.t.<tenant>.batch when m.Priority is batch (accumulate reads
+// it apart from the tenant's interactive responses; a deployment older
+// than that subject refuses the publish: the producer user may not publish
+// there), toolgate.in.response for no tenant (see tenantOf), with
+// Nats-Msg-Id <response-id>:<sha256 of the sender and the body>,
 // so a retried publish is stored once and reported as ErrDuplicate, while
 // other content under the same id is stored and refused by toolgate
 // (response_id_conflict, which a Watch receives; see Refused).
@@ -80,7 +83,7 @@ func (p *Producer) PublishResponse(ctx context.Context, m Meta, body []byte) err
 		return err
 	}
 	h.Set(nats.MsgIdHdr, m.ResponseID+":"+digest(h, body))
-	subj := wire.InResponseFor(tenant)
+	subj := wire.InResponseForPriority(tenant, m.Priority)
 	if p.as != "" {
 		subj = wire.InAsResponse(p.as)
 	}

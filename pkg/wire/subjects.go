@@ -39,7 +39,8 @@ func InAsResponse(user string) string { return InAsPrefix + user + ".response" }
 func InStream(responseID string) string { return InStreamPrefix + responseID }
 
 // InTenantPrefix starts the ingest subjects of one tenant:
-// toolgate.in.t.<tenant>.response and toolgate.in.t.<tenant>.stream.<response-id>,
+// toolgate.in.t.<tenant>.response, toolgate.in.t.<tenant>.batch and
+// toolgate.in.t.<tenant>.stream.<response-id>,
 // the tenant as one subject token (TenantToken) at a fixed place, the
 // fourth. Only that tenant's producer user may publish there (toolgate's
 // NATS permissions), so accumulate takes the tenant from the subject where
@@ -50,6 +51,20 @@ const InTenantPrefix = "toolgate.in.t."
 func InTenantResponse(tenant string) string {
 	return InTenantPrefix + TenantToken(tenant) + ".response"
 }
+
+// InTenantBatch is where tenant's producer publishes whole responses of
+// priority batch (issue 37): on a subject of their own, accumulate's lanes
+// can read a tenant's interactive responses apart from its batch backlog
+// (a filter reads no header). A response there is batch whatever its
+// Toolgate-Priority says; a provider stream has no batch subject (its
+// events go on InTenantStream).
+func InTenantBatch(tenant string) string {
+	return InTenantPrefix + TenantToken(tenant) + "." + InTenantBatchRest
+}
+
+// InTenantBatchRest is what follows the tenant token on InTenantBatch
+// (the rest SplitInTenant returns).
+const InTenantBatchRest = "batch"
 
 // InTenantStream is the subject of one of tenant's provider streams: its
 // events are tenant's alone, whatever another tenant sends under the same
@@ -62,12 +77,25 @@ func InTenantStream(tenant, responseID string) string {
 func InTenantAll(tenant string) string { return InTenantPrefix + TenantToken(tenant) + ".>" }
 
 // InResponseFor is where a producer publishes a whole response of tenant:
-// InTenantResponse, or SubjectInResponse for no tenant.
+// InTenantResponse, or SubjectInResponse for no tenant. A tenant's batch
+// responses may go on InTenantBatch instead (InResponseForPriority): what
+// reads a tenant's whole responses back reads both.
 func InResponseFor(tenant string) string {
 	if tenant == "" {
 		return SubjectInResponse
 	}
 	return InTenantResponse(tenant)
+}
+
+// InResponseForPriority is where a producer publishes a whole response of
+// tenant with priority: InTenantBatch for a tenant's batch response,
+// otherwise InResponseFor. The shared subject has no batch subject (no
+// tenant, no lane).
+func InResponseForPriority(tenant, priority string) string {
+	if tenant != "" && priority == PriorityBatch {
+		return InTenantBatch(tenant)
+	}
+	return InResponseFor(tenant)
 }
 
 // InStreamFor is the subject of a stream of tenant: InTenantStream, or
@@ -80,8 +108,9 @@ func InStreamFor(tenant, responseID string) string {
 }
 
 // SplitInTenant splits a tenant's ingest subject into its tenant token and
-// the rest ("response", or "stream.<response-id>"); ok is false for any
-// other subject.
+// the rest ("response", "batch" (InTenantBatchRest), or
+// "stream.<response-id>"; anything else after the token is returned as it
+// is, for accumulate to refuse); ok is false for any other subject.
 func SplitInTenant(subject string) (token, rest string, ok bool) {
 	after, ok := strings.CutPrefix(subject, InTenantPrefix)
 	if !ok {
