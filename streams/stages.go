@@ -92,9 +92,13 @@ var table = sync.OnceValue(buildTable)
 
 func buildTable() []Stage {
 	gate := func(name string, inputs []call.Status, entry call.Status) Stage {
-		return Stage{Name: name, Stream: StreamGates, Inputs: inputs, Entry: entry, Laned: name != Execute, Consumer: Consumer{
+		st := Stage{Name: name, Stream: StreamGates, Inputs: inputs, Entry: entry, Laned: name != Execute, Consumer: Consumer{
 			Name: name, Stream: StreamGates, Subject: Gate(name), Description: "toolgate " + name + " gate",
 		}}
+		if st.Laned { // its lanes are LaneStream's; what was published to the old lanes drains here (fair.go)
+			st.Consumer.Subjects = []string{Gate(name), LegacyGateLane(name, "*")}
+		}
+		return st
 	}
 	parse := gate(Parse, []call.Status{call.Received}, call.Received)
 	validate := gate(Validate, []call.Status{call.Parsed}, call.Parsed)
