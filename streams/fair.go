@@ -329,11 +329,19 @@ func (s Settings) LaneGroups(st Stage) []LaneGroup {
 	return out
 }
 
-// DurableStream is the stream of durable, one of stage's Durables: a laned
-// gate stage's lanes are in LaneStream(stage), the rest in StreamOf(stage).
+// DurableStream is the stream of durable, one of stage's durables: its main
+// durable's and its Extra's own, a laned gate stage's lanes in
+// LaneStream(stage), the rest (accumulate's lanes) in StreamOf(stage).
 func DurableStream(stage, durable string) string {
-	if Laned(stage) && stage != Accumulate && durable != stage {
-		return LaneStream(stage)
+	if st := row(stage); st != nil {
+		for _, c := range st.Consumers() {
+			if c.Name == durable {
+				return c.Stream
+			}
+		}
+		if st.Laned {
+			return LaneStream(stage)
+		}
 	}
 	return StreamOf(stage)
 }

@@ -1,10 +1,10 @@
 package console
 
 import (
-	"slices"
 	"context"
 	"fmt"
 	"net/http"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
