@@ -11,7 +11,9 @@ import (
 // Consumer is one durable pull consumer of a stage, as data. Its Name and
 // Subject are a durable's identity and never change: a renamed durable
 // redelivers everything, and a changed filter on the work queue makes
-// CreateOrUpdateConsumer fail.
+// CreateOrUpdateConsumer fail. The one change made, a laned stage's main
+// durable reading its old lanes too (Subjects), is applied by Ensure
+// (ensureLaneInputs), which deletes what overlaps first.
 type Consumer struct {
 	Name    string // durable name == subject token
 	Stream  string
