@@ -117,9 +117,11 @@ func (s Settings) StreamConfigs() []jetstream.StreamConfig {
 	if lim := int32(InMaxBody + InHeaderRoom); in.MaxMsgSize <= 0 || in.MaxMsgSize > lim {
 		in.MaxMsgSize = lim
 	}
-	// A stage's subject and its fairness lanes' (toolgate.gate.<stage> and
-	// toolgate.gate.<stage>.<lane>, fair.go): the executor groups' subjects,
-	// deeper, are StreamExecute's (execgroups.go).
+	// A stage's subject and its fairness lanes' of before the lanes'
+	// streams (toolgate.gate.<stage> and toolgate.gate.<stage>.<lane>,
+	// LegacyGateLane, kept so that old hops and old publishers drain): the
+	// lanes' subjects (toolgate.gate.<stage>.l.<lane>, fair.go) and the
+	// executor groups' subjects, deeper, are their own streams'.
 	gates := base(StreamGates, []string{subjectGate + "*", subjectGate + "*.*"}, s.InMaxAge)
 	// Work queue: a hop is deleted once its stage acked it, so the stream
 	// holds only work in flight. Each stage's filter is disjoint.
@@ -129,14 +131,24 @@ func (s Settings) StreamConfigs() []jetstream.StreamConfig {
 	// A retry waits as a scheduled message (nats-server 2.12), not as a
 	// pending delivery; schedules roll up their own subject.
 	exec.AllowMsgSchedules, exec.AllowRollup = true, true
-	return []jetstream.StreamConfig{
-		in,
-		gates,
+	out := []jetstream.StreamConfig{in, gates}
+	// Each laned stage's lanes (fair.go, LaneStream): a work queue of its
+	// own, so an acknowledgement's interest check walks that stage's lane
+	// durables only, and in a cluster each has its own leader.
+	for _, st := range table() {
+		if !st.Laned {
+			continue
+		}
+		lanes := base(LaneStream(st.Name), []string{GateLanes(st.Name)}, s.InMaxAge)
+		lanes.Retention = jetstream.WorkQueuePolicy
+		out = append(out, lanes)
+	}
+	return append(out,
 		exec,
 		base(StreamResults, []string{subjectResults + ">"}, s.ResultMaxAge),
 		base(StreamDLQ, []string{subjectDLQ + ">"}, s.DLQMaxAge),
 		base(StreamAudit, []string{subjectAudit + ">"}, s.DLQMaxAge),
-	}
+	)
 }
 
 // ConsumerConfig is the durable pull consumer that every replica of a stage

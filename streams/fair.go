@@ -3,6 +3,7 @@ package streams
 import (
 	"hash/fnv"
 	"strconv"
+	"strings"
 
 	"github.com/toolgate/toolgate/pkg/wire"
 )
@@ -201,9 +202,59 @@ func fnv32a(s string) uint32 {
 	return h.Sum32()
 }
 
+// A laned stage's lanes live in a stream of their own (issue 37, "one
+// leader for every hop"): LaneStream(stage), TOOLGATE_GATE_<STAGE>, a work
+// queue holding GateLanes(stage), toolgate.gate.<stage>.l.<lane>. Five
+// tokens, so neither TOOLGATE_GATES' toolgate.gate.* nor toolgate.gate.*.*
+// matches them, and the "l" token keeps them apart from execute's
+// toolgate.gate.execute.g.> and .s.> (TOOLGATE_GATE_EXECUTE). The server's
+// interest check on every acknowledgement of a work-queue stream walks
+// every consumer of that stream: with the lanes in TOOLGATE_GATES it walked
+// 5 x (2L+1) = 85 durables at L = 8 on every hop; in its stage's stream it
+// walks that stage's 2L, and in a cluster each stage's stream has a Raft
+// leader of its own.
+//
+// Before this layout the lanes were toolgate.gate.<stage>.<lane> in
+// TOOLGATE_GATES (LegacyGateLane), read by a durable per lane there. Those
+// subjects stay in TOOLGATE_GATES and its stage's main durable reads them
+// (a second filter), so a hop stored there before the upgrade, or published
+// by a process not yet upgraded, is handled once; the old lane durables are
+// deleted by Ensure (ensureLaneInputs), which the main durable's wider
+// filter needs on a work queue.
+
+// laneStreamPrefix starts a laned stage's stream name; execute's own stream
+// (StreamExecute) has the same form.
+const laneStreamPrefix = "TOOLGATE_GATE_"
+
+// laneSubjectToken is the token between a stage and its lane in a lane subject.
+const laneSubjectToken = ".l."
+
+// LaneStream is the stream of a laned stage's lanes: TOOLGATE_GATE_<STAGE>.
+func LaneStream(stage string) string { return laneStreamPrefix + strings.ToUpper(stage) }
+
+// LaneStreams lists the laned stages' streams in pipeline order.
+func LaneStreams() []string {
+	var out []string
+	for _, st := range table() {
+		if st.Laned {
+			out = append(out, LaneStream(st.Name))
+		}
+	}
+	return out
+}
+
 // GateLane is the input subject of one lane of a laned stage:
-// toolgate.gate.<stage>.<lane>.
-func GateLane(stage, lane string) string { return Gate(stage) + "." + lane }
+// toolgate.gate.<stage>.l.<lane>, in LaneStream(stage).
+func GateLane(stage, lane string) string { return Gate(stage) + laneSubjectToken + lane }
+
+// GateLanes matches every lane of stage: LaneStream(stage)'s subjects, and
+// what a stage routing to stage may publish.
+func GateLanes(stage string) string { return GateLane(stage, "*") }
+
+// LegacyGateLane is the subject of a lane before the lanes had their
+// stage's stream: toolgate.gate.<stage>.<lane> in TOOLGATE_GATES, read by
+// stage's main durable; lane "*" matches them all.
+func LegacyGateLane(stage, lane string) string { return Gate(stage) + "." + lane }
 
 // LaneDurable is the durable of one lane of a laned stage: <stage>_<lane>.
 func LaneDurable(stage, lane string) string { return stage + "_" + lane }
@@ -215,9 +266,11 @@ func Laned(stage string) bool {
 }
 
 // LaneConsumers are the lane durables of st, one per lane token, each with
-// the limits of st's main durable and a filter of its own (a work queue
-// needs disjoint filters; the main durable keeps the exact Gate subject, so
-// what was published before lanes still drains).
+// the limits of st's main durable and a filter of its own, in
+// LaneStream(st) (a work queue needs disjoint filters; the main durable, in
+// TOOLGATE_GATES, keeps the exact Gate subject, so what was published
+// before lanes, and approvals and replays, still drain, and reads the
+// legacy lane subjects too).
 func (s Settings) LaneConsumers(st Stage) []Consumer {
 	if st.Name == Accumulate {
 		return s.accumulateLaneConsumers(st)
@@ -228,8 +281,8 @@ func (s Settings) LaneConsumers(st Stage) []Consumer {
 	var out []Consumer
 	for _, lane := range s.Fair.LaneTokens() {
 		c := st.Consumer
-		c.Name = LaneDurable(st.Name, lane)
-		c.Subject = GateLane(st.Name, lane)
+		c.Name, c.Stream = LaneDurable(st.Name, lane), LaneStream(st.Name)
+		c.Subject, c.Subjects = GateLane(st.Name, lane), nil
 		c.Description = "toolgate " + st.Name + " gate, lane " + lane
 		out = append(out, c)
 	}
@@ -246,6 +299,9 @@ func (s Settings) StageConsumers(st Stage) []Consumer {
 // its durables in priority order (interactive, then batch), its weight, and
 // the percent of its share each later durable keeps (worker.Share).
 type LaneGroup struct {
+	// Stream holds Durables: the stage's own stream for its main durable,
+	// LaneStream for a laned gate stage's lanes.
+	Stream   string
 	Durables []string
 	Weight   int
 	Floor    int
@@ -262,14 +318,32 @@ func (s Settings) LaneGroups(st Stage) []LaneGroup {
 	if !st.Laned {
 		return nil
 	}
-	out := []LaneGroup{{Durables: []string{st.Consumer.Name}, Weight: 1}}
+	out := []LaneGroup{{Stream: st.Stream, Durables: []string{st.Consumer.Name}, Weight: 1}}
 	for i := range s.Fair.LaneCount() {
 		out = append(out, LaneGroup{
+			Stream:   LaneStream(st.Name),
 			Durables: []string{LaneDurable(st.Name, LaneToken(i, false)), LaneDurable(st.Name, LaneToken(i, true))},
 			Weight:   s.Fair.LaneWeight(i), Floor: s.Fair.Floor(),
 		})
 	}
 	return out
+}
+
+// DurableStream is the stream of durable, one of stage's durables: its main
+// durable's and its Extra's own, a laned gate stage's lanes in
+// LaneStream(stage), the rest (accumulate's lanes) in StreamOf(stage).
+func DurableStream(stage, durable string) string {
+	if st := row(stage); st != nil {
+		for _, c := range st.Consumers() {
+			if c.Name == durable {
+				return c.Stream
+			}
+		}
+		if st.Laned {
+			return LaneStream(stage)
+		}
+	}
+	return StreamOf(stage)
 }
 
 // Durables lists every durable a stage's input waits on with lanes lanes

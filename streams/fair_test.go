@@ -67,11 +67,12 @@ func TestLaneConsumers_are_disjoint_and_keep_the_main_durable(t *testing.T) {
 			seen[c.Subject] = true
 		}
 	}
-	if got := s.LaneConsumers(*row(Parse)); got[1].Name != "parse_0b" || got[1].Subject != "toolgate.gate.parse.0b" {
+	if got := s.LaneConsumers(*row(Parse)); got[1].Name != "parse_0b" || got[1].Subject != "toolgate.gate.parse.l.0b" || got[1].Stream != "TOOLGATE_GATE_PARSE" || got[1].Subjects != nil {
 		t.Errorf("lane durable %+v", got[1])
 	}
 	g := s.LaneGroups(*row(Policy))
-	if len(g) != 4 || !slices.Equal(g[0].Durables, []string{Policy}) || !slices.Equal(g[3].Durables, []string{"policy_2i", "policy_2b"}) || g[3].Floor != DefaultBatchFloor {
+	if len(g) != 4 || !slices.Equal(g[0].Durables, []string{Policy}) || !slices.Equal(g[3].Durables, []string{"policy_2i", "policy_2b"}) || g[3].Floor != DefaultBatchFloor ||
+		g[0].Stream != StreamGates || g[3].Stream != "TOOLGATE_GATE_POLICY" {
 		t.Errorf("LaneGroups = %+v", g)
 	}
 }

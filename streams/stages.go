@@ -11,7 +11,9 @@ import (
 // Consumer is one durable pull consumer of a stage, as data. Its Name and
 // Subject are a durable's identity and never change: a renamed durable
 // redelivers everything, and a changed filter on the work queue makes
-// CreateOrUpdateConsumer fail.
+// CreateOrUpdateConsumer fail. The one change made, a laned stage's main
+// durable reading its old lanes too (Subjects), is applied by Ensure
+// (ensureLaneInputs), which deletes what overlaps first.
 type Consumer struct {
 	Name    string // durable name == subject token
 	Stream  string
@@ -92,9 +94,13 @@ var table = sync.OnceValue(buildTable)
 
 func buildTable() []Stage {
 	gate := func(name string, inputs []call.Status, entry call.Status) Stage {
-		return Stage{Name: name, Stream: StreamGates, Inputs: inputs, Entry: entry, Laned: name != Execute, Consumer: Consumer{
+		st := Stage{Name: name, Stream: StreamGates, Inputs: inputs, Entry: entry, Laned: name != Execute, Consumer: Consumer{
 			Name: name, Stream: StreamGates, Subject: Gate(name), Description: "toolgate " + name + " gate",
 		}}
+		if st.Laned { // its lanes are LaneStream's; what was published to the old lanes drains here (fair.go)
+			st.Consumer.Subjects = []string{Gate(name), LegacyGateLane(name, "*")}
+		}
+		return st
 	}
 	parse := gate(Parse, []call.Status{call.Received}, call.Received)
 	validate := gate(Validate, []call.Status{call.Parsed}, call.Parsed)

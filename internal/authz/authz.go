@@ -104,9 +104,10 @@ func Stage(stage string) (Permissions, error) { return StageLanes(stage, 0) }
 
 // StageLanes returns the permissions of a stage's user: what every stage
 // needs, plus its row in streams.Table (further consumers, publishes,
-// buckets and reads). A laned stage consumes its lane durables too, each
-// named (lanes: L, 0 the default), and publishes to the lanes of the stages
-// it routes to.
+// buckets and reads). A laned gate stage consumes any durable of its own
+// lanes' stream (streams.LaneStream), whatever L; accumulate its lane
+// durables, each named (lanes: L, 0 the default); each publishes to the
+// lanes of the stages it routes to.
 func StageLanes(stage string, lanes int) (Permissions, error) {
 	st, ok := streams.Lookup(stage)
 	if !ok {
@@ -115,10 +116,9 @@ func StageLanes(stage string, lanes int) (Permissions, error) {
 	if lanes <= 0 { // automatic: grant the default lanes, which the stages use once a tenant list is set
 		lanes = streams.DefaultLanes
 	}
-	fair := streams.Settings{Fair: streams.Fair{Lanes: lanes}}
 	pub := consume(st.Stream, stage)
-	for _, c := range fair.LaneConsumers(st) {
-		pub = append(pub, consume(c.Stream, c.Name)...)
+	if st.Laned { // its lanes: every durable of its own stream and of no other (streams.LaneStream)
+		pub = append(pub, consumeStream(streams.LaneStream(stage))...)
 	}
 	if stage == streams.Accumulate { // a lane durable per index that carries a listed tenant
 		for _, d := range streams.Durables(stage, lanes)[1:] {
@@ -135,7 +135,11 @@ func StageLanes(stage string, lanes int) (Permissions, error) {
 	for _, next := range Routes(stage) {
 		pub = append(pub, streams.Gate(next))
 		if streams.Laned(next) {
-			pub = append(pub, streams.GateLane(next, "*"))
+			// Its lanes, and the lanes of before their stream
+			// (toolgate.gate.<next>.<lane>, read by next's main durable),
+			// so a process not yet upgraded hands its calls on during a
+			// rolling upgrade; both reach next and nothing else.
+			pub = append(pub, streams.GateLanes(next), streams.LegacyGateLane(next, "*"))
 		}
 		if next == streams.Execute { // an approved call goes to its executor group
 			pub = append(pub, streams.ExecuteGroups())
@@ -183,6 +187,17 @@ func consume(stream, durable string) []string {
 		api("CONSUMER.INFO", stream, durable),
 		api("CONSUMER.MSG.NEXT", stream, durable),
 		"$JS.ACK." + stream + "." + durable + ".>",
+	}
+}
+
+// consumeStream grants fetching from, acknowledging and reading any
+// durable of stream (a laned stage's own lanes' stream): no create,
+// update or delete, which the admin does (streams.Ensure).
+func consumeStream(stream string) []string {
+	return []string{
+		api("CONSUMER.INFO", stream, "*"),
+		api("CONSUMER.MSG.NEXT", stream, "*"),
+		"$JS.ACK." + stream + ".*.>",
 	}
 }
 

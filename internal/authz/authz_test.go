@@ -198,27 +198,40 @@ func TestStage_policy_may_publish_progress_and_only_accumulate_besides(t *testin
 	}
 }
 
-// A laned stage's user consumes its own lane durables, each by name, and
-// no other stage's; it publishes to the lanes of the stages it routes to.
-func TestStageLanes_grants_only_its_own_lane_durables(t *testing.T) {
+// A laned stage's user consumes any durable of its own lanes' stream
+// (TOOLGATE_GATE_<STAGE>), whatever L, and of no other stage's; it
+// publishes to the lanes of the stages it routes to (and their lanes of
+// before their stream, for a rolling upgrade), not to others'.
+func TestStageLanes_grants_only_its_own_lane_stream(t *testing.T) {
 	p, err := StageLanes(streams.Validate, 2)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, lane := range []string{"0i", "0b", "1i", "1b"} {
-		if !slices.Contains(p.Publish, "$JS.API.CONSUMER.MSG.NEXT."+streams.StreamGates+".validate_"+lane) {
-			t.Errorf("validate may not pull from its lane %s", lane)
+	own := streams.LaneStream(streams.Validate)
+	for _, g := range []string{"$JS.API.CONSUMER.MSG.NEXT." + own + ".*", "$JS.API.CONSUMER.INFO." + own + ".*", "$JS.ACK." + own + ".*.>"} {
+		if !slices.Contains(p.Publish, g) {
+			t.Errorf("validate lacks %s", g)
 		}
 	}
 	for _, s := range p.Publish {
-		if strings.Contains(s, "CONSUMER.MSG.NEXT") && !strings.HasSuffix(s, ".validate") && !strings.Contains(s, ".validate_") {
+		if strings.Contains(s, "CONSUMER.MSG.NEXT") && s != "$JS.API.CONSUMER.MSG.NEXT."+own+".*" && s != "$JS.API.CONSUMER.MSG.NEXT."+streams.StreamGates+".validate" {
 			t.Errorf("validate may pull from %s", s)
 		}
-		if strings.Contains(s, "validate_2") {
-			t.Errorf("granted a lane past --lanes 2: %s", s)
+		for _, other := range streams.LaneStreams() {
+			if other != own && strings.Contains(s, other) {
+				t.Errorf("validate is granted %s of another stage's lanes", s)
+			}
+		}
+		if strings.Contains(s, "CONSUMER.CREATE.TOOLGATE_") || strings.Contains(s, "CONSUMER.DELETE.TOOLGATE_") {
+			t.Errorf("validate may change durables: %s", s)
 		}
 	}
-	if !slices.Contains(p.Publish, "toolgate.gate.business.*") || slices.Contains(p.Publish, "toolgate.gate.policy.*") {
+	for _, g := range []string{"toolgate.gate.business.l.*", "toolgate.gate.business.*"} {
+		if !slices.Contains(p.Publish, g) {
+			t.Errorf("validate may not hand calls to business on %s: %v", g, p.Publish)
+		}
+	}
+	if slices.Contains(p.Publish, "toolgate.gate.policy.*") || slices.Contains(p.Publish, "toolgate.gate.policy.l.*") {
 		t.Errorf("validate's gate publishes: %v", p.Publish)
 	}
 	c := Config{Lanes: 2}

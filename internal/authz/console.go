@@ -55,6 +55,11 @@ func consoleRole() *Permissions {
 	// 30): the pages read its hop by sequence (internal/inflight), which
 	// the dead letters' grant already shows of a failed call.
 	pub = append(pub, api("STREAM.INFO", streams.StreamGates), api("STREAM.MSG.GET", streams.StreamGates), api("STREAM.MSG.GET", streams.StreamExecute))
+	// The laned stages' lanes live in their own streams (issue 37): the
+	// same reads there (their durables listed, their hops by sequence).
+	for _, ls := range streams.LaneStreams() {
+		pub = append(pub, api("STREAM.INFO", ls), api("CONSUMER.LIST", ls), api("STREAM.MSG.GET", ls))
+	}
 	// A decision resumes the call at the policy gate; a replay republishes
 	// a call at the stage that failed it (every gate a replay may enter:
 	// the execute gate checks the call's seals itself) and input that never

@@ -361,7 +361,7 @@ func (h *clusterHavoc) backlogRestart(ctx context.Context, rng *rand.Rand) error
 	_ = testenv.Poll(10*time.Second, 50*time.Millisecond, func() error {
 		backlog = 0
 		for _, d := range streams.Durables(st, 0) { // its lanes too
-			c, err := h.js.Consumer(ctx, streams.StreamOf(st), d)
+			c, err := h.js.Consumer(ctx, streams.DurableStream(st, d), d)
 			if err != nil {
 				return err
 			}

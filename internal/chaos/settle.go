@@ -50,11 +50,11 @@ func settle(ctx context.Context, js jetstream.JetStream, accepted map[string]str
 // consumer) has no pending and no unacknowledged message.
 func idle(ctx context.Context, js jetstream.JetStream) error {
 	for _, st := range append(streams.Names(), streams.AccumulateTimer) {
-		stream := streams.StreamOf(st)
-		if st == streams.AccumulateTimer {
-			stream = streams.StreamGates
-		}
 		for _, d := range streams.Durables(st, 0) { // its lanes too
+			stream := streams.DurableStream(st, d)
+			if st == streams.AccumulateTimer {
+				stream = streams.StreamGates
+			}
 			if err := testenv.ConsumerIdle(ctx, js, stream, d); err != nil {
 				return err
 			}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -151,7 +152,7 @@ func (c *overviewCache) compute(ctx context.Context, now time.Time) *overview {
 // gateHops are the streams whose messages the console reads for a lane's
 // oldest waiting input: the gates' hops, never the producers' input.
 func gateHops(stream string) bool {
-	return stream == streams.StreamGates || stream == streams.StreamExecute
+	return stream == streams.StreamGates || stream == streams.StreamExecute || slices.Contains(streams.LaneStreams(), stream)
 }
 
 // tenantRows adds each lane's share of execute: of the calls delivered to execute

@@ -144,9 +144,18 @@ func subjectsPage(root string) (string, error) {
 			if cfg.MaxDeliver < 0 {
 				md = "unlimited"
 			}
-			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %d | %s |\n", code(cfg.Durable), code(c.Stream), code(cfg.FilterSubject), md, dur(cfg.AckWait), cfg.MaxAckPending, cell(cfg.Description))
+			filters := []string{code(cfg.FilterSubject)}
+			if cfg.FilterSubject == "" {
+				filters = filters[:0]
+				for _, f := range cfg.FilterSubjects {
+					filters = append(filters, code(f))
+				}
+			}
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %d | %s |\n", code(cfg.Durable), code(c.Stream), strings.Join(filters, ", "), md, dur(cfg.AckWait), cfg.MaxAckPending, cell(cfg.Description))
 		}
 	}
+	fmt.Fprintf(&b, "\nWith fairness lanes (a tenant list, or `--lanes`), each laned stage also has a durable per lane token, %s in its own stream %s on %s, with its main durable's limits; the main durable reads the lanes of before their stream (%s) too (docs/deploying.md, \"Upgrading: a stream per laned stage\").\n",
+		code(streams.LaneDurable("<stage>", "<lane>")), code(streams.LaneStream("<STAGE>")), code(streams.GateLane("<stage>", "<lane>")), code(streams.LegacyGateLane("<stage>", "<lane>")))
 
 	b.WriteString("\n## Key-value buckets\n\n| Bucket | Holds | History | TTL |\n|---|---|---|---|\n")
 	for _, c := range s.BucketConfigs() {

@@ -2,8 +2,9 @@
 //
 // No status record is written when a call enters the pipeline (issue 30,
 // pipeline.WritesStatus): a call that has neither waited nor ended is known
-// only by its hop, one message in a gate stream (TOOLGATE_GATES, or
-// TOOLGATE_GATE_EXECUTE for a call approved for its executor group). Both
+// only by its hop, one message in a gate stream (TOOLGATE_GATES, a laned
+// stage's TOOLGATE_GATE_<STAGE> for a call in a fairness lane, or
+// TOOLGATE_GATE_EXECUTE for a call approved for its executor group). All
 // are work queues, which delete a hop once its stage acked it, so what they
 // hold is the calls in flight. Gate subjects name a stage and a lane, not a
 // call, so a call is found by the call id header of each hop, read by
@@ -27,7 +28,9 @@ import (
 
 // Streams are the streams a call in flight waits in, in the order a call
 // passes them.
-func Streams() []string { return []string{streams.StreamGates, streams.StreamExecute} }
+func Streams() []string {
+	return append(append([]string{streams.StreamGates}, streams.LaneStreams()...), streams.StreamExecute)
+}
 
 // MaxScan is the most hops one read looks at, per stream.
 const MaxScan = 20000

@@ -71,3 +71,40 @@ func TestFind_a_call_in_flight_is_read_from_its_hop(t *testing.T) {
 		t.Errorf("Find of a call with no hop = %v, %v; want nil, nil", none, err)
 	}
 }
+
+// With fairness lanes a call waits in its stage's lanes' stream
+// (TOOLGATE_GATE_<STAGE>), not in TOOLGATE_GATES: it is found there.
+func TestFind_a_call_in_a_lane_is_read_from_its_stages_stream(t *testing.T) {
+	srv := testenv.RunJetStream(t)
+	_, js := testenv.Connect(t, srv)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	s := streams.DefaultSettings()
+	s.Fair = streams.Fair{Tenants: []string{"acme"}}
+	if err := streams.Ensure(ctx, js, s); err != nil {
+		t.Fatal(err)
+	}
+	em := &pipeline.Emitter{Lane: s.Fair.LaneFunc()}
+	e := call.New("resp-l", 0, time.Now())
+	e.ToolName, e.RawArguments, e.Request.Tenant = "get_weather", `{}`, "acme"
+	outs, err := em.Outputs(streams.Accumulate, e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range outs {
+		if _, err := js.PublishMsg(ctx, &nats.Msg{Subject: o.Subject, Header: o.Header, Data: o.Data}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st, err := js.Stream(ctx, streams.LaneStream(streams.Parse))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info, err := st.Info(ctx); err != nil || info.State.Msgs != 1 {
+		t.Fatalf("%s: %+v, %v; want the call's hop", streams.LaneStream(streams.Parse), info, err)
+	}
+	got, err := Find(ctx, js, e.CallID, 0)
+	if err != nil || got == nil || got.CallID != e.CallID {
+		t.Fatalf("Find(%s) = %+v, %v; want its hop's record", e.CallID, got, err)
+	}
+}

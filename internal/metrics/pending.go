@@ -100,7 +100,7 @@ func JetStreamInfo(js jetstream.JetStream, stream func(stage string) string) Con
 			return nil, err
 		}
 		for _, d := range streams.Durables(stage, streams.DefaultLanes)[1:] { // lanes are automatic: those missing are skipped
-			lc, err := js.Consumer(ctx, stream(stage), d)
+			lc, err := js.Consumer(ctx, laneStream(stage, d, stream), d)
 			if err != nil {
 				continue // not applied: nothing waits there
 			}
@@ -118,6 +118,16 @@ func JetStreamInfo(js jetstream.JetStream, stream func(stage string) string) Con
 	}
 }
 
+// laneStream is the stream of durable, one of stage's lane durables: a
+// laned gate stage's own lanes' stream (streams.LaneStream), else the
+// stage's (stream).
+func laneStream(stage, durable string, stream func(stage string) string) string {
+	if streams.Laned(stage) {
+		return streams.DurableStream(stage, durable)
+	}
+	return stream(stage)
+}
+
 // JetStreamFirstPending is the FirstPending of the stages' durables in js:
 // the first message on the consumer's filter past its ack floor (in a
 // work-queue stream, acknowledged messages are gone, so it is the oldest
@@ -130,26 +140,47 @@ func JetStreamFirstPending(js jetstream.JetStream, stream func(stage string) str
 		if stage == streams.Execute {
 			return executeOldest(ctx, js, ci)
 		}
-		filter := ci.Config.FilterSubject
-		if filter == "" && len(ci.Config.FilterSubjects) == 1 {
-			filter = ci.Config.FilterSubjects[0]
+		filters := []string{ci.Config.FilterSubject}
+		if ci.Config.FilterSubject == "" {
+			filters = ci.Config.FilterSubjects // a laned stage's main durable: its subject and the old lanes'
 		}
 		st, err := js.Stream(ctx, stream(stage))
 		if err != nil {
 			return time.Time{}, err
 		}
-		var opts []jetstream.GetMsgOpt
-		if filter != "" {
-			opts = append(opts, jetstream.WithGetMsgSubject(filter))
+		var oldest time.Time
+		older := func(t time.Time) {
+			if !t.IsZero() && (oldest.IsZero() || t.Before(oldest)) {
+				oldest = t
+			}
 		}
-		msg, err := st.GetMsg(ctx, ci.AckFloor.Stream+1, opts...)
-		if errors.Is(err, jetstream.ErrMsgNotFound) {
-			return time.Time{}, nil // acknowledged since the consumer info
+		if len(filters) == 0 {
+			filters = []string{""}
 		}
-		if err != nil {
-			return time.Time{}, err
+		for _, f := range filters {
+			var opts []jetstream.GetMsgOpt
+			if f != "" {
+				opts = append(opts, jetstream.WithGetMsgSubject(f))
+			}
+			msg, err := st.GetMsg(ctx, ci.AckFloor.Stream+1, opts...)
+			if errors.Is(err, jetstream.ErrMsgNotFound) {
+				continue // acknowledged since the consumer info
+			}
+			if err != nil {
+				return time.Time{}, err
+			}
+			older(msg.Time)
 		}
-		return msg.Time, nil
+		if streams.Laned(stage) { // its lanes' stream holds its hops only: its first is the oldest
+			if ls, err := js.Stream(ctx, streams.LaneStream(stage)); err == nil {
+				if si, err := ls.Info(ctx); err == nil && si.State.Msgs > 0 {
+					if msg, err := ls.GetMsg(ctx, si.State.FirstSeq); err == nil {
+						older(msg.Time)
+					}
+				}
+			}
+		}
+		return oldest, nil
 	}
 }
 

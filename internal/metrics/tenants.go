@@ -152,10 +152,11 @@ func laneToken(tok string) (idx int, batch, ok bool) {
 }
 
 // gateLaneDurables lists the lane durables of the laned gate stages
-// (<stage>_<lane>) and of the executor groups whose index is in lanes.
+// (<stage>_<lane>, each in its stage's lanes' stream) and of the executor
+// groups whose index is in lanes.
 func gateLaneDurables(ctx context.Context, js jetstream.JetStream, lanes map[int]*TenantLane) ([]laneDurable, error) {
 	var out []laneDurable
-	for _, name := range []string{streams.StreamGates, streams.StreamExecute} {
+	for _, name := range append(streams.LaneStreams(), streams.StreamExecute) {
 		st, err := js.Stream(ctx, name)
 		if err != nil {
 			continue // not applied: nothing waits there
@@ -166,7 +167,7 @@ func gateLaneDurables(ctx context.Context, js jetstream.JetStream, lanes map[int
 			exec := false
 			if _, lane, ok := streams.SplitExecuteLaneDurable(ci.Name); ok && name == streams.StreamExecute {
 				tok, exec = lane, true
-			} else if i := strings.LastIndexByte(ci.Name, '_'); i > 0 && name == streams.StreamGates && streams.Laned(ci.Name[:i]) {
+			} else if i := strings.LastIndexByte(ci.Name, '_'); i > 0 && streams.Laned(ci.Name[:i]) && name == streams.LaneStream(ci.Name[:i]) {
 				tok = ci.Name[i+1:]
 			} else {
 				continue

@@ -3,6 +3,7 @@ package stage
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -72,10 +73,17 @@ func (r fairRig) invoice(rid, tenant string, extra ...string) {
 	r.publish(rid, "openai-chat", chat(rid, "create_invoice", validInvoice, "tool_calls"), append([]string{streams.HeaderTenant, tenant}, extra...)...)
 }
 
+// durableStream is the stream of a gate stage's durable, <stage> or
+// <stage>_<lane>.
+func durableStream(durable string) string {
+	stage, _, _ := strings.Cut(durable, "_")
+	return streams.DurableStream(stage, durable)
+}
+
 // pending is how many inputs wait on durable.
 func (r fairRig) pending(durable string) uint64 {
 	r.t.Helper()
-	c, err := r.js.Consumer(r.ctx, streams.StreamGates, durable)
+	c, err := r.js.Consumer(r.ctx, durableStream(durable), durable)
 	if err != nil {
 		r.t.Fatal(err)
 	}
@@ -154,7 +162,7 @@ func TestFair_legacy_subject_still_drains(t *testing.T) {
 	r.invoice("legacy", "quiet")
 	r.waitPending("parse_1i", 1)
 	// Move the hop to the subject of before lanes, as it was stored then.
-	c, err := r.js.Consumer(r.ctx, streams.StreamGates, "parse_1i")
+	c, err := r.js.Consumer(r.ctx, durableStream("parse_1i"), "parse_1i")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -177,4 +185,124 @@ func TestFair_legacy_subject_still_drains(t *testing.T) {
 		t.Fatalf("result %v", res[0])
 	}
 	r.waitPending(streams.Parse, 0)
+}
+
+// A stage's lane hops are stored by its own stream (TOOLGATE_GATE_<STAGE>),
+// none by TOOLGATE_GATES: with every lane in TOOLGATE_GATES each
+// acknowledgement's interest check walked 5 x (2L+1) durables, and a
+// cluster had one leader for every hop.
+func TestFair_each_stage_stores_its_lane_hops_in_its_own_stream(t *testing.T) {
+	r := startFairRig(t)
+	r.run(streams.Accumulate)
+	const n = 6
+	for i := range n {
+		r.invoice(fmt.Sprintf("own-%d", i), []string{"noisy", "quiet"}[i%2])
+	}
+	msgs := func(want map[string]uint64) {
+		t.Helper()
+		testenv.Eventually(t, 30*time.Second, 20*time.Millisecond, func() error {
+			for stream, w := range want {
+				if got := r.streamMsgs(stream); got != w {
+					return fmt.Errorf("%s holds %d hops, want %d", stream, got, w)
+				}
+			}
+			return nil
+		})
+	}
+	msgs(map[string]uint64{streams.LaneStream(streams.Parse): n, streams.StreamGates: 0, streams.LaneStream(streams.Validate): 0})
+	r.waitPending("parse_0i", n/2)
+	r.waitPending("parse_1i", n/2)
+	r.run(streams.Parse)
+	msgs(map[string]uint64{streams.LaneStream(streams.Parse): 0, streams.StreamGates: 0, streams.LaneStream(streams.Validate): n})
+	r.waitPending("validate_1i", n/2)
+}
+
+// The upgrade from the lanes in TOOLGATE_GATES: a hop stored on a lane
+// subject of before (toolgate.gate.<stage>.<lane>, with its lane durable
+// there) behind the main durable's position is handled once after the
+// streams are applied again: Ensure deletes the old lane durable and
+// creates the main durable again, which reads the old lanes too.
+func TestFair_hop_on_an_old_lane_subject_is_handled_once_after_the_upgrade(t *testing.T) {
+	r := startFairRig(t)
+	r.run(streams.Accumulate)
+	r.invoice("oldlane", "quiet")
+	r.waitPending("parse_1i", 1)
+	c, err := r.js.Consumer(r.ctx, durableStream("parse_1i"), "parse_1i")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := c.Next()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The layout of before: parse's main durable on its subject only, a
+	// lane durable in TOOLGATE_GATES, the hop stored on its subject there.
+	gates, err := r.js.Stream(r.ctx, streams.StreamGates)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := gates.DeleteConsumer(r.ctx, streams.Parse); err != nil {
+		t.Fatal(err)
+	}
+	old := streams.DefaultSettings().Config(streams.Consumer{Name: streams.Parse, Subject: streams.Gate(streams.Parse)})
+	if _, err := gates.CreateConsumer(r.ctx, old); err != nil {
+		t.Fatal(err)
+	}
+	oldLane := streams.DefaultSettings().Config(streams.Consumer{Name: "parse_1i", Subject: streams.LegacyGateLane(streams.Parse, "1i")})
+	if _, err := gates.CreateConsumer(r.ctx, oldLane); err != nil {
+		t.Fatal(err)
+	}
+	hop := &nats.Msg{Subject: streams.LegacyGateLane(streams.Parse, "1i"), Header: m.Headers(), Data: m.Data()}
+	hop.Header.Del(nats.MsgIdHdr) // stored long ago: its id is out of the dedup window
+	if _, err := r.js.PublishMsg(r.ctx, hop); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Ack(); err != nil {
+		t.Fatal(err)
+	}
+	// The main durable passes it: a hop on its own subject, stored after,
+	// delivered and acknowledged (its position is now past the old hop).
+	if _, err := r.js.Publish(r.ctx, streams.Gate(streams.Parse), []byte("{}")); err != nil {
+		t.Fatal(err)
+	}
+	main, err := gates.Consumer(r.ctx, streams.Parse)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pm, err := main.Next()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := pm.Ack(); err != nil {
+		t.Fatal(err)
+	}
+	testenv.Eventually(t, 10*time.Second, 20*time.Millisecond, func() error {
+		if got := r.streamMsgs(streams.StreamGates); got != 1 {
+			return fmt.Errorf("%s holds %d hops, want the old lane's", streams.StreamGates, got)
+		}
+		return nil
+	})
+
+	if err := streams.Ensure(r.ctx, r.js, fairSettings()); err != nil { // the upgrade
+		t.Fatal(err)
+	}
+	for ci := range gates.ListConsumers(r.ctx).Info() {
+		if strings.HasPrefix(ci.Name, streams.Parse+"_") {
+			t.Errorf("old lane durable %s is still in %s", ci.Name, streams.StreamGates)
+		}
+	}
+	r.waitPending(streams.Parse, 1)
+	r.run(streams.Parse, streams.Validate, streams.Business, streams.Policy, streams.Repair, streams.Execute)
+	if res := r.waitResults("oldlane", 1); res[0]["status"] != "executed" {
+		t.Fatalf("result %v", res[0])
+	}
+	r.waitPending(streams.Parse, 0)
+	if err := streams.Ensure(r.ctx, r.js, fairSettings()); err != nil { // applied again: nothing left to move
+		t.Fatal(err)
+	}
+	r.invoice("after", "quiet")
+	r.waitResults("after", 1)
+	if got := len(r.results("oldlane")); got != 1 || r.executed.Load() != 2 {
+		t.Fatalf("%d results for the old hop, %d executions, want 1 and 2", got, r.executed.Load())
+	}
 }

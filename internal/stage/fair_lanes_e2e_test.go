@@ -48,7 +48,7 @@ func TestFair_accumulate_takes_a_quiet_tenant_past_a_noisy_backlog(t *testing.T)
 	r.run(streams.Accumulate)
 	r.waitPending("parse_0i", noisy) // each exactly once
 	r.waitPending("parse_1i", quiet)
-	gates, err := r.js.Stream(r.ctx, streams.StreamGates)
+	gates, err := r.js.Stream(r.ctx, streams.LaneStream(streams.Parse))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -190,9 +190,13 @@ func TestFair_without_a_tenant_list_the_consumers_are_as_before(t *testing.T) {
 	want := map[string]map[string]string{
 		streams.StreamIn: {"accumulate": "toolgate.in.>"},
 		streams.StreamGates: {
-			"accumulate_timer": "toolgate.gate.accumulate_timer", "parse": "toolgate.gate.parse", "validate": "toolgate.gate.validate",
-			"business": "toolgate.gate.business", "policy": "toolgate.gate.policy", "repair": "toolgate.gate.repair", "execute": "toolgate.gate.execute",
+			"accumulate_timer": "toolgate.gate.accumulate_timer", "parse": "toolgate.gate.parse,toolgate.gate.parse.*", "validate": "toolgate.gate.validate,toolgate.gate.validate.*",
+			"business": "toolgate.gate.business,toolgate.gate.business.*", "policy": "toolgate.gate.policy,toolgate.gate.policy.*",
+			"repair": "toolgate.gate.repair,toolgate.gate.repair.*", "execute": "toolgate.gate.execute",
 		},
+	}
+	for _, ls := range streams.LaneStreams() { // the lanes' streams, empty
+		want[ls] = map[string]string{}
 	}
 	for stream, durables := range want {
 		st, err := js.Stream(ctx, stream)

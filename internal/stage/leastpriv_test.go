@@ -80,6 +80,12 @@ func (r *lpRig) connectAs(user string) (*nats.Conn, jetstream.JetStream) {
 
 func startLeastPrivilegeRig(t *testing.T) *lpRig {
 	t.Helper()
+	return startLeastPrivilegeRigWith(t, streams.DefaultSettings())
+}
+
+// startLeastPrivilegeRigWith is the rig with settings s (its lanes).
+func startLeastPrivilegeRigWith(t *testing.T, s streams.Settings) *lpRig {
+	t.Helper()
 	pw := map[string]string{}
 	for _, u := range authz.Names() {
 		pw[u] = "pw-" + u
@@ -100,7 +106,7 @@ func startLeastPrivilegeRig(t *testing.T) *lpRig {
 	}
 	nc, js := connect(authz.Admin)
 	p := &pipe{t: t, nc: nc, js: js, ctx: context.Background()}
-	if err := streams.Ensure(p.ctx, js, streams.DefaultSettings()); err != nil {
+	if err := streams.Ensure(p.ctx, js, s); err != nil {
 		t.Fatal(err)
 	}
 	p.defs = applyTools(t, js, map[string][]byte{"tools.yaml": exampleTools(t)})
@@ -121,7 +127,7 @@ func startLeastPrivilegeRig(t *testing.T) *lpRig {
 		runStages(t, Config{
 			Seals: seals, Metrics: m,
 			NATSURL: srv.ClientURL(), NATSOpts: append(authz.ClientOptions(st, pw[st]), nats.ErrorHandler(denied.handler)),
-			RedisURL: rds.URL(), Stages: []string{st}, SkipEnsure: true,
+			RedisURL: rds.URL(), Stages: []string{st}, SkipEnsure: true, Settings: s,
 			Log: zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.ErrorLevel).With().Str("stage", st).Logger(),
 		}, "stage "+st+" as its own user")
 	}
@@ -177,5 +183,43 @@ func waitOrDenied(t *testing.T, p *pipe, denied *deniedLog, rid string, n int) [
 			t.Fatalf("%s: fewer than %d results after 15s", rid, n)
 		}
 		time.Sleep(25 * time.Millisecond)
+	}
+}
+
+// With fairness lanes every stage, as its own user, takes its calls from
+// its own lanes' stream (TOOLGATE_GATE_<STAGE>) and hands them on to the
+// next stage's: each path ends as without lanes, no permission is missing,
+// and the hops went through the lanes' streams.
+func TestLeastPrivilege_lanes_run_with_only_the_stage_permissions(t *testing.T) {
+	set := streams.DefaultSettings()
+	set.Fair = streams.Fair{Tenants: []string{"noisy", "quiet"}}
+	r := startLeastPrivilegeRigWith(t, set)
+	p := r.pipe
+	for _, tenant := range []string{"noisy", "quiet"} {
+		p.publish("lpl-valid-"+tenant, "openai-chat", chat("lpl-valid-"+tenant, "create_invoice", validInvoice, "tool_calls"), streams.HeaderTenant, tenant)
+	}
+	p.publish("lpl-schema", "openai-chat", chat("lpl-schema", "create_invoice", `{"customer_id":"cus_1","currency":"YEN","line_items":[]}`, "tool_calls"), streams.HeaderTenant, "quiet")
+	p.publish("lpl-denied", "openai-chat", chat("lpl-denied", "delete_customer_account", `{"customer_id":"cus_1","reason":"asked"}`, "tool_calls"), streams.HeaderTenant, "noisy")
+	for rid, want := range map[string]string{
+		"lpl-valid-noisy": "executed", "lpl-valid-quiet": "executed", "lpl-schema": "failed", "lpl-denied": "policy_rejected",
+	} {
+		if rs := waitOrDenied(t, p, r.denied, rid, 1); rs[0]["status"] != want {
+			t.Errorf("%s: status %v (%v), want %s", rid, rs[0]["status"], rs[0]["errors"], want)
+		}
+	}
+	if n := p.executed.Load(); n != 2 {
+		t.Errorf("executed %d calls, want 2", n)
+	}
+	for _, ls := range streams.LaneStreams() {
+		st, err := p.js.Stream(p.ctx, ls)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if info, err := st.Info(p.ctx); err != nil || (ls != streams.LaneStream(streams.Repair) && info.State.LastSeq == 0) {
+			t.Errorf("%s stored no hop (%v): the lanes did not carry the calls", ls, err)
+		}
+	}
+	if errs := r.denied.all(); len(errs) > 0 {
+		t.Fatalf("the stages needed permissions they do not have: %v", errs)
 	}
 }

@@ -27,6 +27,10 @@ func watchCluster(m *metrics.Metrics, stages []string, js jetstream.JetStream, m
 	for _, st := range stages {
 		s := streams.StreamOf(st)
 		all = all && may(api("STREAM.INFO", s), api("STREAM.MSG.GET", s))
+		if streams.Laned(st) { // the oldest of its lanes is read in their stream
+			ls := streams.LaneStream(st)
+			all = all && may(api("STREAM.INFO", ls), api("STREAM.MSG.GET", ls))
+		}
 	}
 	if all {
 		first = metrics.JetStreamFirstPending(js, streams.StreamOf)
@@ -56,7 +60,7 @@ func watchCluster(m *metrics.Metrics, stages []string, js jetstream.JetStream, m
 // consumers and messages (a denied request would wait for its timeout on
 // every scrape).
 func mayReadLanes(may mayFunc) bool {
-	for _, s := range []string{streams.StreamOf(streams.Accumulate), streams.StreamGates, streams.StreamExecute} {
+	for _, s := range append([]string{streams.StreamOf(streams.Accumulate), streams.StreamGates, streams.StreamExecute}, streams.LaneStreams()...) {
 		if !may(api("STREAM.INFO", s), api("CONSUMER.LIST", s), api("STREAM.MSG.GET", s)) {
 			return false
 		}

@@ -62,7 +62,7 @@ func newSet(stages []string, binds map[string]Binding, d Deps) (*Set, error) {
 			DeadLetter: tracing.DeadLetter(d.Trace, st, d.Emit.DeadLetter(st, d.Now)), Log: d.Log, Observe: d.Observe, Gap: d.Gap,
 		}
 		for _, g := range d.Settings.LaneGroups(row) { // its fairness lanes
-			wc.Shares = append(wc.Shares, worker.Share{Durables: g.Durables, Weight: g.Weight, Floor: g.Floor})
+			wc.Shares = append(wc.Shares, worker.Share{Stream: g.Stream, Durables: g.Durables, Weight: g.Weight, Floor: g.Floor})
 		}
 		if len(wc.Shares) > 0 { // its outputs wait in a stream's ingest in front of every tenant's
 			wc.Window = worker.FairWindow

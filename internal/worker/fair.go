@@ -14,6 +14,8 @@ import (
 // never starved. What a share does not use goes to the shares that have
 // work: one share alone gets the whole worker.
 type Share struct {
+	// Stream holds Durables; "": the worker's Stream.
+	Stream   string
 	Durables []string
 	Weight   int // <= 0: 1
 	Floor    int // percent of the share kept for each later durable with work
@@ -40,6 +42,24 @@ func (w *Worker) durables() []string {
 	var out []string
 	for _, s := range w.cfg.Shares {
 		out = append(out, s.Durables...)
+	}
+	return out
+}
+
+// durableStreams lists the stream of each of durables(), in its order.
+func (w *Worker) durableStreams() []string {
+	if len(w.cfg.Shares) == 0 {
+		return []string{w.cfg.Stream}
+	}
+	var out []string
+	for _, s := range w.cfg.Shares {
+		stream := s.Stream
+		if stream == "" {
+			stream = w.cfg.Stream
+		}
+		for range s.Durables {
+			out = append(out, stream)
+		}
 	}
 	return out
 }

@@ -85,7 +85,7 @@ type Config struct {
 	Key func(m Msg) string
 	// Shares, when set, are the fairness keys the worker takes its inputs
 	// from in weighted round robin (fair.go), each with its durables of
-	// Stream; unset: the one durable named Stage.
+	// its Stream (default Stream); unset: the one durable named Stage.
 	Shares []Share
 	// Skip, when set, tells the inputs of a durable of Shares that are not
 	// its to handle (another durable of the worker has them: accumulate's
@@ -197,7 +197,7 @@ type pending struct {
 // finishes every message already handed out, waits for their publish acks,
 // acks them, and returns.
 func (w *Worker) Run(ctx context.Context) error {
-	durables := w.durables()
+	durables, streams := w.durables(), w.durableStreams()
 	iters := make([]jetstream.MessagesContext, 0, len(durables))
 	stopAll := func() {
 		for _, it := range iters {
@@ -205,7 +205,7 @@ func (w *Worker) Run(ctx context.Context) error {
 		}
 	}
 	for i, d := range durables {
-		cons, err := w.js.Consumer(ctx, w.cfg.Stream, d)
+		cons, err := w.js.Consumer(ctx, streams[i], d)
 		if err != nil {
 			stopAll()
 			return fmt.Errorf("worker: %s: consumer %s: %w", w.cfg.Stage, d, err)

@@ -23,7 +23,7 @@ func AuthzCmd(args []string) error {
 	fs := cmdutil.WithUsage(flag.NewFlagSet("authz render", flag.ContinueOnError), "authz", "render")
 	groups := fs.String("executor-groups", cmdutil.Env("TOOLGATE_EXECUTOR_GROUPS", authz.DefaultGroups()), "executor groups: group=tool,tool;group=tool (TOOLGATE_EXECUTOR_GROUPS)")
 	tenants := fs.String("tenants", cmdutil.Env("TOOLGATE_TENANTS", ""), "tenants with a producer user each (TOOLGATE_TENANTS, comma-separated)")
-	lanes := fs.Int("lanes", cmdutil.EnvInt("TOOLGATE_LANES", streams.DefaultLanes), "fairness lanes of the deployment: each stage user is granted its lane durables by name (TOOLGATE_LANES)")
+	lanes := fs.Int("lanes", cmdutil.EnvInt("TOOLGATE_LANES", streams.DefaultLanes), "fairness lanes of the deployment: accumulate's user is granted its lane durables by name; the gate stages' users their own lanes' stream, whatever L (TOOLGATE_LANES)")
 	ops, err := cmdutil.ParseFlags(fs, args[1:])
 	if err != nil {
 		return err

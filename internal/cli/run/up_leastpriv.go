@@ -35,7 +35,8 @@ type trustFlags struct {
 	insecure, leastPriv     *bool
 	secrets, groups, tenant *string
 	// lanes is the stage flags' --lanes, set by up once they are parsed:
-	// each stage user is granted its lane durables by name.
+	// accumulate's user is granted its lane durables by name (the gate
+	// stages' users their own lanes' stream, whatever L).
 	lanes *int
 }
 

@@ -1,0 +1,153 @@
+package authz_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/toolgate/toolgate/internal/authz"
+	"github.com/toolgate/toolgate/internal/natsusers"
+	"github.com/toolgate/toolgate/internal/testenv"
+	"github.com/toolgate/toolgate/streams"
+)
+
+// runLaned starts a server with every user of authz's default config and
+// applies the topology with lanes as the admin.
+func runLaned(t *testing.T) *server.Server {
+	t.Helper()
+	pw := map[string]string{}
+	for _, u := range authz.Names() {
+		pw[u] = "pw-" + u
+	}
+	users, err := natsusers.Users(pw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := testenv.RunJetStream(t, func(o *server.Options) { o.Users = users })
+	js := connect(t, s, authz.Admin)
+	set := streams.DefaultSettings()
+	set.Fair = streams.Fair{Lanes: 2}
+	if err := streams.Ensure(context.Background(), js, set); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func connect(t *testing.T, s *server.Server, user string) jetstream.JetStream {
+	t.Helper()
+	nc, err := nats.Connect(s.ClientURL(), append(authz.ClientOptions(user, "pw-"+user), nats.ErrorHandler(func(*nats.Conn, *nats.Subscription, error) {}))...)
+	if err != nil {
+		t.Fatalf("connect as %s: %v", user, err)
+	}
+	t.Cleanup(nc.Close)
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return js
+}
+
+// Each laned stage's user takes and acknowledges hops from the durables of
+// its own lanes' stream, and the server refuses it any other stage's lanes'
+// stream: a durable there, a fetch, a new durable, and a publish of a hop
+// into a stage it does not route to. The console reads the lanes' durables
+// and hops but takes none.
+func TestLaneStreams_each_stage_consumes_only_its_own(t *testing.T) {
+	s := runLaned(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	admin := connect(t, s, authz.Admin)
+	if _, err := admin.Publish(ctx, streams.GateLane(streams.Validate, "1i"), []byte("hop")); err != nil {
+		t.Fatal(err)
+	}
+	js := connect(t, s, streams.Validate)
+	own, err := js.Consumer(ctx, streams.LaneStream(streams.Validate), "validate_1i")
+	if err != nil {
+		t.Fatalf("validate looking up its own lane: %v", err)
+	}
+	msgs, err := own.Fetch(1, jetstream.FetchMaxWait(5*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := 0
+	for m := range msgs.Messages() {
+		got++
+		if err := m.DoubleAck(ctx); err != nil {
+			t.Fatalf("validate acknowledging its own lane's hop: %v", err)
+		}
+	}
+	if got != 1 {
+		t.Fatalf("validate fetched %d hops from its own lane (%v), want 1", got, msgs.Error())
+	}
+
+	short := func() (context.Context, context.CancelFunc) { return context.WithTimeout(ctx, 700*time.Millisecond) }
+	for _, other := range []string{streams.Parse, streams.Business, streams.Policy, streams.Repair} {
+		c, cancel := short()
+		if _, err := js.Consumer(c, streams.LaneStream(other), other+"_1i"); err == nil {
+			t.Errorf("validate looked up %s's lane durable", other)
+		}
+		cancel()
+		c, cancel = short()
+		if _, err := js.CreateOrUpdateConsumer(c, streams.LaneStream(other), jetstream.ConsumerConfig{Durable: "sneak", FilterSubject: streams.GateLane(other, "9i"), AckPolicy: jetstream.AckExplicitPolicy}); err == nil {
+			t.Errorf("validate created a durable in %s", streams.LaneStream(other))
+		}
+		cancel()
+	}
+	// A durable of another stage's stream, taken by name through the API:
+	// refused before the server answers.
+	if _, err := admin.Publish(ctx, streams.GateLane(streams.Policy, "0i"), []byte("policy's")); err != nil {
+		t.Fatal(err)
+	}
+	ajs := admin
+	pc, err := ajs.Consumer(ctx, streams.LaneStream(streams.Policy), "policy_0i")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, cancel2 := short()
+	defer cancel2()
+	if _, err := js.Consumer(c, streams.LaneStream(streams.Policy), "policy_0i"); err == nil {
+		t.Error("validate bound policy's lane durable")
+	}
+	// Nothing validate may publish reaches policy: it routes to business.
+	pctx, pcancel := short()
+	defer pcancel()
+	if _, err := js.Publish(pctx, streams.GateLane(streams.Policy, "0i"), []byte("skip"), jetstream.WithRetryAttempts(0)); err == nil {
+		t.Error("validate published a hop into policy's lanes")
+	}
+	if _, err := js.Publish(ctx, streams.GateLane(streams.Business, "0i"), []byte("next")); err != nil {
+		t.Errorf("validate handing a call to business: %v", err)
+	}
+	info, err := pc.Info(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.NumPending != 1 || info.Delivered.Consumer != 0 {
+		t.Errorf("policy's lane: pending %d, delivered %d, want its one hop untouched", info.NumPending, info.Delivered.Consumer)
+	}
+
+	// The console lists the lanes' durables and reads their hops, and takes none.
+	cjs := connect(t, s, authz.Console)
+	st, err := cjs.Stream(ctx, streams.LaneStream(streams.Policy))
+	if err != nil {
+		t.Fatalf("console reading %s: %v", streams.LaneStream(streams.Policy), err)
+	}
+	n := 0
+	for range st.ListConsumers(ctx).Info() {
+		n++
+	}
+	if n != 4 {
+		t.Errorf("console listed %d durables of %s, want 4", n, streams.LaneStream(streams.Policy))
+	}
+	if _, err := st.GetMsg(ctx, 1); err != nil {
+		t.Errorf("console reading policy's hop: %v", err)
+	}
+	c3, cancel3 := short()
+	defer cancel3()
+	if _, err := cjs.Consumer(c3, streams.LaneStream(streams.Policy), "policy_0i"); err == nil {
+		t.Error("console bound policy's lane durable")
+	}
+}

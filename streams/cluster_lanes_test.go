@@ -1,0 +1,112 @@
+package streams
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/toolgate/toolgate/internal/testenv"
+)
+
+// On a three-node cluster with R3 settings every gate stream (TOOLGATE_GATES,
+// each laned stage's TOOLGATE_GATE_<STAGE>, TOOLGATE_GATE_EXECUTE) is a Raft
+// group of its own, so its leader can sit on any node: placed round the
+// nodes (a leader step-down naming the preferred server), the leaders are
+// on all three, and each stage's lane hops are stored by its own stream's
+// leader. With every hop in TOOLGATE_GATES one node's leader stored them
+// all. Where the server puts them by itself is not asserted (it is not
+// deterministic); the test logs it.
+func TestCluster_gate_streams_have_a_leader_each_spread_over_the_nodes(t *testing.T) {
+	servers := testenv.RunJetStreamCluster(t)
+	nc, js := testenv.Connect(t, servers[0])
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	s := DefaultSettings()
+	s.Replicas = 3
+	s.Fair = Fair{Lanes: 2}
+	testenv.Eventually(t, 60*time.Second, 200*time.Millisecond, func() error { return Ensure(ctx, js, s) })
+	gateStreams := append(append([]string{StreamGates}, LaneStreams()...), StreamExecute)
+	leader := func(name string) (string, error) {
+		st, err := js.Stream(ctx, name)
+		if err != nil {
+			return "", err
+		}
+		info, err := st.Info(ctx)
+		if err != nil {
+			return "", err
+		}
+		if info.Config.Replicas != 3 || info.Cluster == nil || info.Cluster.Leader == "" {
+			return "", fmt.Errorf("%s: replicas %d, cluster %+v", name, info.Config.Replicas, info.Cluster)
+		}
+		return info.Cluster.Leader, nil
+	}
+	var seen []string
+	for _, name := range gateStreams {
+		var l string
+		testenv.Eventually(t, 30*time.Second, 100*time.Millisecond, func() (err error) { l, err = leader(name); return err })
+		seen = append(seen, name+"="+l)
+	}
+	t.Logf("leaders as the server placed them: %v", seen)
+
+	for i, name := range gateStreams {
+		want := servers[i%len(servers)].Name()
+		testenv.Eventually(t, 30*time.Second, 200*time.Millisecond, func() error {
+			l, err := leader(name)
+			if err != nil {
+				return err
+			}
+			if l == want {
+				return nil
+			}
+			req, _ := json.Marshal(map[string]any{"placement": map[string]string{"preferred": want}})
+			if _, err := nc.Request("$JS.API.STREAM.LEADER.STEPDOWN."+name, req, 5*time.Second); err != nil {
+				return err
+			}
+			return fmt.Errorf("%s led by %s, want %s", name, l, want)
+		})
+	}
+	nodes := map[string]bool{}
+	for _, name := range gateStreams {
+		l, err := leader(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		nodes[l] = true
+	}
+	if len(nodes) != len(servers) {
+		t.Fatalf("gate streams led by %d nodes, want %d", len(nodes), len(servers))
+	}
+	// Each stage's lane hops are its own stream's, led where it was placed.
+	for _, st := range Table() {
+		if !st.Laned {
+			continue
+		}
+		if _, err := js.Publish(ctx, GateLane(st.Name, "1b"), []byte("hop"), jetstream.WithRetryAttempts(20)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, name := range append([]string{StreamGates}, LaneStreams()...) {
+		want := uint64(1)
+		if name == StreamGates {
+			want = 0
+		}
+		testenv.Eventually(t, 10*time.Second, 50*time.Millisecond, func() error {
+			st, err := js.Stream(ctx, name)
+			if err != nil {
+				return err
+			}
+			info, err := st.Info(ctx)
+			if err != nil {
+				return err
+			}
+			if info.State.Msgs != want {
+				return fmt.Errorf("%s holds %d hops, want %d", name, info.State.Msgs, want)
+			}
+			return nil
+		})
+	}
+}
