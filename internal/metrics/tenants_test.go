@@ -2,6 +2,7 @@ package metrics
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -55,10 +56,19 @@ func TestTenantLanes_read_backlog_oldest_and_delivered_per_listed_tenant(t *test
 	}
 
 	read := JetStreamTenantLanes(js, nil)
-	ls, err := read(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	// The server acknowledges a publish before it counts it pending for the
+	// durables: read until the backlogs are in, then check all.
+	var ls []TenantLane
+	testenv.Eventually(t, 5*time.Second, 20*time.Millisecond, func() error {
+		var err error
+		if ls, err = read(ctx); err != nil {
+			return err
+		}
+		if len(ls) != 2 || ls[0].Backlog < 5 || ls[0].Batch < 2 || ls[1].Backlog < 1 {
+			return fmt.Errorf("lanes %+v: backlogs not counted yet", ls)
+		}
+		return nil
+	})
 	if len(ls) != 2 || ls[0].Lane != noisy || ls[1].Lane != quiet {
 		t.Fatalf("lanes: %+v, want noisy's %d and quiet's %d", ls, noisy, quiet)
 	}
