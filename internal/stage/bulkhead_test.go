@@ -3,6 +3,7 @@ package stage
 import (
 	"context"
 	"fmt"
+	"maps"
 	"net/http/httptest"
 	"strings"
 	"sync"
@@ -202,15 +203,16 @@ func TestBulkhead_a_dead_group_opens_its_circuit_and_every_waiting_call_runs_onc
 		}
 	}
 	mu.Lock()
-	if len(runs) != calls {
-		t.Fatalf("%d calls ran, want %d", len(runs), calls)
+	ran := maps.Clone(runs)
+	mu.Unlock()
+	if len(ran) != calls {
+		t.Fatalf("%d calls ran, want %d", len(ran), calls)
 	}
-	for id, n := range runs {
+	for id, n := range ran {
 		if n != 1 {
 			t.Fatalf("call %s ran %d times, want once", id, n)
 		}
 	}
-	mu.Unlock()
 	// The probe's success closes the breaker at once, but the durable is
 	// restored (MaxAckPending, pause) by a consumer update of its own, which
 	// can land after the last waiting call ran one at a time: read until it did.
