@@ -2,6 +2,7 @@ package metrics
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -56,10 +57,19 @@ func TestExecutorGroups_read_queue_in_flight_and_circuit_from_the_durables(t *te
 		t.Fatal(err)
 	}
 	read := JetStreamExecutorGroups(js)
-	gs, err := read(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	// The server acknowledges a publish before it counts it pending for the
+	// durables: read until erp's queue is in, then check all.
+	var gs []ExecutorGroup
+	testenv.Eventually(t, 5*time.Second, 20*time.Millisecond, func() error {
+		var err error
+		if gs, err = read(ctx); err != nil {
+			return err
+		}
+		if len(gs) == 0 || gs[0].Queue < 3 {
+			return fmt.Errorf("groups %+v: erp's queue not counted yet", gs)
+		}
+		return nil
+	})
 	if len(gs) != 3 || gs[0].Group != "erp" || gs[1].Group != "solo" || gs[2].Group != "weather" {
 		t.Fatalf("groups: %+v", gs)
 	}

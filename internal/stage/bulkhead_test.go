@@ -3,6 +3,7 @@ package stage
 import (
 	"context"
 	"fmt"
+	"maps"
 	"net/http/httptest"
 	"strings"
 	"sync"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/toolgate/toolgate/internal/dlq"
 	"github.com/toolgate/toolgate/internal/execute"
 	"github.com/toolgate/toolgate/internal/metrics"
@@ -201,19 +203,30 @@ func TestBulkhead_a_dead_group_opens_its_circuit_and_every_waiting_call_runs_onc
 		}
 	}
 	mu.Lock()
-	defer mu.Unlock()
-	if len(runs) != calls {
-		t.Fatalf("%d calls ran, want %d", len(runs), calls)
+	ran := maps.Clone(runs)
+	mu.Unlock()
+	if len(ran) != calls {
+		t.Fatalf("%d calls ran, want %d", len(ran), calls)
 	}
-	for id, n := range runs {
+	for id, n := range ran {
 		if n != 1 {
 			t.Fatalf("call %s ran %d times, want once", id, n)
 		}
 	}
-	c, err := p.js.Consumer(ctx, streams.StreamExecute, streams.ExecuteDurable("erp"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	// The probe's success closes the breaker at once, but the durable is
+	// restored (MaxAckPending, pause) by a consumer update of its own, which
+	// can land after the last waiting call ran one at a time: read until it did.
+	var c jetstream.Consumer
+	testenv.Eventually(t, 10*time.Second, 20*time.Millisecond, func() error {
+		var err error
+		if c, err = p.js.Consumer(ctx, streams.StreamExecute, streams.ExecuteDurable("erp")); err != nil {
+			return err
+		}
+		if got := c.CachedInfo().Config.MaxAckPending; got != 2 {
+			return fmt.Errorf("erp's durable MaxAckPending %d so far", got)
+		}
+		return has(t, scrapeMetrics(t, m), `toolgate_executor_circuit_state{group="erp"}`, func(v float64) bool { return v == 0 })
+	})
 	if got := c.CachedInfo().Config.MaxAckPending; got != 2 {
 		t.Fatalf("erp's durable MaxAckPending %d after the circuit closed, want its concurrency 2", got)
 	}
@@ -283,16 +296,24 @@ tools:
 	if n := sent.Load(); n != 0 {
 		t.Fatalf("%d calls were sent to erp's executor while its circuit was open", n)
 	}
-	letters, err := dlq.List(context.Background(), p.js, dlq.Filter{Stage: streams.Execute, Tool: "erp_invoice"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	// Each dead letter is stored on its own stream, after its result.
 	dead := 0
-	for _, l := range letters {
-		if strings.HasPrefix(l.CallID, "resp-ff-") && !strings.HasPrefix(l.CallID, "resp-ff-open") {
-			dead++
+	testenv.Eventually(t, 5*time.Second, 20*time.Millisecond, func() error {
+		letters, err := dlq.List(context.Background(), p.js, dlq.Filter{Stage: streams.Execute, Tool: "erp_invoice"})
+		if err != nil {
+			return err
 		}
-	}
+		dead = 0
+		for _, l := range letters {
+			if strings.HasPrefix(l.CallID, "resp-ff-") && !strings.HasPrefix(l.CallID, "resp-ff-open") {
+				dead++
+			}
+		}
+		if dead < calls {
+			return fmt.Errorf("%d dead letters of the failed-fast calls so far", dead)
+		}
+		return nil
+	})
 	if dead != calls {
 		t.Fatalf("%d dead letters of the failed-fast calls, want %d (each replayable)", dead, calls)
 	}
@@ -345,10 +366,17 @@ tools:
 	if rs[0]["status"] == "executed" {
 		t.Fatalf("result %v, want it failed after its attempts", rs[0])
 	}
-	letters, err := dlq.List(ctx, p.js, dlq.Filter{Stage: streams.Execute, Tool: "erp_invoice"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	var letters []dlq.Letter // stored on its own stream, after the result
+	testenv.Eventually(t, 5*time.Second, 20*time.Millisecond, func() error {
+		var err error
+		if letters, err = dlq.List(ctx, p.js, dlq.Filter{Stage: streams.Execute, Tool: "erp_invoice"}); err != nil {
+			return err
+		}
+		if len(letters) == 0 {
+			return fmt.Errorf("no dead letter yet")
+		}
+		return nil
+	})
 	if len(letters) != 1 || letters[0].Failure != "max_deliver" {
 		t.Fatalf("dead letters %+v, want one max_deliver", letters)
 	}

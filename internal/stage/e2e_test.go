@@ -129,6 +129,22 @@ func (p *pipe) dlq(subject string) []*jetstream.RawStreamMsg {
 	return out
 }
 
+// dlqAtLeast waits until subject holds at least n dead letters and
+// returns what it holds then. A worker publishes a call's dead letter after
+// its status record and result, and the server stores each stream's
+// messages on its own: the dead letter can land after the result was read.
+func (p *pipe) dlqAtLeast(subject string, n int) []*jetstream.RawStreamMsg {
+	p.t.Helper()
+	var out []*jetstream.RawStreamMsg
+	testenv.Eventually(p.t, 5*time.Second, 20*time.Millisecond, func() error {
+		if out = p.dlq(subject); len(out) < n {
+			return fmt.Errorf("%d dead letters on %s so far, want %d", len(out), subject, n)
+		}
+		return nil
+	})
+	return out
+}
+
 func (p *pipe) status(callID string) pipeline.StatusRecord {
 	p.t.Helper()
 	kv, err := p.js.KeyValue(p.ctx, streams.BucketCalls)
@@ -268,7 +284,7 @@ func TestPipeline_schema_invalid_names_the_failing_path(t *testing.T) {
 			t.Errorf("errors %s do not name %s", errs, path)
 		}
 	}
-	if len(p.dlq(streams.DLQ("validate", "schema_invalid"))) != 1 {
+	if len(p.dlqAtLeast(streams.DLQ("validate", "schema_invalid"), 1)) != 1 {
 		t.Error("no dead letter on toolgate.dlq.validate.schema_invalid")
 	}
 	if p.executed.Load() != 0 {

@@ -40,7 +40,13 @@ func TestOps_audit_of_a_call_carrying_an_api_key_and_a_card_contains_neither(t *
 			t.Errorf("audit lacks %s", want)
 		}
 	}
-	dead := o.streamText(streams.StreamDLQ, "")
+	var dead string // stored on its own stream, after the result and the audit event
+	testenv.Eventually(t, 5*time.Second, 20*time.Millisecond, func() error {
+		if dead = o.streamText(streams.StreamDLQ, ""); !strings.Contains(dead, "resp-secret-0") {
+			return fmt.Errorf("no dead letter of resp-secret-0 yet")
+		}
+		return nil
+	})
 	if !strings.Contains(dead, key) || !strings.Contains(dead, card) {
 		t.Error("the dead-letter stream does not keep the raw arguments")
 	}

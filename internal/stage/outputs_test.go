@@ -10,12 +10,14 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 
 	"github.com/toolgate/toolgate/internal/call"
 	"github.com/toolgate/toolgate/internal/result"
+	"github.com/toolgate/toolgate/internal/testenv"
 	"github.com/toolgate/toolgate/streams"
 )
 
@@ -54,8 +56,20 @@ func (p *pipe) subscribeResults(rid string) *coreResults {
 }
 
 // once fails unless the subscriber received exactly one result for each id.
+// The subscription delivers on its own: it first waits until every id has
+// one.
 func (c *coreResults) once(t *testing.T, ids ...string) {
 	t.Helper()
+	testenv.Eventually(t, 5*time.Second, 10*time.Millisecond, func() error {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		for _, id := range ids {
+			if c.n[id] == 0 {
+				return fmt.Errorf("core subscriber has no result for %q yet", id)
+			}
+		}
+		return nil
+	})
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, id := range ids {

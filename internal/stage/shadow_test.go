@@ -130,7 +130,14 @@ func TestShadow_counts_a_changed_verdict_while_the_live_call_executes_once(t *te
 	}
 	p.settled(streams.Execute)
 	// Only the live verdict acted: one request to one executor subject;
-	// the call only the shadow would pass reached none.
+	// the call only the shadow would pass reached none. countExec's
+	// subscription delivers on its own: read until the request is in.
+	testenv.Eventually(t, 5*time.Second, 10*time.Millisecond, func() error {
+		if execs.Load() == 0 {
+			return fmt.Errorf("no message on an executor subject counted yet")
+		}
+		return nil
+	})
 	if n, m := p.executed.Load(), execs.Load(); n != 1 || m != 1 {
 		t.Fatalf("executed %d, %d messages on executor subjects; want 1 and 1", n, m)
 	}

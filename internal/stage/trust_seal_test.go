@@ -272,6 +272,14 @@ func TestTrust_edited_sealed_envelope_never_executes(t *testing.T) {
 		t.Fatalf("result %v, want executed", rs[0])
 	}
 	callID := call.ID("tr-edit", 0)
+	// The recorder's subscription (another connection than the tool's)
+	// delivers on its own: read until the request is in.
+	testenv.Eventually(t, 5*time.Second, 10*time.Millisecond, func() error {
+		if rec.of(callID) == 0 {
+			return fmt.Errorf("the recorder has not seen %s yet", callID)
+		}
+		return nil
+	})
 	if rec.of(callID) != 1 {
 		t.Fatalf("the tool received the genuine call %d times, want 1", rec.of(callID))
 	}

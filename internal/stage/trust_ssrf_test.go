@@ -8,8 +8,10 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/toolgate/toolgate/internal/call"
+	"github.com/toolgate/toolgate/internal/testenv"
 	"github.com/toolgate/toolgate/streams"
 )
 
@@ -51,16 +53,24 @@ tools:
 		if res[0]["status"] != string(call.Failed) {
 			t.Fatalf("%s: result %v, want the call failed", tool, res[0])
 		}
+		// The dead letter is stored on its own stream, after the result.
 		var letters []call.Envelope
-		for _, m := range p.dlq(subj) {
-			var e call.Envelope
-			if err := json.Unmarshal(m.Data, &e); err != nil {
-				t.Fatal(err)
+		testenv.Eventually(t, 5*time.Second, 20*time.Millisecond, func() error {
+			letters = nil
+			for _, m := range p.dlq(subj) {
+				var e call.Envelope
+				if err := json.Unmarshal(m.Data, &e); err != nil {
+					t.Fatal(err)
+				}
+				if e.ToolName == tool {
+					letters = append(letters, e)
+				}
 			}
-			if e.ToolName == tool {
-				letters = append(letters, e)
+			if len(letters) == 0 {
+				return fmt.Errorf("%s: no dead letter on %s yet", tool, subj)
 			}
-		}
+			return nil
+		})
 		if len(letters) != 1 {
 			t.Fatalf("%s: %d dead letters on %s, want exactly 1", tool, len(letters), subj)
 		}

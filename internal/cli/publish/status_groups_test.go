@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -65,10 +67,18 @@ func TestStatus_overview_shows_each_executor_group_and_its_circuit(t *testing.T)
 		t.Fatal(err)
 	}
 
-	out.Reset()
-	if err := RunStatus(&out, []string{"--nats", srv.ClientURL()}); err != nil {
-		t.Fatal(err)
-	}
+	// The server acknowledges a publish before it counts it pending for the
+	// durables: read until erp's queue is in, then check all.
+	_ = testenv.Poll(5*time.Second, 50*time.Millisecond, func() error {
+		out.Reset()
+		if err := RunStatus(&out, []string{"--nats", srv.ClientURL()}); err != nil {
+			return err
+		}
+		if !regexp.MustCompile(`(?m)^\s*erp\s+\S+\s+2\s`).MatchString(out.String()) {
+			return errors.New("erp's queue not counted yet")
+		}
+		return nil
+	})
 	lines := strings.Split(out.String(), "\n")
 	if len(lines) < 4 || !strings.HasPrefix(lines[0], "executor groups (2)") {
 		t.Fatalf("overview:\n%s", out.String())

@@ -37,6 +37,10 @@ func TestStatus_call_and_response_show_result_message_and_failure_stage(t *testi
 		}
 	}
 
+	// Each call's status record is published before its result but
+	// stored by its own stream (the calls bucket): read until both ended.
+	r.WaitFor(t, statusCmd, []string{"story-1-0"}, "status    executed")
+	r.WaitFor(t, statusCmd, []string{"story-1-1"}, "status    failed")
 	out, err := r.Run(statusCmd, "story-1-0")
 	if err != nil {
 		t.Fatal(err)

@@ -207,6 +207,21 @@ func (u *up) mustCLI(t *testing.T, args ...string) string {
 	return out
 }
 
+// executionsAtLeast waits until the executor's lines count at least n runs
+// of tool and returns the count then. The executor prints its line before
+// it answers, but the line reaches the test through the process's stdout
+// pipe, copied on its own: a call can show executed before its line is in.
+func (u *up) executionsAtLeast(t *testing.T, tool string, n int) int {
+	t.Helper()
+	testenv.Eventually(t, 10*time.Second, 20*time.Millisecond, func() error {
+		if got := u.executions(tool); got < n {
+			return fmt.Errorf("%d runs of %s in the executor's output so far, want %d", got, tool, n)
+		}
+		return nil
+	})
+	return u.executions(tool)
+}
+
 // executions counts the executor's lines for tool: one per run of it.
 func (u *up) executions(tool string) int {
 	n := 0
