@@ -77,7 +77,7 @@ func TestFair_accumulate_takes_interactive_past_its_tenants_batch_backlog(t *tes
 	r.run(streams.Accumulate)
 	r.waitPending("parse_1b", batch) // each exactly once
 	r.waitPending("parse_1i", inter)
-	gates, err := r.js.Stream(r.ctx, streams.StreamGates)
+	gates, err := r.js.Stream(r.ctx, streams.LaneStream(streams.Parse)) // parse's lanes' own stream
 	if err != nil {
 		t.Fatal(err)
 	}
