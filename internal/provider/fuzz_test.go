@@ -197,6 +197,9 @@ func FuzzArguments_are_exact(f *testing.F) {
 		}
 		got := []byte(r.Calls[0].Arguments)
 		want := args
+		if object { // the object's bytes: whitespace after it is the body's, not the value's
+			want = bytes.TrimRight(args, " \t\r\n")
+		}
 		if object && jsontext.Value(args).IsValid() {
 			if want, err = canon.JSON(args); err != nil {
 				t.Fatal(err)
