@@ -16,6 +16,7 @@ import (
 	"github.com/toolgate/toolgate/internal/call"
 	"github.com/toolgate/toolgate/internal/provider"
 	"github.com/toolgate/toolgate/pkg/producer"
+	"github.com/toolgate/toolgate/pkg/wire"
 
 	"github.com/toolgate/toolgate/internal/cli/cmdutil"
 )
@@ -36,7 +37,7 @@ type publishFlags struct {
 	fs                                 *flag.FlagSet
 	url, prov, rid, principal, roles   *string
 	tenant, token, model, conversation *string
-	end                                *string
+	end, priority                      *string
 	wait                               *time.Duration
 	tolerant, dryRun, atomic           *bool
 	maxTokens                          *int
@@ -60,6 +61,7 @@ func newPublishFlags() publishFlags {
 		atomic:       fs.Bool("atomic", false, "Toolgate-Atomic: true: the response's calls run all or none"),
 		dryRun:       fs.Bool("dry-run", false, "Toolgate-Dry-Run: true: every gate runs, nothing executes"),
 		maxTokens:    fs.Int("max-tokens", 0, "Toolgate-Max-Tokens: the request's output token cap"),
+		priority:     fs.String("priority", "", "Toolgate-Priority: interactive or batch (a tenant's batch response goes on its own subject toolgate.in.t.TENANT.batch, which accumulate takes after the tenant's interactive ones); none: the tenant's default"),
 		end:          fs.String("end", "", "after a transcript's events, send Toolgate-End: REASON (the stream ends unfinished now, not at toolgate's idle timeout)"),
 	}
 }
@@ -95,11 +97,16 @@ func Publish(args []string) error {
 	if !call.ValidResponseID(rid) {
 		return cmdutil.UsageError("publish: --response-id %q: use 1 to 128 letters, digits, '-' and '_' (it is a subject token)", rid)
 	}
+	switch *pf.priority {
+	case "", wire.PriorityInteractive, wire.PriorityBatch:
+	default:
+		return cmdutil.UsageError("publish: --priority %q: want %s or %s", *pf.priority, wire.PriorityInteractive, wire.PriorityBatch)
+	}
 	if *pf.end != "" && !provider.IsTranscript(data) {
 		return cmdutil.UsageError("publish: --end marks the end of a stream; %s is one whole response body", file)
 	}
 	meta := producer.Meta{Provider: prov, ResponseID: rid, Tenant: *pf.tenant, Principal: *pf.principal, Roles: *pf.roles, Token: *pf.token,
-		Model: *pf.model, Conversation: *pf.conversation, Tolerant: *pf.tolerant, DryRun: *pf.dryRun, Atomic: *pf.atomic, MaxTokens: *pf.maxTokens}
+		Model: *pf.model, Conversation: *pf.conversation, Tolerant: *pf.tolerant, DryRun: *pf.dryRun, Atomic: *pf.atomic, MaxTokens: *pf.maxTokens, Priority: *pf.priority}
 	plan, err := planOf(meta, data, *pf.end)
 	if err != nil {
 		return err

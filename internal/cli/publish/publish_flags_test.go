@@ -65,6 +65,14 @@ func TestPublish_detects_the_provider_takes_flags_after_the_file_and_reads_stdin
 	if h := stored(t, streams.SubjectInResponse); h[wire.HeaderProvider] != provider.OpenAIChat || !strings.HasPrefix(h[wire.HeaderResponseID], "stdin-") {
 		t.Errorf("stdin without -: %v", h)
 	}
+	// --priority batch: a tenant's batch response goes on its own batch
+	// subject, which accumulate takes after the tenant's interactive ones.
+	if out, code := runPublish(t, []byte(weatherCall), "--nats", url, "--response-id", "pf-batch", "--tenant", "acme", "--priority", "batch", "-"); code != 0 {
+		t.Fatalf("--priority batch: exit %d:\n%s", code, out)
+	}
+	if h := stored(t, wire.InTenantBatch("acme")); h[wire.HeaderResponseID] != "pf-batch" {
+		t.Errorf("--priority batch: last on %s is %v, want pf-batch", wire.InTenantBatch("acme"), h)
+	}
 	// The same response again is a duplicate: exit 5, also without --wait.
 	if out, code := runPublish(t, []byte(anthropicWeather), "--nats", url, "--response-id", "pf-stdin", "--tenant", "acme", "--model", "claude-sonnet-4-5", "--conversation", "conv-1", "--atomic", "-"); code != exitPublishConflict || !strings.Contains(out, "already published") {
 		t.Fatalf("duplicate: exit %d:\n%s", code, out)
@@ -82,6 +90,7 @@ func TestPublish_detects_the_provider_takes_flags_after_the_file_and_reads_stdin
 		{"two files", weatherCall, []string{"a.json", "b.json"}, "want one FILE"},
 		{"--end on a whole body", weatherCall, []string{"--end", "gone", "-"}, "--end marks the end of a stream"},
 		{"a bad response id", weatherCall, []string{"--response-id", "a.b", "-"}, "--response-id"},
+		{"an unknown priority", weatherCall, []string{"--priority", "urgent", "-"}, "--priority \"urgent\": want interactive or batch"},
 	} {
 		before := stored(t, streams.SubjectInResponse)
 		out, code := runPublish(t, []byte(test.stdin), append([]string{"--nats", url}, test.args...)...)
