@@ -228,10 +228,7 @@ func (b Bulkhead) Run(ctx context.Context, nc *nats.Conn, js jetstream.JetStream
 		if b.Tenants {
 			subject = wire.InTenantResponse(tenant) // as the tenant's producer publishes
 		}
-		m := nats.NewMsg(subject)
-		m.Data = chat(rid, tool, args)
-		m.Header.Set(streams.HeaderProvider, "openai-chat")
-		m.Header.Set(streams.HeaderResponseID, rid)
+		m := chatMsg(subject, rid, tool, args)
 		mu.Lock()
 		sent[rid] = time.Now()
 		mu.Unlock()

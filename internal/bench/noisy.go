@@ -78,10 +78,7 @@ func (n Neighbour) Run(ctx context.Context, nc *nats.Conn, js jetstream.JetStrea
 		// Each tenant's producer publishes on its own subject, which
 		// accumulate's lanes filter on: a batch response on its batch
 		// subject, as pkg/producer does (wire.InResponseForPriority).
-		m := nats.NewMsg(wire.InResponseForPriority(tenant, prio))
-		m.Data = chat(rid, "create_invoice", fmt.Sprintf(`{"customer_id":"cus_%d","currency":"USD","line_items":[{"sku":"PRO-SEAT","quantity":%d,"price_cents":4900}]}`, i, 1+i%5))
-		m.Header.Set(streams.HeaderProvider, "openai-chat")
-		m.Header.Set(streams.HeaderResponseID, rid)
+		m := chatMsg(wire.InResponseForPriority(tenant, prio), rid, "create_invoice", fmt.Sprintf(`{"customer_id":"cus_%d","currency":"USD","line_items":[{"sku":"PRO-SEAT","quantity":%d,"price_cents":4900}]}`, i, 1+i%5))
 		if prio != "" {
 			m.Header.Set(streams.HeaderPriority, prio)
 		}

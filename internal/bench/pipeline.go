@@ -11,6 +11,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/toolgate/toolgate/pkg/wire"
 	"github.com/toolgate/toolgate/streams"
 )
 
@@ -43,6 +44,16 @@ func Mix() []Kind {
 			return fmt.Appendf(nil, `{"model":"qwen2.5:7b","message":{"role":"assistant","content":"<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Oslo %d\"}}\n</tool_call>"},"done_reason":"stop","done":true}`, i)
 		}},
 	}
+}
+
+// chatMsg is an openai-chat response proposing tool(args) under response
+// id rid, on subject, as a producer publishes it.
+func chatMsg(subject, rid, tool, args string) *nats.Msg {
+	m := nats.NewMsg(subject)
+	m.Data = chat(rid, tool, args)
+	m.Header.Set(streams.HeaderProvider, "openai-chat")
+	m.Header.Set(streams.HeaderResponseID, rid)
+	return m
 }
 
 func chat(rid, tool, args string) []byte {
@@ -108,11 +119,7 @@ func load(ctx context.Context, nc *nats.Conn, js jetstream.JetStream, tenant, pr
 		}
 		k := mix[i%len(mix)]
 		rid := prefix + strconv.Itoa(i)
-		subject := streams.SubjectInResponse
-		if tenant != "" {
-			subject = streams.InTenantResponse(tenant)
-		}
-		m := nats.NewMsg(subject)
+		m := nats.NewMsg(wire.InResponseFor(tenant))
 		m.Data = k.Body(rid, i)
 		m.Header.Set(streams.HeaderProvider, k.Provider)
 		m.Header.Set(streams.HeaderResponseID, rid)

@@ -18,6 +18,7 @@ import (
 	"github.com/toolgate/toolgate/internal/stage"
 	"github.com/toolgate/toolgate/internal/testenv"
 	"github.com/toolgate/toolgate/internal/tool"
+	"github.com/toolgate/toolgate/pkg/wire"
 	"github.com/toolgate/toolgate/streams"
 
 	"github.com/toolgate/toolgate/internal/cli/cmdutil"
@@ -151,11 +152,7 @@ func (r *StoryRig) PublishAs(t *testing.T, tenant, rid string, calls ...ToolCall
 	}
 	body, _ := json.Marshal(map[string]any{"id": "chatcmpl-" + rid, "object": "chat.completion", "model": "gpt-test",
 		"choices": []any{map[string]any{"index": 0, "finish_reason": "tool_calls", "message": map[string]any{"role": "assistant", "content": nil, "tool_calls": tcs}}}})
-	subject := streams.SubjectInResponse
-	if tenant != "" {
-		subject = streams.InTenantResponse(tenant)
-	}
-	m := nats.NewMsg(subject)
+	m := nats.NewMsg(wire.InResponseFor(tenant))
 	m.Header.Set(streams.HeaderProvider, "openai-chat")
 	m.Header.Set(streams.HeaderResponseID, rid)
 	m.Data = body
