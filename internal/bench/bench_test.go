@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -80,7 +81,43 @@ func TestTraffic_counts_the_ceilings_stores_and_messages(t *testing.T) {
 			t.Fatalf("%s: %v NATS messages per message through %d hops, want %v and a few pull requests", layout, per.Messages, Hops, least)
 		}
 	}
-	if got := (Traffic{InMsgs: 5}).Per(0); got != (PerCall{}) {
+	if got := (Traffic{InMsgs: 5, ByStream: map[string]int64{"A": 1}}).Per(0); got.Messages != 0 || got.Stores != 0 || got.StoresBy != nil {
 		t.Fatalf("per 0 calls = %v", got)
+	}
+}
+
+// Stores are also told per stream, so the bench can say which write a
+// change removed: a stream that stored nothing in between is left out.
+func TestTraffic_tells_the_stores_of_each_stream(t *testing.T) {
+	s := testenv.RunJetStream(t)
+	_, js := testenv.Connect(t, s)
+	ctx := context.Background()
+	for _, name := range []string{"A", "B"} {
+		if _, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: name, Subjects: []string{strings.ToLower(name)}, Storage: jetstream.MemoryStorage}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := js.Publish(ctx, "b", nil); err != nil {
+		t.Fatal(err)
+	}
+	t0, err := ReadTraffic(ctx, s, js)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		if _, err := js.Publish(ctx, "a", nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t1, err := ReadTraffic(ctx, s, js)
+	if err != nil {
+		t.Fatal(err)
+	}
+	per := t1.Since(t0).Per(2)
+	if len(per.StoresBy) != 1 || per.StoresBy["A"] != 1.5 {
+		t.Fatalf("stores per call by stream = %v, want A 1.5 alone", per.StoresBy)
+	}
+	if got := FormatStoresBy(map[string]float64{"X": 0.4, "Y": 1, "W": 1}); got != "W 1.00, Y 1.00, X 0.40" {
+		t.Fatalf("FormatStoresBy = %q", got)
 	}
 }

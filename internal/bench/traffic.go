@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sort"
+	"strings"
 
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go/jetstream"
@@ -17,6 +19,8 @@ type Traffic struct {
 	InMsgs  int64 `json:"in_msgs"`
 	OutMsgs int64 `json:"out_msgs"`
 	Stores  int64 `json:"stores"`
+	// ByStream is Stores per stream (a bucket's stream is KV_<bucket>).
+	ByStream map[string]int64 `json:"stores_by_stream,omitempty"`
 }
 
 // ReadTraffic reads the server's message counters and the last sequence of
@@ -30,10 +34,11 @@ func ReadTraffic(ctx context.Context, s *server.Server, js jetstream.JetStream) 
 	if err != nil {
 		return Traffic{}, fmt.Errorf("bench: traffic: %w", err)
 	}
-	t := Traffic{InMsgs: v.InMsgs, OutMsgs: v.OutMsgs}
+	t := Traffic{InMsgs: v.InMsgs, OutMsgs: v.OutMsgs, ByStream: map[string]int64{}}
 	streams := js.ListStreams(ctx)
 	for info := range streams.Info() {
 		t.Stores += int64(info.State.LastSeq)
+		t.ByStream[info.Config.Name] = int64(info.State.LastSeq)
 	}
 	if err := streams.Err(); err != nil {
 		return Traffic{}, fmt.Errorf("bench: traffic: streams: %w", err)
@@ -43,13 +48,24 @@ func ReadTraffic(ctx context.Context, s *server.Server, js jetstream.JetStream) 
 
 // Since is the traffic between t0 and t.
 func (t Traffic) Since(t0 Traffic) Traffic {
-	return Traffic{InMsgs: t.InMsgs - t0.InMsgs, OutMsgs: t.OutMsgs - t0.OutMsgs, Stores: t.Stores - t0.Stores}
+	d := Traffic{InMsgs: t.InMsgs - t0.InMsgs, OutMsgs: t.OutMsgs - t0.OutMsgs, Stores: t.Stores - t0.Stores}
+	for name, n := range t.ByStream {
+		if n -= t0.ByStream[name]; n != 0 {
+			if d.ByStream == nil {
+				d.ByStream = map[string]int64{}
+			}
+			d.ByStream[name] = n
+		}
+	}
+	return d
 }
 
 // PerCall is the traffic of one of n calls (messages).
 type PerCall struct {
 	Messages float64 `json:"nats_messages"`
 	Stores   float64 `json:"stores"`
+	// StoresBy is Stores per stream, for the streams that stored any.
+	StoresBy map[string]float64 `json:"stores_by_stream,omitempty"`
 }
 
 // Per divides t over n calls.
@@ -57,5 +73,32 @@ func (t Traffic) Per(n int) PerCall {
 	if n <= 0 {
 		return PerCall{}
 	}
-	return PerCall{Messages: float64(t.InMsgs+t.OutMsgs) / float64(n), Stores: float64(t.Stores) / float64(n)}
+	p := PerCall{Messages: float64(t.InMsgs+t.OutMsgs) / float64(n), Stores: float64(t.Stores) / float64(n)}
+	for name, s := range t.ByStream {
+		if p.StoresBy == nil {
+			p.StoresBy = map[string]float64{}
+		}
+		p.StoresBy[name] = float64(s) / float64(n)
+	}
+	return p
+}
+
+// FormatStoresBy writes stores per call by stream, most first, as
+// "NAME 1.00, …".
+func FormatStoresBy(by map[string]float64) string {
+	names := make([]string, 0, len(by))
+	for name := range by {
+		names = append(names, name)
+	}
+	sort.Slice(names, func(i, j int) bool {
+		if by[names[i]] != by[names[j]] {
+			return by[names[i]] > by[names[j]]
+		}
+		return names[i] < names[j]
+	})
+	parts := make([]string, len(names))
+	for i, name := range names {
+		parts[i] = fmt.Sprintf("%s %.2f", name, by[name])
+	}
+	return strings.Join(parts, ", ")
 }

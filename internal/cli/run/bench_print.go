@@ -35,6 +35,9 @@ func printReport(w io.Writer, r bench.Report) {
 	if tr := r.Traffic; tr.Pipeline.Messages > 0 {
 		fmt.Fprintf(w, "NATS per call: ceiling %.1f messages, %.1f stores; pipeline %.1f messages, %.1f stores (the mix); with gates that cost nothing, pipeline / ceiling could reach %.0f %% if every message cost the same, %.0f %% if every store did\n",
 			tr.Ceiling.Messages, tr.Ceiling.Stores, tr.Pipeline.Messages, tr.Pipeline.Stores, tr.Bound(), tr.StoreBound())
+		if len(tr.Pipeline.StoresBy) > 0 {
+			fmt.Fprintf(w, "pipeline stores per call by stream: %s\n", bench.FormatStoresBy(tr.Pipeline.StoresBy))
+		}
 	}
 	fmt.Fprintf(w, "peak memory (RSS of this process): %.0f MiB after steps 1-3, %.0f MiB after the scenarios\n",
 		float64(r.Pipeline.PeakRSS)/(1<<20), float64(r.Pipeline.PeakRSSLast)/(1<<20))
