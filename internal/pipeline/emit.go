@@ -92,8 +92,6 @@ func (em *Emitter) Outputs(stage string, e call.Envelope) ([]worker.Output, erro
 	if !e.Status.Terminal() {
 		return outs, nil // waiting, e.g. for a human decision
 	}
-	res := em.resultJSON(e)
-	outs = append(outs, worker.Output{Subject: streams.Results(e.Request.Tenant, e.ResponseID), MsgID: id("result"), Header: hdr(), Data: res})
 	audit := em.fitJSON(em.fitAudit(AuditOf(stage, pub, em.sensitive(e.ToolName))), e.CallID, e.ResponseID)
 	outs = append(outs, worker.Output{Subject: streams.Audit(string(e.Status)), MsgID: id("audit"), Header: hdr(), Data: audit})
 	if !e.Status.OK() {
@@ -107,7 +105,11 @@ func (em *Emitter) Outputs(stage string, e call.Envelope) ([]worker.Output, erro
 		}
 		outs = append(outs, worker.Output{Subject: streams.DLQ(fstage, failure), MsgID: id("dlq"), Header: h, Data: em.fitEnvelope(e, body)})
 	}
-	return outs, nil
+	// The result last, once the record, the audit event and the dead letter
+	// are stored: a producer that has it (toolgate publish --wait) and asks
+	// an operator finds them (toolgate status, dlq ls --call).
+	res := em.resultJSON(e)
+	return append(outs, worker.Output{Subject: streams.Results(e.Request.Tenant, e.ResponseID), MsgID: id("result"), Header: hdr(), Data: res, After: true}), nil
 }
 
 // WritesStatus says whether this output writes the call's status record:

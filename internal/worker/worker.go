@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -36,6 +37,14 @@ type Output struct {
 	MsgID   string
 	Header  nats.Header
 	Data    []byte
+	// After holds this output (and every one after it) until each output
+	// before it is stored: whoever reads it then finds those too. A call's
+	// result is published After its status record and dead letter, so a
+	// producer that has the result and asks an operator finds the call's
+	// record and evidence (toolgate publish --wait, then toolgate status).
+	// It costs the input one more publish round trip before its ack, taken
+	// in the ack loop, not in a handler.
+	After bool
 }
 
 // Handler turns one input into zero or more outputs. Zero outputs and a nil
@@ -191,6 +200,7 @@ type pending struct {
 	reason   string        // the failure class, sent with the Term (advisory)
 	nak      bool          // nak without waiting (publish could not even start)
 	delay    time.Duration // nak delay
+	later    []Output      // published once futures are stored (Output.After)
 }
 
 // Run consumes until ctx is cancelled, then drains: it stops fetching,
@@ -384,6 +394,14 @@ func (w *Worker) call(jm jetstream.Msg, m Msg) (outs []Output, err error) {
 
 func (w *Worker) publish(jm jetstream.Msg, m Msg, outs []Output, term bool) pending {
 	p := pending{msg: jm, in: m, term: term}
+	if i := slices.IndexFunc(outs, func(o Output) bool { return o.After }); i > 0 {
+		outs, p.later = outs[:i], outs[i:]
+	}
+	return w.publishAsync(p, outs)
+}
+
+// publishAsync starts publishing outs and adds their futures to p.
+func (w *Worker) publishAsync(p pending, outs []Output) pending {
 	for _, o := range outs {
 		nm := &nats.Msg{Subject: o.Subject, Header: o.Header, Data: o.Data}
 		var opts []jetstream.PublishOpt
@@ -404,11 +422,62 @@ func (w *Worker) publish(jm jetstream.Msg, m Msg, outs []Output, term bool) pend
 	return p
 }
 
-// ackLoop settles inputs in the order they were handled.
+// ackLoop settles inputs in the order they were handled. An input with
+// outputs held back (Output.After) has them published once the others are
+// stored, and is settled by a second loop once they are stored too, so the
+// round trip they wait for holds up no other input's ack.
 func (w *Worker) ackLoop(acks <-chan pending) {
+	later := make(chan pending, max(cap(acks), 1))
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for p := range later {
+			w.settle(p)
+		}
+	}()
 	for p := range acks {
+		if len(p.later) > 0 && !p.nak {
+			held := p.later
+			p.later = nil
+			if p.tooLarge = w.stored(p.futures); p.tooLarge == nil {
+				later <- w.publishAsync(pending{msg: p.msg, in: p.in, term: p.term, reason: p.reason, retrying: p.retrying}, held)
+				continue
+			}
+			// An output before them failed: they are never published, and
+			// the input is nak'ed (or dead-lettered, for its size) by settle.
+			p.futures, p.nak = nil, true
+			if p.tooLarge == errNotStored {
+				p.tooLarge = nil
+			}
+		}
 		w.settle(p)
 	}
+	close(later)
+	<-done
+}
+
+// errNotStored is stored's answer for a publish that failed for another
+// reason than its size.
+var errNotStored = errors.New("worker: an output was not stored")
+
+// stored waits for every future (each can be read once): nil when each was
+// stored, the size refusal when one was refused for its size, else
+// errNotStored.
+func (w *Worker) stored(futures []jetstream.PubAckFuture) error {
+	var failed error
+	for _, f := range futures {
+		select {
+		case <-f.Ok():
+		case err := <-f.Err():
+			w.cfg.Log.Warn().Err(err).Str("stage", w.cfg.Stage).Str("subject", f.Msg().Subject).Msg("publish ack")
+			if tooLarge(err) {
+				failed = err
+			} else if failed == nil {
+				failed = errNotStored
+			}
+		}
+	}
+	return failed
 }
 
 // settle acks p's input when every output is stored, and naks it when any
