@@ -141,7 +141,7 @@ func (s *Server) Handle(tool string, f Func) error {
 		_ = s.complete(tool, c, rev, reply)
 		_ = r.Respond(reply)
 	})
-	if err := s.svc.AddEndpoint(tool, h, micro.WithEndpointSubject(wire.Exec(tool))); err != nil {
+	if err := s.svc.AddEndpoint(tool, concurrent(s.opts.concurrency, h), micro.WithEndpointSubject(wire.Exec(tool))); err != nil {
 		return fmt.Errorf("toolserver: %s: %w", tool, err)
 	}
 	if err := subscribed(s.nc, wire.Exec(tool)+`"`); err != nil { // exactly the tool's subject

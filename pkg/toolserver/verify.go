@@ -27,6 +27,7 @@ type options struct {
 	now           func() time.Time
 	onRefused     func(tool string, err error)
 	replay        jetstream.KeyValue
+	concurrency   int // requests of one tool at once (Concurrency)
 }
 
 func defaultOptions() options {
