@@ -103,8 +103,10 @@ func rssChild(mib string) {
 
 // The sampler reads a real process's VmRSS by its current pid through a
 // kill and the supervisor's restart: a child holding 64 MiB shows at least
-// that and 48 MiB more than one holding 1 MiB (the test binary itself is
-// some 25 MiB), and the killed child's figures count two process ids.
+// that and 32 MiB more than one holding 1 MiB, and the killed child's
+// figures count two process ids. Not 48 MiB more: how much of the test
+// binary itself (some 25 MiB) is resident differs between the two children
+// (a loaded machine saw 74 MiB against 26 MiB, 47.7 MiB apart).
 func TestRSSSampler_reads_real_processes_through_a_restart(t *testing.T) {
 	dir := t.TempDir()
 	child := func(name string, mib int) *proc {
@@ -153,7 +155,7 @@ func TestRSSSampler_reads_real_processes_through_a_restart(t *testing.T) {
 	}
 	b, s := figs[0], figs[1]
 	t.Logf("big: %+v\nsmall: %+v", b, s)
-	if b.Base < 64<<20 || b.Peak < 64<<20 || b.After < 64<<20 || b.Base-s.Base < 48<<20 {
+	if b.Base < 64<<20 || b.Peak < 64<<20 || b.After < 64<<20 || b.Base-s.Base < 32<<20 {
 		t.Errorf("big child holding 64 MiB: baseline %s, peak %s, after %s", mib(b.Base), mib(b.Peak), mib(b.After))
 	}
 	if s.Peak <= 0 || s.Samples < 5 {
