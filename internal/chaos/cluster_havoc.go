@@ -110,6 +110,8 @@ func (h *clusterHavoc) run(ctx context.Context, produced <-chan struct{}) error 
 		}
 	}
 	first := true // the first round is not over
+	missed := map[int]int{}
+	const maxMissed = 20 // draws of a process found not running, in the first round
 	loadOver, faultsOver := false, false
 	var faultErr error
 	nextKill := time.Now().Add(h.cfg.KillEvery)
@@ -140,7 +142,8 @@ func (h *clusterHavoc) run(ctx context.Context, produced <-chan struct{}) error 
 					continue
 				}
 			}
-			p := h.procs[bag[0]]
+			pi := bag[0]
+			p := h.procs[pi]
 			bag = bag[1:]
 			if p.stage == streams.Execute {
 				// Catch it mid-call: the tool has the request, toolgate
@@ -156,6 +159,13 @@ func (h *clusterHavoc) run(ctx context.Context, produced <-chan struct{}) error 
 			if p.kill() {
 				h.record(Fault{Kind: FaultKillStage, Target: p.stage, when: t0, Note: p.log})
 				h.logf("SIGKILL %s (%s)", p.stage, p.log)
+			} else if first && missed[pi] < maxMissed {
+				// Not running (held down for the backlog fault, or being
+				// restarted): drawn again later in the first round, so every
+				// stage is still killed at least once. A loaded run drew
+				// validate while it was held, and never killed it.
+				missed[pi]++
+				bag = append(bag, pi)
 			}
 			every := h.cfg.KillEvery
 			if loadOver {
