@@ -54,7 +54,7 @@ func TestTraffic_counts_the_ceilings_stores_and_messages(t *testing.T) {
 	nc, js := testenv.Connect(t, s)
 	ctx := context.Background()
 	for _, layout := range Layouts() {
-		t0, err := ReadTraffic(ctx, s, js)
+		t0, err := ReadTraffic(ctx, Embedded{S: s}, js)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -63,7 +63,7 @@ func TestTraffic_counts_the_ceilings_stores_and_messages(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		t1, err := ReadTraffic(ctx, s, js)
+		t1, err := ReadTraffic(ctx, Embedded{S: s}, js)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -147,11 +147,11 @@ func (s Scenario) Run(ctx context.Context, r Target, prefix string, count int) (
 	for i := range rids {
 		rids[i] = prefix + s.Name + "-" + strconv.Itoa(i)
 	}
-	v0, err := r.varz()
+	v0, err := r.varz(ctx)
 	if err != nil {
 		return Cost{}, err
 	}
-	u0 := r.cpu()
+	u0 := r.CPU()
 	start := time.Now()
 	body := 0
 	for i, rid := range rids {
@@ -176,8 +176,8 @@ func (s Scenario) Run(ctx context.Context, r Target, prefix string, count int) (
 	case <-ctx.Done():
 		return Cost{}, ctx.Err()
 	}
-	cpu := r.cpu() - u0
-	v1, err := r.varz()
+	cpu := r.CPU() - u0
+	v1, err := r.varz(ctx)
 	if err != nil {
 		return Cost{}, err
 	}
