@@ -37,8 +37,7 @@ func Scenarios() []Scenario {
 			m.Data = body(rid, i)
 			m.Header.Set(streams.HeaderProvider, "openai-chat")
 			m.Header.Set(streams.HeaderResponseID, rid)
-			_, err := js.PublishMsgAsync(m, jetstream.WithMsgID(rid))
-			return len(m.Data), err
+			return len(m.Data), publishAsync(context.Background(), js, m, rid)
 		}
 	}
 	large := func(size int) func(jetstream.JetStream, string, int) (int, error) {
@@ -80,7 +79,7 @@ func publishStream(events int) func(jetstream.JetStream, string, int) (int, erro
 			m.Header.Set(streams.HeaderProvider, "openai-chat")
 			m.Header.Set(streams.HeaderResponseID, rid)
 			m.Header.Set(streams.HeaderSeq, strconv.Itoa(s+1))
-			if _, err := js.PublishMsgAsync(m, jetstream.WithMsgID(rid+":"+strconv.Itoa(s+1))); err != nil {
+			if err := publishAsync(context.Background(), js, m, rid+":"+strconv.Itoa(s+1)); err != nil {
 				return bytes, err
 			}
 			bytes += len(ev)
