@@ -55,7 +55,7 @@ func TestTraffic_counts_the_ceilings_stores_and_messages(t *testing.T) {
 	nc, js := testenv.Connect(t, s)
 	ctx := context.Background()
 	for _, layout := range Layouts() {
-		t0, err := ReadTraffic(ctx, s, js)
+		t0, err := ReadTraffic(ctx, Embedded{S: s}, js)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -64,7 +64,7 @@ func TestTraffic_counts_the_ceilings_stores_and_messages(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		t1, err := ReadTraffic(ctx, s, js)
+		t1, err := ReadTraffic(ctx, Embedded{S: s}, js)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -100,7 +100,7 @@ func TestTraffic_tells_the_stores_of_each_stream(t *testing.T) {
 	if _, err := js.Publish(ctx, "b", nil); err != nil {
 		t.Fatal(err)
 	}
-	t0, err := ReadTraffic(ctx, s, js)
+	t0, err := ReadTraffic(ctx, Embedded{S: s}, js)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,7 +109,7 @@ func TestTraffic_tells_the_stores_of_each_stream(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	t1, err := ReadTraffic(ctx, s, js)
+	t1, err := ReadTraffic(ctx, Embedded{S: s}, js)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -14,7 +13,7 @@ import (
 // the order A B B A so that neither layout always runs first on a warm or a
 // cold machine, and returns one CeilingRun per layout: the faster of its
 // runs (a ceiling is an upper bound) and its traffic per message.
-func Ceilings(ctx context.Context, s *server.Server, nc *nats.Conn, js jetstream.JetStream, n, size int, storage jetstream.StorageType) ([]CeilingRun, error) {
+func Ceilings(ctx context.Context, s Counters, nc *nats.Conn, js jetstream.JetStream, n, size int, storage jetstream.StorageType) ([]CeilingRun, error) {
 	layouts := Layouts()
 	back := slices.Clone(layouts)
 	slices.Reverse(back)

@@ -37,7 +37,7 @@ func TestCeiling_stream_per_hop_stores_each_hop_in_its_own_stream(t *testing.T) 
 func TestCeilings_each_layout_twice_and_the_highest(t *testing.T) {
 	s := testenv.RunJetStream(t)
 	nc, js := testenv.Connect(t, s)
-	runs, err := Ceilings(context.Background(), s, nc, js, 100, 128, jetstream.FileStorage)
+	runs, err := Ceilings(context.Background(), Embedded{S: s}, nc, js, 100, 128, jetstream.FileStorage)
 	if err != nil {
 		t.Fatal(err)
 	}

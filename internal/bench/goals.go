@@ -25,6 +25,9 @@ type Figures struct {
 	GatesPerCallUs     float64 // parse+validate+business+policy pure cores
 	StandStillMs       float64 // the longest of any stage in any step
 	TrustPerCallUs     float64 // toolgate's own, the executor's apart
+	// NATS is where the nats-server ran: whether PeakRSSMiB and
+	// CPUPer1000s include it.
+	NATS NATSPlace
 }
 
 // Goals judges f against issue 20's goals.
@@ -32,8 +35,8 @@ func Goals(f Figures) []Goal {
 	g := []Goal{
 		{Figure: "pipeline / ceiling", Value: f.PipelinePerCeiling, Unit: "%", Limit: 75},
 		{Figure: "p99 end to end at half the max rate", Value: f.HalfP99Ms, Unit: "ms", AtMost: true, Limit: 20},
-		{Figure: "CPU per 1,000 calls (process + redis-server)", Value: f.CPUPer1000s, Unit: "s", AtMost: true, Limit: 0.40},
-		{Figure: "peak RSS (steps 1-3)", Value: f.PeakRSSMiB, Unit: "MiB", AtMost: true, Limit: 150},
+		{Figure: "CPU per 1,000 calls (" + f.NATS.CPUWhat() + ")", Value: f.CPUPer1000s, Unit: "s", AtMost: true, Limit: 0.40},
+		{Figure: rssFigure(f.NATS), Value: f.PeakRSSMiB, Unit: "MiB", AtMost: true, Limit: 150},
 		{Figure: "gates' CPU per valid call (parse+validate+business+policy cores)", Value: f.GatesPerCallUs, Unit: "µs", AtMost: true, Limit: 50},
 		{Figure: "toolgate's trust CPU per valid call (seals, seal checks, request signature, known token)", Value: f.TrustPerCallUs, Unit: "µs", AtMost: true, Limit: 15},
 		{Figure: "longest stand-still of a stage with input waiting (any step)", Value: f.StandStillMs, Unit: "ms", AtMost: true, Limit: float64(StandStillGoal) / 1e6},
@@ -46,6 +49,15 @@ func Goals(f Figures) []Goal {
 		}
 	}
 	return g
+}
+
+// rssFigure names the RSS goal's figure: issue 30's goal is toolgate's
+// own processes, which a run with the server embedded cannot tell apart.
+func rssFigure(p NATSPlace) string {
+	if p == NATSEmbedded {
+		return "peak RSS (steps 1-3; this process, the embedded nats-server included)"
+	}
+	return "toolgate's own peak RSS (steps 1-3; nats-server apart)"
 }
 
 // FormatGoals prints the goals as a table.

@@ -72,3 +72,24 @@ func ProcCPU(pid int) time.Duration {
 	}
 	return time.Duration((ut + st) * int64(time.Second) / hz)
 }
+
+// ProcPeakRSS returns the peak resident memory of another process, in
+// bytes (VmHWM of Linux /proc; 0 when it cannot be read): a nats-server
+// child's, which getrusage of this process does not count.
+func ProcPeakRSS(pid int) int64 {
+	if pid <= 0 {
+		return 0
+	}
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0
+	}
+	for line := range strings.Lines(string(data)) {
+		f := strings.Fields(line)
+		if len(f) >= 2 && f[0] == "VmHWM:" {
+			kib, _ := strconv.ParseInt(f[1], 10, 64)
+			return kib << 10
+		}
+	}
+	return 0
+}

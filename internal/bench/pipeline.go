@@ -127,7 +127,8 @@ func load(ctx context.Context, nc *nats.Conn, js jetstream.JetStream, tenant, pr
 			m.Header.Set(streams.HeaderTolerant, "true")
 		}
 		rec.sentAt(rid, time.Now())
-		if _, err := js.PublishMsgAsync(m, jetstream.WithMsgID(rid)); err != nil {
+		// A stall (the server's acks behind) is a pause, not a failed step.
+		if err := publishAsync(ctx, js, m, rid); err != nil {
 			return Stats{}, fmt.Errorf("bench: publish: %w", err)
 		}
 	}

@@ -29,6 +29,12 @@ type Report struct {
 	TrustPerCall  time.Duration `json:"trust_per_call_ns"`
 	ExecutorTrust time.Duration `json:"executor_trust_per_call_ns"`
 	Goals         []Goal        `json:"goals"`
+
+	// NATS is where the nats-server ran (NATSPlace); NoCounters, when
+	// set, why its message counters could not be read: the messages per
+	// call and NATS bytes per call are then 0 and printed as unavailable.
+	NATS       NATSPlace `json:"nats"`
+	NoCounters string    `json:"nats_counters_unavailable,omitempty"`
 }
 
 // RunFigures summarizes one measured run (ceiling, pipeline, offered load).
@@ -69,6 +75,11 @@ type Pipeline struct {
 	CPUPer1000    float64 `json:"cpu_s_per_1000_calls"`
 	PeakRSS       int64   `json:"peak_rss_bytes"`                 // after steps 1-3
 	PeakRSSLast   int64   `json:"peak_rss_after_scenarios_bytes"` // the large arguments raise it
+
+	// NATSPeakRSS is a nats-server child process's peak RSS at the same
+	// two points (0: embedded, in PeakRSS, or external, not measured).
+	NATSPeakRSS     int64 `json:"nats_server_peak_rss_bytes,omitempty"`
+	NATSPeakRSSLast int64 `json:"nats_server_peak_rss_after_scenarios_bytes,omitempty"`
 }
 
 // TrafficFigures is what one call asked of NATS in steps 1 and 2 (the

@@ -37,8 +37,7 @@ func Scenarios() []Scenario {
 			m.Data = body(rid, i)
 			m.Header.Set(streams.HeaderProvider, "openai-chat")
 			m.Header.Set(streams.HeaderResponseID, rid)
-			_, err := js.PublishMsgAsync(m, jetstream.WithMsgID(rid))
-			return len(m.Data), err
+			return len(m.Data), publishAsync(context.Background(), js, m, rid)
 		}
 	}
 	large := func(size int) func(jetstream.JetStream, string, int) (int, error) {
@@ -80,7 +79,7 @@ func publishStream(events int) func(jetstream.JetStream, string, int) (int, erro
 			m.Header.Set(streams.HeaderProvider, "openai-chat")
 			m.Header.Set(streams.HeaderResponseID, rid)
 			m.Header.Set(streams.HeaderSeq, strconv.Itoa(s+1))
-			if _, err := js.PublishMsgAsync(m, jetstream.WithMsgID(rid+":"+strconv.Itoa(s+1))); err != nil {
+			if err := publishAsync(context.Background(), js, m, rid+":"+strconv.Itoa(s+1)); err != nil {
 				return bytes, err
 			}
 			bytes += len(ev)
@@ -147,11 +146,11 @@ func (s Scenario) Run(ctx context.Context, r Target, prefix string, count int) (
 	for i := range rids {
 		rids[i] = prefix + s.Name + "-" + strconv.Itoa(i)
 	}
-	v0, err := r.varz()
+	v0, err := r.varz(ctx)
 	if err != nil {
 		return Cost{}, err
 	}
-	u0 := r.cpu()
+	u0 := r.CPU()
 	start := time.Now()
 	body := 0
 	for i, rid := range rids {
@@ -176,8 +175,8 @@ func (s Scenario) Run(ctx context.Context, r Target, prefix string, count int) (
 	case <-ctx.Done():
 		return Cost{}, ctx.Err()
 	}
-	cpu := r.cpu() - u0
-	v1, err := r.varz()
+	cpu := r.CPU() - u0
+	v1, err := r.varz(ctx)
 	if err != nil {
 		return Cost{}, err
 	}

@@ -1,6 +1,7 @@
 // Package benchrig starts the pipeline `toolgate bench` measures: an
-// embedded nats-server, Redis and every stage in this process. It is apart
-// from package bench because the stages' own tests import bench.
+// embedded nats-server (or a connection to an external one), Redis and
+// every stage in this process. It is apart from package bench because the
+// stages' own tests import bench.
 package benchrig
 
 import (
@@ -10,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -44,10 +46,21 @@ type Options struct {
 	// executor needs as many as the calls it should run at once.
 	Handlers map[string]toolserver.Func
 	Workers  int
+
+	// NATSURL is an external nats-server to run on instead of the
+	// embedded one (external.go: the rig refuses a server that holds
+	// toolgate's streams, and deletes the ones it made on Close);
+	// NATSOpts connect to it (credentials). Counters read its counters
+	// (nil: unavailable), and NATSPID is its process when it is this
+	// process's child (its CPU is then counted with the pipeline's).
+	NATSURL  string
+	NATSOpts []nats.Option
+	Counters bench.Counters
+	NATSPID  int
 }
 
 // Rig is the pipeline the bench measures: an embedded nats-server with
-// JetStream on file storage, Redis, every stage of `toolgate up` in this
+// JetStream on file storage (or Options.NATSURL's), Redis, every stage of `toolgate up` in this
 // process with a no-op executor for every applied tool, and the stages'
 // own metrics, from which the handler time per stage is read.
 type Rig struct {
@@ -56,6 +69,7 @@ type Rig struct {
 	Tools []tool.Definition
 
 	redis   *testenv.Redis
+	owns    bool // toolgate's streams on the external server are the rig's: Close deletes them
 	signer  *execute.Signer
 	workers int
 	cancel  context.CancelFunc
@@ -77,10 +91,18 @@ func Start(o Options) (r *Rig, err error) {
 			r.Close()
 		}
 	}()
-	if r.NATS, err = testenv.StartNATS(testenv.NATSOptions{StoreDir: filepath.Join(o.Dir, "js")}); err != nil {
-		return r, fmt.Errorf("bench: embedded NATS: %w", err)
+	natsURL := o.NATSURL
+	if natsURL == "" {
+		if r.NATS, err = testenv.StartNATS(testenv.NATSOptions{StoreDir: filepath.Join(o.Dir, "js")}); err != nil {
+			return r, fmt.Errorf("bench: embedded NATS: %w", err)
+		}
+		natsURL, r.Counters = r.NATS.URL(), bench.Embedded{S: r.NATS.Server()}
+	} else {
+		r.Counters, r.NATSPID = o.Counters, o.NATSPID
+		if r.Counters == nil {
+			r.Counters = bench.NoCounters{Why: "no way to read the external server's counters was given"}
+		}
 	}
-	r.Server = r.NATS.Server()
 	redisURL := o.RedisURL
 	if redisURL == "" {
 		if r.redis, err = testenv.StartRedis(testenv.RedisOptions{Dir: o.Dir}); err != nil {
@@ -88,13 +110,19 @@ func Start(o Options) (r *Rig, err error) {
 		}
 		redisURL, r.RedisPID = r.redis.URL(), r.redis.PID()
 	}
-	if r.NC, err = nats.Connect(r.NATS.URL(), nats.MaxReconnects(-1)); err != nil {
-		return r, err
+	if r.NC, err = nats.Connect(natsURL, append([]nats.Option{nats.Name("toolgate bench"), nats.MaxReconnects(-1)}, o.NATSOpts...)...); err != nil {
+		return r, fmt.Errorf("bench: connect to NATS at %s: %w", natsURL, err)
 	}
 	if r.JS, err = jetstream.New(r.NC, jetstream.WithPublishAsyncMaxPending(4096)); err != nil {
 		return r, err
 	}
 	ctx := context.Background()
+	if o.NATSURL != "" {
+		if err = refuseToolgateStreams(ctx, r.JS, natsURL); err != nil {
+			return r, err
+		}
+		r.owns = true
+	}
 	settings := streams.DefaultSettings()
 	settings.Fair = o.Fair
 	if err = streams.Ensure(ctx, r.JS, settings); err != nil {
@@ -153,7 +181,7 @@ func Start(o Options) (r *Rig, err error) {
 	r.cancel = cancel
 	ready := make(chan struct{})
 	go func() {
-		r.runErr <- stage.Run(rctx, stage.Config{NATSURL: r.NATS.URL(), RedisURL: redisURL, Stages: streams.Names(), Log: zerolog.Nop(),
+		r.runErr <- stage.Run(rctx, stage.Config{NATSURL: natsURL, NATSOpts: o.NATSOpts, RedisURL: redisURL, Stages: streams.Names(), Log: zerolog.Nop(),
 			Exec: stage.ExecConfig{Signer: signer}, Metrics: r.Metrics, JSONHops: o.JSONHops, Settings: settings}, ready)
 	}()
 	select {
@@ -180,13 +208,21 @@ func (r *Rig) Serve(name string, f toolserver.Func) error {
 	return nil
 }
 
-// Close stops the stages, then NATS and Redis, and returns the stages' error.
+// Close stops the stages, then NATS and Redis (on an external server:
+// deletes the streams and buckets it made there), and returns the stages'
+// error.
 func (r *Rig) Close() error {
 	var err error
 	if r.cancel != nil {
 		r.cancel()
 		err = <-r.runErr
 		r.cancel = nil
+	}
+	if r.owns {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		err = errors.Join(err, deleteToolgateStreams(ctx, r.JS))
+		cancel()
+		r.owns = false
 	}
 	if r.NC != nil {
 		r.NC.Close()

@@ -38,6 +38,9 @@ func BenchCmd(args []string) error {
 	hops := fs.String("hop-encoding", "binary", "how envelopes travel between gates: binary or json (to compare the two)")
 	neighbour := fs.Int("neighbour", 0, "instead of the steps: the noisy-neighbour and priority scenarios (issue 37) with a burst of this many calls (30000 for the goals), tenants noisy and quiet")
 	quietRate := fs.Float64("quiet-rate", 20, "with --neighbour: the quiet tenant's calls per second")
+	natsAt := fs.String("nats", natsEmbedded, "the nats-server the steps run on: embedded (in this process), "+natsChild+" (a nats-server child process: toolgate's own peak RSS and the server's printed apart, its CPU added), or the URL of an external server, connected to as the other commands connect (the URL's user, TOOLGATE_NATS_USER and TOOLGATE_NATS_PASSWORD, or the admin's password file). The bench applies toolgate's own streams and buckets there and deletes them when it ends, so it refuses a server that already holds any (TOOLGATE_*, KV_toolgate_*, empty ones too): give it a nats-server of its own (not TOOLGATE_NATS_URL: never a deployment's by default)")
+	natsMonitor := fs.String("nats-monitor", "", "with --nats URL: where to read the server's message counters (Varz), its monitoring port (http://HOST:8222) or a user of its system account (nats://USER:PASSWORD@HOST:4222); empty: the messages per call are printed as unavailable")
+	natsServer := fs.String("nats-server", "", "with --nats "+natsChild+": the nats-server binary (the version toolgate embeds); empty: built from the module with go build, as make chaos does")
 	tenants := fs.String("tenants", "", "the pipeline's tenant list (fairness lanes on, as toolgate up --tenants), comma separated; the steps' calls are the first tenant's: what fair shares cost per call (issue 37)")
 	ops, err := cmdutil.ParseFlags(fs, args)
 	if err != nil {
@@ -45,6 +48,9 @@ func BenchCmd(args []string) error {
 	}
 	if len(ops) > 0 {
 		return cmdutil.UsageError("bench takes no operands (got %q)", ops[0])
+	}
+	if _, only, _ := bulkheadPicked(*scenarioList); (*natsAt != natsEmbedded || *natsMonitor != "" || *natsServer != "") && (*neighbour > 0 || only) {
+		return cmdutil.UsageError("--nats, --nats-monitor and --nats-server are for the steps; --neighbour and the bulkheads run on the embedded server")
 	}
 	if *neighbour > 0 {
 		return benchNeighbour(*neighbour, *quietRate, *redisURL, *tools)
@@ -69,29 +75,36 @@ func BenchCmd(args []string) error {
 		return err
 	}
 	defer os.RemoveAll(dir)
+	ctx := context.Background()
+	at, err := openBenchNATS(ctx, *natsAt, *natsMonitor, *natsServer, dir)
+	if err != nil {
+		return err
+	}
+	defer at.close() // after the rig's Close: the stages stop first
 	fair := streams.Fair{Tenants: stage.SplitList(*tenants)}
 	tenant := ""
 	if len(fair.Tenants) > 0 {
 		tenant = fair.Tenants[0]
 	}
-	rig, err := benchrig.Start(benchrig.Options{Dir: dir, RedisURL: *redisURL, ToolsFile: *tools, JSONHops: jsonHops, Fair: fair})
+	rig, err := benchrig.Start(at.withRig(benchrig.Options{Dir: dir, RedisURL: *redisURL, ToolsFile: *tools, JSONHops: jsonHops, Fair: fair}))
 	if err != nil {
 		return err
 	}
 	defer rig.Close()
-	ctx := context.Background()
 	rep := bench.Report{Machine: bench.Machine(), Started: time.Now().UTC(), Settings: map[string]any{
-		"n": *n, "size": *size, "half_s": half.Seconds(), "rate": *offered, "scenarios": *scenarioList, "tools": *tools, "hop_encoding": *hops, "tenants": *tenants}}
+		"n": *n, "size": *size, "half_s": half.Seconds(), "rate": *offered, "scenarios": *scenarioList, "tools": *tools, "hop_encoding": *hops, "tenants": *tenants},
+		NATS: at.place, NoCounters: noCounters(ctx, rig.Counters)}
 
 	fmt.Printf("machine: %s\n", rep.Machine)
+	fmt.Println(at.describe())
 	fmt.Printf("1/4 ceiling: %d messages of %d B through %d chained JetStream hops (file storage, fetch batch 100, async publish), in each layout of %s, twice in the order A B B A\n", *n, *size, bench.Hops, layoutNames())
-	ceilings, err := bench.Ceilings(ctx, rig.Server, rig.NC, rig.JS, *n, *size, jetstream.FileStorage)
+	ceilings, err := bench.Ceilings(ctx, rig.Counters, rig.NC, rig.JS, *n, *size, jetstream.FileStorage)
 	if err != nil {
 		return err
 	}
 	rep.Ceilings = ceilings
 	best, one := bench.Highest(ceilings), ceilings[bench.OneStream]
-	tc1, err := bench.ReadTraffic(ctx, rig.Server, rig.JS)
+	tc1, err := bench.ReadTraffic(ctx, rig.Counters, rig.JS)
 	if err != nil {
 		return err
 	}
@@ -100,7 +113,7 @@ func BenchCmd(args []string) error {
 	if err != nil {
 		return err
 	}
-	u0, r0 := bench.Self(), bench.ProcCPU(rig.RedisPID)
+	c0 := rig.CPU()
 	rig.Metrics.TakeLongestGaps() // only what each step saw
 	full, _, err := bench.LoadAs(ctx, rig.NC, rig.JS, tenant, "bench-max-", *n, 0)
 	stopProfile()
@@ -108,12 +121,11 @@ func BenchCmd(args []string) error {
 		return err
 	}
 	rep.StandStills = append(rep.StandStills, bench.Longest("pipeline, as fast as it goes", rig.Metrics.TakeLongestGaps()))
-	tp1, err := bench.ReadTraffic(ctx, rig.Server, rig.JS)
+	tp1, err := bench.ReadTraffic(ctx, rig.Counters, rig.JS)
 	if err != nil {
 		return err
 	}
-	u1, r1 := bench.Self(), bench.ProcCPU(rig.RedisPID)
-	cpu := (u1.CPU - u0.CPU) + (r1 - r0)
+	cpu := rig.CPU() - c0
 	rep.Tail.OfferedRate = full.Rate() / 2
 	if *offered > 0 {
 		rep.Tail.OfferedRate = *offered
@@ -125,15 +137,14 @@ func BenchCmd(args []string) error {
 		return err
 	}
 	gc0 := bench.ReadGC()
-	u2, r2 := bench.Self(), bench.ProcCPU(rig.RedisPID)
+	c2 := rig.CPU()
 	rig.Metrics.TakeLongestGaps()
 	paced, breakdown, err := bench.LoadAs(ctx, rig.NC, rig.JS, tenant, "bench-half-", halfN, rep.Tail.OfferedRate)
 	if err != nil {
 		return err
 	}
 	rep.StandStills = append(rep.StandStills, bench.Longest(fmt.Sprintf("offered load, %.0f calls/s", rep.Tail.OfferedRate), rig.Metrics.TakeLongestGaps()))
-	u3, r3 := bench.Self(), bench.ProcCPU(rig.RedisPID)
-	rep.Tail.CPUPer1000 = ratio(((u3.CPU-u2.CPU)+(r3-r2)).Seconds()*1000, float64(paced.Count))
+	rep.Tail.CPUPer1000 = ratio((rig.CPU()-c2).Seconds()*1000, float64(paced.Count))
 	rep.Tail.GC = bench.ReadGC().Since(gc0)
 	h1, err := bench.ReadHandlerTimes(rig.Metrics)
 	if err != nil {
@@ -147,6 +158,7 @@ func BenchCmd(args []string) error {
 		PerCeiling: ratio(100*full.Rate(), best.Best.CallsPerSec), PerOneStream: ratio(100*full.Rate(), one.Best.CallsPerSec),
 		LayoutPenalty: ratio(100*(best.Best.CallsPerSec-one.Best.CallsPerSec), best.Best.CallsPerSec),
 		CPUPer1000:    ratio(cpu.Seconds()*1000, float64(full.Count)), PeakRSS: bench.Self().PeakRSS,
+		NATSPeakRSS: bench.ProcPeakRSS(rig.NATSPID),
 	}
 	rep.Traffic = bench.TrafficFigures{Ceiling: best.Traffic, Pipeline: tp1.Since(tc1).Per(full.Count)}
 
@@ -162,7 +174,7 @@ func BenchCmd(args []string) error {
 		rep.Scenarios = append(rep.Scenarios, c)
 		rep.StandStills = append(rep.StandStills, bench.Longest(c.Name, rig.Metrics.TakeLongestGaps()))
 	}
-	rep.Pipeline.PeakRSSLast = bench.Self().PeakRSS
+	rep.Pipeline.PeakRSSLast, rep.Pipeline.NATSPeakRSSLast = bench.Self().PeakRSS, bench.ProcPeakRSS(rig.NATSPID)
 	if err := rig.Close(); err != nil {
 		return fmt.Errorf("bench: pipeline: %w", err)
 	}
@@ -175,6 +187,7 @@ func BenchCmd(args []string) error {
 		PipelinePerCeiling: rep.Pipeline.PerCeiling, HalfP99Ms: float64(paced.Percentile(99)) / 1e6, CPUPer1000s: rep.Pipeline.CPUPer1000,
 		PeakRSSMiB: float64(rep.Pipeline.PeakRSS) / (1 << 20), GatesPerCallUs: float64(rep.GatesPerCall) / 1e3,
 		StandStillMs: float64(bench.MaxStandStill(rep.StandStills)) / 1e6, TrustPerCallUs: float64(rep.TrustPerCall) / 1e3,
+		NATS: rep.NATS,
 	})
 	printReport(os.Stdout, rep)
 	if *jsonFile != "" {

@@ -31,33 +31,40 @@ func printReport(w io.Writer, r bench.Report) {
 	}
 	fmt.Fprintf(w, "one stream for all hops (the pipeline's layout today) carries %.0f %% less than the machine's ceiling\n", r.Pipeline.LayoutPenalty)
 	fmt.Fprintf(w, "pipeline / ceiling: %.0f %% (against the one-stream ceiling: %.0f %%)\n", r.Pipeline.PerCeiling, r.Pipeline.PerOneStream)
-	fmt.Fprintf(w, "CPU per 1,000 calls: %.2f s (this process, embedded NATS included, plus redis-server)\n", r.Pipeline.CPUPer1000)
-	if tr := r.Traffic; tr.Pipeline.Messages > 0 {
+	fmt.Fprintf(w, "CPU per 1,000 calls: %.2f s (%s)\n", r.Pipeline.CPUPer1000, cpuWhat(r.NATS))
+	switch tr := r.Traffic; {
+	case r.NoCounters != "":
+		fmt.Fprintf(w, "NATS per call: ceiling %.1f stores; pipeline %.1f stores (the mix), with gates that cost nothing pipeline / ceiling could reach %.0f %% if every store cost the same; messages per call unavailable (%s)\n",
+			tr.Ceiling.Stores, tr.Pipeline.Stores, tr.StoreBound(), r.NoCounters)
+	case tr.Pipeline.Messages > 0:
 		fmt.Fprintf(w, "NATS per call: ceiling %.1f messages, %.1f stores; pipeline %.1f messages, %.1f stores (the mix); with gates that cost nothing, pipeline / ceiling could reach %.0f %% if every message cost the same, %.0f %% if every store did\n",
 			tr.Ceiling.Messages, tr.Ceiling.Stores, tr.Pipeline.Messages, tr.Pipeline.Stores, tr.Bound(), tr.StoreBound())
 		if len(tr.Pipeline.StoresBy) > 0 {
 			fmt.Fprintf(w, "pipeline stores per call by stream: %s\n", bench.FormatStoresBy(tr.Pipeline.StoresBy))
 		}
 	}
-	fmt.Fprintf(w, "peak memory (RSS of this process): %.0f MiB after steps 1-3, %.0f MiB after the scenarios\n",
-		float64(r.Pipeline.PeakRSS)/(1<<20), float64(r.Pipeline.PeakRSSLast)/(1<<20))
+	printMemory(w, r)
 
 	t := r.Tail
 	fmt.Fprintf(w, "\nwhere the time went at %.0f calls/s (step: history, previous transition to this stage's; handler: the stage's handler runs; wait: step mean - handler mean):\n", t.OfferedRate)
 	fmt.Fprint(w, bench.FormatRows(t.Stages))
 	fmt.Fprintf(w, "GC in this process during step 3: %d cycles, %d stop-the-world pauses, %s in all, longest ≤ %s\n", t.GC.Cycles, t.GC.Pauses, ms(t.GC.PauseTotal), ms(t.GC.PauseMax))
-	fmt.Fprintf(w, "CPU per 1,000 calls at this load: %.2f s (process + redis-server)\n", t.CPUPer1000)
+	fmt.Fprintf(w, "CPU per 1,000 calls at this load: %.2f s (%s)\n", t.CPUPer1000, r.NATS.CPUWhat())
 	fmt.Fprintf(w, "load generator lateness against its schedule: p50 %s, p99 %s, max %s\n", ms(t.LateP50), ms(t.LateP99), ms(t.LateMax))
 
 	if len(r.Scenarios) > 0 {
-		fmt.Fprintln(w, "\ncost curve (CPU: this process plus redis-server; bytes: provider output, and what every client sent NATS):")
+		fmt.Fprintf(w, "\ncost curve (CPU: %s; bytes: provider output, and what every client sent NATS):\n", r.NATS.CPUWhat())
 		fmt.Fprintln(w, "| scenario | calls | calls/s | p50 | p99 | CPU/call | provider B/call | NATS B/call | CPU per provider KiB |\n|---|---|---|---|---|---|---|---|---|")
 		for _, c := range r.Scenarios {
 			perKiB := "–"
 			if c.PerKiB {
 				perKiB = us(c.CPUPerKiB)
 			}
-			fmt.Fprintf(w, "| %s | %d | %.0f | %s | %s | %s | %.0f | %.0f | %s |\n", c.Name, c.Calls, c.CallsPerSec, ms(c.P50), ms(c.P99), us(c.CPUPerCall), c.BodyPerCall, c.NATSPerCall, perKiB)
+			natsB := fmt.Sprintf("%.0f", c.NATSPerCall)
+			if r.NoCounters != "" {
+				natsB = "unavailable"
+			}
+			fmt.Fprintf(w, "| %s | %d | %.0f | %s | %s | %s | %.0f | %s | %s |\n", c.Name, c.Calls, c.CallsPerSec, ms(c.P50), ms(c.P99), us(c.CPUPerCall), c.BodyPerCall, natsB, perKiB)
 		}
 	}
 	fmt.Fprintln(w, "\nlongest time a stage stood still, ready for input while input waited on its consumer, per step:")
@@ -114,4 +121,30 @@ func pickScenarios(list string) ([]bench.Scenario, error) {
 		}
 	}
 	return out, nil
+}
+
+// cpuWhat says whose CPU step 2's figure sums.
+func cpuWhat(p bench.NATSPlace) string {
+	if p == bench.NATSEmbedded {
+		return "this process, embedded NATS included, plus redis-server"
+	}
+	return p.CPUWhat()
+}
+
+// printMemory prints the peak RSS: of this process, and of a nats-server
+// child apart; the goal is judged on toolgate's own (issue 30).
+func printMemory(w io.Writer, r bench.Report) {
+	mib := func(b int64) float64 { return float64(b) / (1 << 20) }
+	p := r.Pipeline
+	switch r.NATS {
+	case bench.NATSChild:
+		fmt.Fprintf(w, "peak memory (RSS): toolgate's own (this process) %.0f MiB after steps 1-3, %.0f MiB after the scenarios; nats-server's (the child process) %.0f MiB, %.0f MiB\n",
+			mib(p.PeakRSS), mib(p.PeakRSSLast), mib(p.NATSPeakRSS), mib(p.NATSPeakRSSLast))
+	case bench.NATSExternal:
+		fmt.Fprintf(w, "peak memory (RSS): toolgate's own (this process) %.0f MiB after steps 1-3, %.0f MiB after the scenarios; nats-server's: external, not measured\n",
+			mib(p.PeakRSS), mib(p.PeakRSSLast))
+	default:
+		fmt.Fprintf(w, "peak memory (RSS of this process, the embedded nats-server included; --nats %s prints them apart): %.0f MiB after steps 1-3, %.0f MiB after the scenarios\n",
+			natsChild, mib(p.PeakRSS), mib(p.PeakRSSLast))
+	}
 }
