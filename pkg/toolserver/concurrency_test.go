@@ -31,10 +31,8 @@ func TestServer_Concurrency_runs_that_many_calls_of_a_tool_at_once(t *testing.T)
 	var once sync.Once
 	if err := srv.Handle("book", func(ctx context.Context, c Call) (any, error) {
 		runs.Add(1)
-		now := in.Add(1)
+		now := enter(&in, &peak)
 		defer in.Add(-1)
-		for p := peak.Load(); now > p && !peak.CompareAndSwap(p, now); p = peak.Load() {
-		}
 		if now == n {
 			once.Do(func() { close(all) })
 		}
@@ -88,10 +86,8 @@ func TestServer_runs_one_call_of_a_tool_at_a_time_by_default(t *testing.T) {
 	defer srv.Stop()
 	var in, peak atomic.Int32
 	if err := srv.Handle("book", func(ctx context.Context, c Call) (any, error) {
-		now := in.Add(1)
+		enter(&in, &peak)
 		defer in.Add(-1)
-		for p := peak.Load(); now > p && !peak.CompareAndSwap(p, now); p = peak.Load() {
-		}
 		time.Sleep(20 * time.Millisecond)
 		return map[string]bool{"booked": true}, nil
 	}); err != nil {
@@ -118,4 +114,13 @@ func TestServer_runs_one_call_of_a_tool_at_a_time_by_default(t *testing.T) {
 	if _, err := New(nc, "erp2", "1.0.0", PublicKey(signer.Public()...), Concurrency(0)); err == nil {
 		t.Fatal("Concurrency(0) accepted")
 	}
+}
+
+// enter counts a call into the tool and keeps the peak; it returns how many
+// are in now.
+func enter(in, peak *atomic.Int32) int32 {
+	now := in.Add(1)
+	for p := peak.Load(); now > p && !peak.CompareAndSwap(p, now); p = peak.Load() {
+	}
+	return now
 }
