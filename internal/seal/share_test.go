@@ -92,3 +92,63 @@ func TestSeal_gates_after_parse_restate_the_raw_hash(t *testing.T) {
 		t.Fatal("raw arguments edited after parse verified")
 	}
 }
+
+// A seal goes into the room after an envelope's seals when that room is
+// free, so the gates that seal one envelope in a process (and a decoded
+// envelope, which has room for the next seal) copy no array: the first seal
+// makes one with room for every gate's, and each later one fills it.
+func TestSeal_the_seals_of_one_envelope_fill_one_array(t *testing.T) {
+	kr := sealtest.Keys(t)
+	e := approvedCall()
+	args := e.Arguments
+	e.Arguments = nil
+	var first *call.Seal
+	for _, st := range append([]string{seal.Accumulate}, seal.Gates()...) {
+		if st == seal.Parse {
+			e.Arguments = args
+		}
+		e.Status = seal.Verdict(st)
+		if err := kr.Seal(st, &e); err != nil {
+			t.Fatal(err)
+		}
+		if first == nil {
+			first = &e.Seals[0]
+		} else if &e.Seals[0] != first {
+			t.Fatalf("the %s seal copied the seals to another array", st)
+		}
+	}
+	decoded := make([]call.Seal, 4, 5)
+	copy(decoded, e.Seals)
+	d := e
+	d.Seals, d.Status = decoded, call.Approved
+	if err := kr.Seal(seal.Policy, &d); err != nil {
+		t.Fatal(err)
+	}
+	if &d.Seals[0] != &decoded[0] {
+		t.Fatal("the policy seal copied a decoded envelope's seals instead of taking its room")
+	}
+	if _, err := kr.Verify(&d); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// An envelope whose seals are the first seals of another's (its seals cut
+// back, as a replay may) shares that array, and the slot after its seals
+// holds the other's next seal: sealing it writes a new array and leaves the
+// other's seal as it was.
+func TestSeal_a_prefix_of_another_envelopes_seals_leaves_them_alone(t *testing.T) {
+	kr := sealtest.Keys(t)
+	full := sealedCall(t, kr)
+	cut := full
+	cut.Seals = full.Seals[:4]
+	cut.Approval = &call.Decision{By: "alice", Hash: seal.BytesHash(cut.Arguments)}
+	cut.Status = call.Approved
+	if err := kr.Seal(seal.Policy, &cut); err != nil {
+		t.Fatal(err)
+	}
+	for name, e := range map[string]*call.Envelope{"the longer": &full, "the cut": &cut} {
+		if _, err := kr.Verify(e); err != nil {
+			t.Errorf("%s envelope does not verify: %v", name, err)
+		}
+	}
+}
