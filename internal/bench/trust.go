@@ -85,15 +85,15 @@ func trustCores(approved call.Envelope) ([]CoreCost, error) {
 	req := wire.ExecRequest{CallID: sealed.CallID, IdempotencyKey: "idem-" + sealed.CallID, Tool: sealed.ToolName, Body: sealed.Arguments}
 	now := time.Unix(1700000000, 0)
 	var header string
-	if err := add("request signature", "execute.Signer.Sign as execute signs by default: ed25519 v1 and v2 of the executor request", TrustToolgate, func() error {
+	if err := add("request signature", "execute.Signer.Sign as execute signs by default: the ed25519 v2 of the executor request", TrustToolgate, func() error {
 		header, err = signer.Sign(req, now)
 		return err
 	}); err != nil {
 		return nil, err
 	}
-	// Not counted: what --exec-signature-v1=false makes of the row above.
-	if err := add("request signature, v2 alone", "execute.Signer.Sign with --exec-signature-v1=false (not counted: not the default)", "", func() error {
-		_, err := signer.WithoutV1().Sign(req, now)
+	// Not counted: what --exec-signature-v1=true makes of the row above.
+	if err := add("request signature, v1 beside v2", "execute.Signer.Sign with --exec-signature-v1=true, for executors that read only v1 (not counted: not the default)", "", func() error {
+		_, err := signer.WithV1().Sign(req, now)
 		return err
 	}); err != nil {
 		return nil, err

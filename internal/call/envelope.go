@@ -123,6 +123,11 @@ type Envelope struct {
 	// Seals are the gates' signed statements that they passed this call,
 	// oldest first (internal/seal makes and checks them).
 	Seals []Seal `json:"seals,omitempty"`
+	// ArgsCanonical says Arguments are the canonical form (internal/canon)
+	// this process's parse gate made of them, so parse's seal hashes them
+	// as they are instead of canonicalising them again. It is never
+	// encoded: a decoded envelope, whoever wrote it, does not have it.
+	ArgsCanonical bool `json:"-"`
 }
 
 // New starts an envelope in Received, with its first history step.

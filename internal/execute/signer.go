@@ -11,35 +11,37 @@ import (
 )
 
 // Signer signs every request the execute gate sends to an executor
-// (wire.SignExecUntil: a Toolgate-Signature header over the call id,
+// (wire.SignExecV2: a Toolgate-Signature header over the call id,
 // idempotency key, tool, query, body, issue time and expiry). It holds the ed25519 private keys; executors
 // hold only the public keys, so a compromised tool cannot sign for toolgate.
-// Several keys sign at once during a rotation (a v1 each); the first is the
+// Several keys sign at once during a rotation (a v2 each); the first is the
 // current one.
 type Signer struct {
 	keys     []ed25519.PrivateKey
 	now      func() time.Time
 	lifetime time.Duration
-	v2Only   bool
+	v1       bool
 }
 
-// WithoutV1 returns s signing a v2 alone, without the v1 beside it
-// (--exec-signature-v1=false): one ed25519 signature a request instead of
-// two, for when every executor verifies the expiry (pkg/toolserver since
-// e= exists); an executor that reads only v1 refuses such a request.
-func (s *Signer) WithoutV1() *Signer {
+// WithV1 returns s signing a v1 (no expiry) beside each v2
+// (--exec-signature-v1=true), for executors written before the expiry that
+// read only v1. Not the default: a captured request signed with a v1 never
+// expires for such an executor (the replay issue 28 closed for v2), and it
+// doubles the signing work — two ed25519 signatures a request instead of
+// one.
+func (s *Signer) WithV1() *Signer {
 	c := *s
-	c.v2Only = true
+	c.v1 = true
 	return &c
 }
 
 // Sign is the Toolgate-Signature value of r issued at now: what execute
-// sends (exported for the bench's trust table).
+// sends (exported for the bench's trust table). A v2 alone, unless WithV1.
 func (s *Signer) Sign(r wire.ExecRequest, now time.Time) (string, error) {
-	if s.v2Only {
-		return wire.SignExecV2(r, now, now.Add(s.Lifetime()), s.keys...)
+	if s.v1 {
+		return wire.SignExecUntil(r, now, now.Add(s.Lifetime()), s.keys...)
 	}
-	return wire.SignExecUntil(r, now, now.Add(s.Lifetime()), s.keys...)
+	return wire.SignExecV2(r, now, now.Add(s.Lifetime()), s.keys...)
 }
 
 // WithLifetime returns s signing requests that expire d after they are

@@ -3,12 +3,14 @@ package execute
 import (
 	"context"
 	"crypto/ed25519"
+	"encoding/base64"
 	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -141,24 +143,65 @@ func TestSigningKeys_rotation_file_signs_with_every_key(t *testing.T) {
 	}
 }
 
-// Without v1 the execute stage signs once a request, and what it sends
-// still verifies as pkg/toolserver checks it (the expiry required).
-func TestSigner_without_v1_signs_a_v2_alone_that_verifies(t *testing.T) {
+// By default the execute stage signs once a request, a v2 alone, and what
+// it sends verifies as pkg/toolserver checks it (the expiry required).
+// WithV1 (--exec-signature-v1=true) adds a v1 that an executor written
+// before the expiry verifies as it always did.
+func TestSigner_signs_a_v2_alone_unless_told_to_add_a_v1(t *testing.T) {
 	s := testSigner(t)
 	r := wire.ExecRequest{CallID: "resp-1-0", IdempotencyKey: "k", Tool: "create_invoice", Body: []byte(`{"amount":5}`)}
 	now := time.Now()
-	both, err := s.Sign(r, now)
+	alone, err := s.Sign(r, now)
 	if err != nil {
 		t.Fatal(err)
 	}
-	alone, err := s.WithoutV1().Sign(r, now)
+	both, err := s.WithV1().Sign(r, now)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(both, ",v1=") || strings.Contains(alone, "v1=") || !strings.Contains(alone, ",v2=") {
-		t.Fatalf("default %q, without v1 %q", both, alone)
+	if strings.Contains(alone, "v1=") || !strings.Contains(alone, ",v2=") || !strings.Contains(both, ",v1=") || !strings.Contains(both, ",v2=") {
+		t.Fatalf("default %q, with v1 %q", alone, both)
 	}
-	if err := wire.VerifyExecWindow(alone, r, wire.ExecWindow{Now: now, RequireExpiry: true}, s.Public()...); err != nil {
+	for _, h := range []string{alone, both} {
+		if err := wire.VerifyExecWindow(h, r, wire.ExecWindow{Now: now, RequireExpiry: true}, s.Public()...); err != nil {
+			t.Fatalf("%s: %v", h, err)
+		}
+	}
+	if !oldExecutorAccepts(t, both, r, s.Public()[0]) {
+		t.Fatal("an executor that reads only v1 refuses what WithV1 signs")
+	}
+	if oldExecutorAccepts(t, alone, r, s.Public()[0]) {
+		t.Fatal("a v2 alone carries a v1")
+	}
+}
+
+// oldExecutorAccepts verifies h as an executor written before the expiry
+// does: t and a v1 over wire.ExecSignedContent, e and v2 ignored.
+func oldExecutorAccepts(t *testing.T, h string, r wire.ExecRequest, pub ed25519.PublicKey) bool {
+	t.Helper()
+	var at int64
+	var v1 [][]byte
+	for _, it := range strings.Split(h, ",") {
+		k, v, _ := strings.Cut(it, "=")
+		switch k {
+		case "t":
+			at, _ = strconv.ParseInt(v, 10, 64)
+		case "v1":
+			sig, err := base64.StdEncoding.DecodeString(v)
+			if err != nil {
+				t.Fatal(err)
+			}
+			v1 = append(v1, sig)
+		}
+	}
+	content, err := wire.ExecSignedContent(at, r)
+	if err != nil {
 		t.Fatal(err)
 	}
+	for _, sig := range v1 {
+		if ed25519.Verify(pub, content, sig) {
+			return true
+		}
+	}
+	return false
 }

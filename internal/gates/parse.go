@@ -49,7 +49,7 @@ func (p *Parse) Handle(ctx context.Context, e call.Envelope) ([]call.Envelope, e
 			e.Note("output reached the token cap: truncated although the arguments are complete JSON")
 			return []call.Envelope{e}, nil
 		}
-		e.Arguments = canonical
+		e.Arguments, e.ArgsCanonical = canonical, true // parse.Strict's output is the canonical form
 		if err := e.Move(streams.Parse, call.Parsed, p.Now()); err != nil {
 			return nil, err
 		}

@@ -28,14 +28,24 @@ func (kr *Keyring) Seal(stage string, e *call.Envelope) error {
 	if e.Carrier {
 		raw = e.Text
 	}
-	s.Raw = sumHex(stringBytes(raw), before.Raw)
+	// The sources and parse judge the raw arguments and hash them; a gate
+	// after parse judges the canonical arguments only and restates the raw
+	// hash of the seal it chains to (execute checks the raw against the
+	// source's and parse's hashes, and the chain binds the rest), so the
+	// raw bytes are hashed twice a call, not at every gate.
+	if before.MAC != "" && !source(stage) && stage != Parse {
+		s.Raw = before.Raw
+	} else {
+		s.Raw = sumHex(stringBytes(raw), before.Raw)
+	}
 	// Parse seals the canonical form's hash (the one a human approves);
 	// every gate after it the hash of the bytes it carries, which execute
 	// demands equal to parse's: so the arguments are the canonical form
 	// parse made and no byte of them changed after it, with one
-	// canonicalisation a call.
+	// canonicalisation a call. The parse gate's own canonical output
+	// (ArgsCanonical) is that form already: its hash is the bytes' hash.
 	switch {
-	case stage == Parse:
+	case stage == Parse && !e.ArgsCanonical:
 		s.Args = ArgsHash(e.Arguments)
 	case len(e.Arguments) > 0:
 		s.Args = sumHex(e.Arguments, before.Args)
@@ -44,9 +54,30 @@ func (kr *Keyring) Seal(stage string, e *call.Envelope) error {
 		s.Approval = ApprovalOf(e.Approval)
 	}
 	s.MAC = macText(k, s, e, before.MAC, e.Carrier)
-	// A fresh array: e may share its seals with the envelope it came from.
-	e.Seals = append(e.Seals[:len(e.Seals):len(e.Seals)], s)
+	e.Seals = appendSeal(e.Seals, s)
 	return nil
 }
+
+// appendSeal is seals with s after them. e may share its seals' array with
+// the envelope it came from (a gate's output is a copy of its input, the
+// calls recovered from one carrier share its seals), so the slot after them
+// is taken only while it is free: never written (zero), as a decoded
+// envelope's room for the next seal is. A seal is never zero, so once one
+// envelope took it, every other that shares the array gets a fresh one —
+// with room for the seals still to come, which the next gate of this
+// process takes in turn.
+func appendSeal(seals []call.Seal, s call.Seal) []call.Seal {
+	n := len(seals)
+	if n < cap(seals) && seals[:n+1][n] == (call.Seal{}) {
+		return append(seals, s)
+	}
+	out := make([]call.Seal, n+1, n+1+chainRoom)
+	copy(out, seals)
+	out[n] = s
+	return out
+}
+
+// chainRoom is how many seals may follow one: a gate's each.
+var chainRoom = len(gates())
 
 func quote(s string) string { return strconv.Quote(s) }

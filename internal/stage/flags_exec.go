@@ -39,9 +39,10 @@ type ExecConfig struct {
 	// (--exec-signature-ttl); 0: wire.DefaultExecLifetime. Executors
 	// refuse one signed to live longer than they accept (60 s by default).
 	SignatureTTL time.Duration
-	// NoSignatureV1 signs a v2 alone (--exec-signature-v1=false): half the
-	// signing work, for when no executor reads only v1.
-	NoSignatureV1 bool
+	// SignatureV1 also signs a v1 (no expiry) beside the v2
+	// (--exec-signature-v1=true), for executors that read only v1. Off by
+	// default: such a v1 never expires, and it doubles the signing work.
+	SignatureV1 bool
 }
 
 // ExecFlags declares the execute stage's executor flags on fs.
@@ -52,7 +53,7 @@ func ExecFlags(fs *flag.FlagSet, getenv func(string) string) func() (ExecConfig,
 	mcpCommands := fs.String("exec-mcp-commands", def("TOOLGATE_EXEC_MCP_COMMANDS", ""), "execute only: the stdio MCP server commands executors of type mcp may start, a comma list of exact command paths as tool definitions name them (TOOLGATE_EXEC_MCP_COMMANDS); empty: none — whoever may apply tools names the command")
 	maxResult := fs.String("exec-max-result", def("TOOLGATE_EXEC_MAX_RESULT", ""), "execute only: the most bytes of an executor's answer kept whole in the results, beyond which it is kept cut to its size, sha256 and an excerpt; default "+strconv.Itoa(execute.DefaultMaxResult)+" (TOOLGATE_EXEC_MAX_RESULT)")
 	ttl := fs.String("exec-signature-ttl", def("TOOLGATE_EXEC_SIGNATURE_TTL", ""), "execute only: how long a signed executor request stays good, after which executors refuse it; at most what they accept (pkg/toolserver's Lifetime); default "+wire.DefaultExecLifetime.String()+" (TOOLGATE_EXEC_SIGNATURE_TTL)")
-	v1 := fs.String("exec-signature-v1", def("TOOLGATE_EXEC_SIGNATURE_V1", "true"), "execute only: also sign every executor request with a v1 (no expiry) beside the v2, for executors that predate the expiry; false: the v2 alone, one ed25519 signature a request instead of two, once every executor verifies v2 (pkg/toolserver does) (TOOLGATE_EXEC_SIGNATURE_V1)")
+	v1 := fs.String("exec-signature-v1", def("TOOLGATE_EXEC_SIGNATURE_V1", "false"), "execute only: also sign every executor request with a v1 (no expiry) beside the v2, for executors that predate the expiry and read only v1; a captured request signed so never expires for them, and signing costs two ed25519 signatures a request instead of one; default false: the v2 alone, which pkg/toolserver verifies (TOOLGATE_EXEC_SIGNATURE_V1)")
 	return func() (ExecConfig, error) {
 		var c ExecConfig
 		var err error
@@ -60,7 +61,7 @@ func ExecFlags(fs *flag.FlagSet, getenv func(string) string) func() (ExecConfig,
 		if err != nil {
 			return ExecConfig{}, fmt.Errorf("--exec-signature-v1 %q: want true or false", *v1)
 		}
-		c.NoSignatureV1 = !withV1
+		c.SignatureV1 = withV1
 		if *ttl != "" {
 			if c.SignatureTTL, err = time.ParseDuration(*ttl); err != nil || c.SignatureTTL < time.Second {
 				return ExecConfig{}, fmt.Errorf("--exec-signature-ttl %q: want a duration of at least 1s such as %v", *ttl, wire.DefaultExecLifetime)
@@ -122,9 +123,9 @@ func (c ExecConfig) resolve(stages []string, log zerolog.Logger) (ExecConfig, er
 		log.Info().Str("key", c.KeyFile).Str("public_key", strings.TrimSpace(c.Signer.PublicText())).Msg("executor requests are signed")
 	}
 	c.Signer = c.Signer.WithLifetime(c.SignatureTTL)
-	if c.NoSignatureV1 {
-		c.Signer = c.Signer.WithoutV1()
-		log.Info().Msg("--exec-signature-v1=false: executor requests carry a v2 signature alone; executors that read only v1 refuse them")
+	if c.SignatureV1 {
+		c.Signer = c.Signer.WithV1()
+		log.Warn().Msg("--exec-signature-v1=true: executor requests carry a v1 signature beside the v2, for executors that read only v1; a captured request never expires for them (upgrade them to verify v2, then drop the flag)")
 	}
 	if c.Allow.Empty() {
 		log.Info().Msg("no --exec-allow: HTTP executors are refused (TOOLGATE_EXEC_ALLOW lists where they may connect)")

@@ -74,15 +74,15 @@ func TestExecConfig_up_keeps_the_pair_in_its_secrets_dir(t *testing.T) {
 	}
 }
 
-func TestExecFlags_signature_v1_is_on_unless_turned_off(t *testing.T) {
+func TestExecFlags_signature_v1_is_off_unless_turned_on(t *testing.T) {
 	for _, c := range []struct {
 		env, flag string
-		off, bad  bool
+		on, bad   bool
 	}{
 		{},
-		{env: "false", off: true},
-		{env: "false", flag: "true"},
-		{flag: "0", off: true},
+		{env: "true", on: true},
+		{env: "true", flag: "false"},
+		{flag: "1", on: true},
 		{flag: "sometimes", bad: true},
 	} {
 		fs := flag.NewFlagSet("t", flag.ContinueOnError)
@@ -106,8 +106,8 @@ func TestExecFlags_signature_v1_is_on_unless_turned_off(t *testing.T) {
 			}
 			continue
 		}
-		if err != nil || got.NoSignatureV1 != c.off {
-			t.Errorf("%+v: v1 off %v (%v), want %v", c, got.NoSignatureV1, err, c.off)
+		if err != nil || got.SignatureV1 != c.on {
+			t.Errorf("%+v: v1 on %v (%v), want %v", c, got.SignatureV1, err, c.on)
 		}
 	}
 }

@@ -27,8 +27,9 @@
 //	<lowercase hex sha256 of the exact body bytes received (arguments JSON; empty for a query)>
 //
 // v1 is the same without the e line and with the first line
-// "toolgate-exec.v1": what execute stages before the expiry sent, still sent
-// beside v2 so that executors written for it keep working.
+// "toolgate-exec.v1": what execute stages before the expiry sent. An execute
+// stage sends it beside v2 only when told to (--exec-signature-v1=true), for
+// executors written for it: a v1 never expires for them.
 //
 // No field may contain "\r" or "\n" (such a request is refused). A verifier
 // refuses a request without the header, a malformed header, one where no
@@ -159,7 +160,8 @@ func SignExecUntil(r ExecRequest, at, expires time.Time, keys ...ed25519.Private
 	return signExec(r, at.Unix(), expires.Unix(), true, true, keys)
 }
 
-// SignExecV2 is SignExecUntil without the v1s: t, e and a v2 per key, one
+// SignExecV2 is SignExecUntil without the v1s: t, e and a v2 per key (what
+// the execute stage sends by default), one
 // ed25519 signature a key instead of two, for executors that all verify
 // the expiry (pkg/toolserver since e= exists). An executor that reads
 // only v1 refuses it.

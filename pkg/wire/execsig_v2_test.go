@@ -8,7 +8,7 @@ import (
 	"time"
 )
 
-// A v2 alone (--exec-signature-v1=false) is one signature a key: a verifier
+// A v2 alone (the execute stage's default) is one signature a key: a verifier
 // that checks the expiry accepts it, even one that requires it, and a
 // verifier that reads only v1 (a header without e) finds nothing to verify.
 func TestExecSignature_v2_alone_verifies_and_a_v1_reader_refuses_it(t *testing.T) {
