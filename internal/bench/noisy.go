@@ -33,13 +33,23 @@ type Neighbour struct {
 type NeighbourFigures struct {
 	QuietAlone, QuietDuring Stats // the quiet calls sent before the burst, and while it drained
 	Burst                   Stats // the burst, from its first publish to its last result
-	Lost, Twice             int   // responses without a result, and results beyond one
+	// QuietPublishing is the part of QuietDuring sent while the burst was
+	// still being published (its publish acks outstanding): those calls
+	// enter the ingest stream behind the burst's.
+	QuietPublishing Stats
+	Published       time.Duration // how long publishing the burst took
+	Lost, Twice     int           // responses without a result, and results beyond one
+	// Where the quiet calls' time went, alone and during the burst: the
+	// step 3 breakdown (stages.go) of their results' histories.
+	QuietAloneStages, QuietDuringStages []StageRow
+	QuietPublishingStages               []StageRow // of QuietPublishing
 }
 
 // Run runs the scenario on a running pipeline.
 func (n Neighbour) Run(ctx context.Context, nc *nats.Conn, js jetstream.JetStream, prefix string) (NeighbourFigures, error) {
 	var mu sync.Mutex
 	sent, got := map[string]time.Time{}, map[string]time.Time{}
+	quietResults := map[string][]byte{} // for the breakdowns, once it is known which were during the burst
 	twice := 0
 	burstLeft := n.Burst
 	burstDone := make(chan struct{})
@@ -60,6 +70,8 @@ func (n Neighbour) Run(ctx context.Context, nc *nats.Conn, js jetstream.JetStrea
 			if burstLeft--; burstLeft == 0 {
 				close(burstDone)
 			}
+		} else {
+			quietResults[rid] = m.Data
 		}
 	})
 	if err != nil {
@@ -91,7 +103,7 @@ func (n Neighbour) Run(ctx context.Context, nc *nats.Conn, js jetstream.JetStrea
 	// The quiet tenant, paced, until stop.
 	stop := make(chan struct{})
 	quietErr := make(chan error, 1)
-	var burstStart, burstEnd time.Time
+	var burstStart, burstPublished, burstEnd time.Time
 	go func() {
 		tick := time.NewTicker(time.Duration(float64(time.Second) / n.QuietRate))
 		defer tick.Stop()
@@ -128,6 +140,11 @@ func (n Neighbour) Run(ctx context.Context, nc *nats.Conn, js jetstream.JetStrea
 		}
 	}
 	select {
+	case <-js.PublishAsyncComplete():
+	case <-time.After(time.Minute):
+	}
+	burstPublished = time.Now()
+	select {
 	case <-burstDone:
 	case <-time.After(15 * time.Minute):
 	case <-ctx.Done():
@@ -140,8 +157,10 @@ func (n Neighbour) Run(ctx context.Context, nc *nats.Conn, js jetstream.JetStrea
 	awaitOutcomes(&mu, sent, got, 30*time.Second)
 	mu.Lock()
 	defer mu.Unlock()
-	f := NeighbourFigures{QuietAlone: Stats{Name: "quiet tenant alone"}, QuietDuring: Stats{Name: "quiet tenant during the burst"}, Burst: Stats{Name: "burst", Count: n.Burst}, Twice: twice}
+	f := NeighbourFigures{QuietAlone: Stats{Name: "quiet tenant alone"}, QuietDuring: Stats{Name: "quiet tenant during the burst"}, Burst: Stats{Name: "burst", Count: n.Burst}, Twice: twice,
+		QuietPublishing: Stats{Name: "  of them while it was published"}, Published: burstPublished.Sub(burstStart)}
 	var last time.Time
+	alone, during, publishing := newBreakdown(), newBreakdown(), newBreakdown()
 	for rid, at0 := range sent {
 		at, ok := got[rid]
 		if !ok {
@@ -153,11 +172,19 @@ func (n Neighbour) Run(ctx context.Context, nc *nats.Conn, js jetstream.JetStrea
 			last = maxTime(last, at)
 		case at0.Before(burstStart):
 			f.QuietAlone.Latencies = append(f.QuietAlone.Latencies, at.Sub(at0))
+			alone.add(quietResults[rid], at0, at)
 		case at0.Before(burstEnd):
 			f.QuietDuring.Latencies = append(f.QuietDuring.Latencies, at.Sub(at0))
+			during.add(quietResults[rid], at0, at)
+			if at0.Before(burstPublished) {
+				f.QuietPublishing.Latencies = append(f.QuietPublishing.Latencies, at.Sub(at0))
+				publishing.add(quietResults[rid], at0, at)
+			}
 		}
 	}
-	f.QuietAlone.Count, f.QuietDuring.Count = len(f.QuietAlone.Latencies), len(f.QuietDuring.Latencies)
+	f.QuietAloneStages, f.QuietDuringStages = alone.Rows(nil), during.Rows(nil)
+	f.QuietPublishingStages = publishing.Rows(nil)
+	f.QuietAlone.Count, f.QuietDuring.Count, f.QuietPublishing.Count = len(f.QuietAlone.Latencies), len(f.QuietDuring.Latencies), len(f.QuietPublishing.Latencies)
 	f.QuietAlone.Elapsed, f.QuietDuring.Elapsed = n.Alone, burstEnd.Sub(burstStart)
 	f.Burst.Elapsed = last.Sub(burstStart)
 	return f, nil

@@ -45,7 +45,7 @@ func benchNeighbour(burst int, quietRate float64, redisURL, tools string) error 
 		if err != nil {
 			return err
 		}
-		for _, s := range []bench.Stats{f.QuietAlone, f.QuietDuring} {
+		for _, s := range []bench.Stats{f.QuietAlone, f.QuietDuring, f.QuietPublishing} {
 			fmt.Printf("  %-30s %5d calls  p50 %8v  p99 %8v\n", s.Name, s.Count, s.Percentile(50).Round(100*time.Microsecond), s.Percentile(99).Round(100*time.Microsecond))
 		}
 		ratio := 0.0
@@ -53,8 +53,14 @@ func benchNeighbour(burst int, quietRate float64, redisURL, tools string) error 
 			ratio = float64(f.QuietDuring.Percentile(99)) / float64(p)
 		}
 		fmt.Printf("  quiet p99 during / alone: %.1fx\n", ratio)
-		fmt.Printf("  burst drained: %d calls in %v = %.0f calls/s\n", f.Burst.Count, f.Burst.Elapsed.Round(time.Millisecond), f.Burst.Rate())
+		fmt.Printf("  burst drained: %d calls in %v = %.0f calls/s (published in %v)\n", f.Burst.Count, f.Burst.Elapsed.Round(time.Millisecond), f.Burst.Rate(), f.Published.Round(time.Millisecond))
 		fmt.Printf("  lost %d, twice %d\n", f.Lost, f.Twice)
+		fmt.Printf("  where the quiet calls' time went alone (step: history, previous transition to this stage's):\n")
+		fmt.Print(bench.FormatRows(f.QuietAloneStages))
+		fmt.Printf("  and during the burst:\n")
+		fmt.Print(bench.FormatRows(f.QuietDuringStages))
+		fmt.Printf("  of them, sent while the burst was published:\n")
+		fmt.Print(bench.FormatRows(f.QuietPublishingStages))
 	}
 	return nil
 }
