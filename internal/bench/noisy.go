@@ -43,6 +43,9 @@ type NeighbourFigures struct {
 	// step 3 breakdown (stages.go) of their results' histories.
 	QuietAloneStages, QuietDuringStages []StageRow
 	QuietPublishingStages               []StageRow // of QuietPublishing
+	// How long this process's goroutines waited to run (sched.go), alone
+	// and during the burst.
+	SchedAlone, SchedDuring Histo
 }
 
 // Run runs the scenario on a running pipeline.
@@ -120,7 +123,9 @@ func (n Neighbour) Run(ctx context.Context, nc *nats.Conn, js jetstream.JetStrea
 			}
 		}
 	}()
+	sched0 := ReadSched()
 	time.Sleep(n.Alone)
+	sched1 := ReadSched()
 	burstStart = time.Now()
 	for i := range n.Burst {
 		for {
@@ -150,6 +155,7 @@ func (n Neighbour) Run(ctx context.Context, nc *nats.Conn, js jetstream.JetStrea
 	case <-ctx.Done():
 	}
 	burstEnd = time.Now()
+	sched2 := ReadSched()
 	close(stop)
 	if err := <-quietErr; err != nil {
 		return NeighbourFigures{}, err
@@ -158,7 +164,8 @@ func (n Neighbour) Run(ctx context.Context, nc *nats.Conn, js jetstream.JetStrea
 	mu.Lock()
 	defer mu.Unlock()
 	f := NeighbourFigures{QuietAlone: Stats{Name: "quiet tenant alone"}, QuietDuring: Stats{Name: "quiet tenant during the burst"}, Burst: Stats{Name: "burst", Count: n.Burst}, Twice: twice,
-		QuietPublishing: Stats{Name: "  of them while it was published"}, Published: burstPublished.Sub(burstStart)}
+		QuietPublishing: Stats{Name: "  of them while it was published"}, Published: burstPublished.Sub(burstStart),
+		SchedAlone: sched1.Since(sched0), SchedDuring: sched2.Since(sched1)}
 	var last time.Time
 	alone, during, publishing := newBreakdown(), newBreakdown(), newBreakdown()
 	for rid, at0 := range sent {

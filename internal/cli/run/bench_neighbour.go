@@ -55,6 +55,12 @@ func benchNeighbour(burst int, quietRate float64, redisURL, tools string) error 
 		fmt.Printf("  quiet p99 during / alone: %.1fx\n", ratio)
 		fmt.Printf("  burst drained: %d calls in %v = %.0f calls/s (published in %v)\n", f.Burst.Count, f.Burst.Elapsed.Round(time.Millisecond), f.Burst.Rate(), f.Published.Round(time.Millisecond))
 		fmt.Printf("  lost %d, twice %d\n", f.Lost, f.Twice)
+		for _, h := range []struct {
+			name string
+			h    bench.Histo
+		}{{"alone", f.SchedAlone}, {"during the burst", f.SchedDuring}} {
+			fmt.Printf("  goroutines waited to run %-16s p50 %8v  p99 %8v  p99.9 %8v  (%d wakeups)\n", h.name, h.h.Quantile(.5).Round(time.Microsecond), h.h.Quantile(.99).Round(time.Microsecond), h.h.Quantile(.999).Round(time.Microsecond), h.h.Count)
+		}
 		fmt.Printf("  where the quiet calls' time went alone (step: history, previous transition to this stage's):\n")
 		fmt.Print(bench.FormatRows(f.QuietAloneStages))
 		fmt.Printf("  and during the burst:\n")
