@@ -27,6 +27,10 @@ type Neighbour struct {
 	QuietRate                float64
 	Alone                    time.Duration
 	Burst                    int
+	// Gaps, when set, takes the stages' longest stand-stills since it was
+	// last called (metrics.TakeLongestGaps): a quiet lane's input that
+	// waited on the server with its worker ready shows there.
+	Gaps func() map[string]time.Duration
 }
 
 // NeighbourFigures are what Neighbour measured.
@@ -46,6 +50,9 @@ type NeighbourFigures struct {
 	// How long this process's goroutines waited to run (sched.go), alone
 	// and during the burst.
 	SchedAlone, SchedDuring Histo
+	// The longest stand-still per stage (Neighbour.Gaps), alone and during
+	// the burst; nil without Gaps.
+	GapsAlone, GapsDuring map[string]time.Duration
 }
 
 // Run runs the scenario on a running pipeline.
@@ -123,9 +130,15 @@ func (n Neighbour) Run(ctx context.Context, nc *nats.Conn, js jetstream.JetStrea
 			}
 		}
 	}()
+	gaps := n.Gaps
+	if gaps == nil {
+		gaps = func() map[string]time.Duration { return nil }
+	}
+	gaps()
 	sched0 := ReadSched()
 	time.Sleep(n.Alone)
 	sched1 := ReadSched()
+	gapsAlone := gaps()
 	burstStart = time.Now()
 	for i := range n.Burst {
 		for {
@@ -156,6 +169,7 @@ func (n Neighbour) Run(ctx context.Context, nc *nats.Conn, js jetstream.JetStrea
 	}
 	burstEnd = time.Now()
 	sched2 := ReadSched()
+	gapsDuring := gaps()
 	close(stop)
 	if err := <-quietErr; err != nil {
 		return NeighbourFigures{}, err
@@ -165,7 +179,7 @@ func (n Neighbour) Run(ctx context.Context, nc *nats.Conn, js jetstream.JetStrea
 	defer mu.Unlock()
 	f := NeighbourFigures{QuietAlone: Stats{Name: "quiet tenant alone"}, QuietDuring: Stats{Name: "quiet tenant during the burst"}, Burst: Stats{Name: "burst", Count: n.Burst}, Twice: twice,
 		QuietPublishing: Stats{Name: "  of them while it was published"}, Published: burstPublished.Sub(burstStart),
-		SchedAlone: sched1.Since(sched0), SchedDuring: sched2.Since(sched1)}
+		SchedAlone: sched1.Since(sched0), SchedDuring: sched2.Since(sched1), GapsAlone: gapsAlone, GapsDuring: gapsDuring}
 	var last time.Time
 	alone, during, publishing := newBreakdown(), newBreakdown(), newBreakdown()
 	for rid, at0 := range sent {

@@ -3,7 +3,9 @@ package run
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
+	"slices"
 	"time"
 
 	"github.com/toolgate/toolgate/internal/bench"
@@ -41,6 +43,7 @@ func benchNeighbour(burst int, quietRate float64, redisURL, tools string) error 
 		{"priority: quiet tenant interactive, its own batch backlog", bench.Neighbour{QuietTenant: "quiet", BurstTenant: "quiet", BurstPriority: streams.PriorityBatch, QuietRate: quietRate, Alone: 5 * time.Second, Burst: burst}},
 	} {
 		fmt.Printf("%s: %.0f calls/s, burst of %d\n", sc.name, quietRate, burst)
+		sc.n.Gaps = rig.Metrics.TakeLongestGaps
 		f, err := sc.n.Run(ctx, rig.NC, rig.JS, fmt.Sprintf("nb%d-", time.Now().UnixNano()))
 		if err != nil {
 			return err
@@ -60,6 +63,16 @@ func benchNeighbour(burst int, quietRate float64, redisURL, tools string) error 
 			h    bench.Histo
 		}{{"alone", f.SchedAlone}, {"during the burst", f.SchedDuring}} {
 			fmt.Printf("  goroutines waited to run %-16s p50 %8v  p99 %8v  p99.9 %8v  (%d wakeups)\n", h.name, h.h.Quantile(.5).Round(time.Microsecond), h.h.Quantile(.99).Round(time.Microsecond), h.h.Quantile(.999).Round(time.Microsecond), h.h.Count)
+		}
+		for _, g := range []struct {
+			name string
+			gaps map[string]time.Duration
+		}{{"alone", f.GapsAlone}, {"during the burst", f.GapsDuring}} {
+			fmt.Printf("  longest stand-still %-16s", g.name)
+			for _, st := range slices.Sorted(maps.Keys(g.gaps)) {
+				fmt.Printf(" %s %v", st, g.gaps[st].Round(100*time.Microsecond))
+			}
+			fmt.Println()
 		}
 		fmt.Printf("  where the quiet calls' time went alone (step: history, previous transition to this stage's):\n")
 		fmt.Print(bench.FormatRows(f.QuietAloneStages))
