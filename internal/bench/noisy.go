@@ -27,19 +27,39 @@ type Neighbour struct {
 	QuietRate                float64
 	Alone                    time.Duration
 	Burst                    int
+	// Gaps, when set, takes the stages' longest stand-stills since it was
+	// last called (metrics.TakeLongestGaps): a quiet lane's input that
+	// waited on the server with its worker ready shows there.
+	Gaps func() map[string]time.Duration
 }
 
 // NeighbourFigures are what Neighbour measured.
 type NeighbourFigures struct {
 	QuietAlone, QuietDuring Stats // the quiet calls sent before the burst, and while it drained
 	Burst                   Stats // the burst, from its first publish to its last result
-	Lost, Twice             int   // responses without a result, and results beyond one
+	// QuietPublishing is the part of QuietDuring sent while the burst was
+	// still being published (its publish acks outstanding): those calls
+	// enter the ingest stream behind the burst's.
+	QuietPublishing Stats
+	Published       time.Duration // how long publishing the burst took
+	Lost, Twice     int           // responses without a result, and results beyond one
+	// Where the quiet calls' time went, alone and during the burst: the
+	// step 3 breakdown (stages.go) of their results' histories.
+	QuietAloneStages, QuietDuringStages []StageRow
+	QuietPublishingStages               []StageRow // of QuietPublishing
+	// How long this process's goroutines waited to run (sched.go), alone
+	// and during the burst.
+	SchedAlone, SchedDuring Histo
+	// The longest stand-still per stage (Neighbour.Gaps), alone and during
+	// the burst; nil without Gaps.
+	GapsAlone, GapsDuring map[string]time.Duration
 }
 
 // Run runs the scenario on a running pipeline.
 func (n Neighbour) Run(ctx context.Context, nc *nats.Conn, js jetstream.JetStream, prefix string) (NeighbourFigures, error) {
 	var mu sync.Mutex
 	sent, got := map[string]time.Time{}, map[string]time.Time{}
+	quietResults := map[string][]byte{} // for the breakdowns, once it is known which were during the burst
 	twice := 0
 	burstLeft := n.Burst
 	burstDone := make(chan struct{})
@@ -60,6 +80,8 @@ func (n Neighbour) Run(ctx context.Context, nc *nats.Conn, js jetstream.JetStrea
 			if burstLeft--; burstLeft == 0 {
 				close(burstDone)
 			}
+		} else {
+			quietResults[rid] = m.Data
 		}
 	})
 	if err != nil {
@@ -91,7 +113,7 @@ func (n Neighbour) Run(ctx context.Context, nc *nats.Conn, js jetstream.JetStrea
 	// The quiet tenant, paced, until stop.
 	stop := make(chan struct{})
 	quietErr := make(chan error, 1)
-	var burstStart, burstEnd time.Time
+	var burstStart, burstPublished, burstEnd time.Time
 	go func() {
 		tick := time.NewTicker(time.Duration(float64(time.Second) / n.QuietRate))
 		defer tick.Stop()
@@ -108,7 +130,15 @@ func (n Neighbour) Run(ctx context.Context, nc *nats.Conn, js jetstream.JetStrea
 			}
 		}
 	}()
+	gaps := n.Gaps
+	if gaps == nil {
+		gaps = func() map[string]time.Duration { return nil }
+	}
+	gaps()
+	sched0 := ReadSched()
 	time.Sleep(n.Alone)
+	sched1 := ReadSched()
+	gapsAlone := gaps()
 	burstStart = time.Now()
 	for i := range n.Burst {
 		for {
@@ -128,11 +158,18 @@ func (n Neighbour) Run(ctx context.Context, nc *nats.Conn, js jetstream.JetStrea
 		}
 	}
 	select {
+	case <-js.PublishAsyncComplete():
+	case <-time.After(time.Minute):
+	}
+	burstPublished = time.Now()
+	select {
 	case <-burstDone:
 	case <-time.After(15 * time.Minute):
 	case <-ctx.Done():
 	}
 	burstEnd = time.Now()
+	sched2 := ReadSched()
+	gapsDuring := gaps()
 	close(stop)
 	if err := <-quietErr; err != nil {
 		return NeighbourFigures{}, err
@@ -140,8 +177,11 @@ func (n Neighbour) Run(ctx context.Context, nc *nats.Conn, js jetstream.JetStrea
 	awaitOutcomes(&mu, sent, got, 30*time.Second)
 	mu.Lock()
 	defer mu.Unlock()
-	f := NeighbourFigures{QuietAlone: Stats{Name: "quiet tenant alone"}, QuietDuring: Stats{Name: "quiet tenant during the burst"}, Burst: Stats{Name: "burst", Count: n.Burst}, Twice: twice}
+	f := NeighbourFigures{QuietAlone: Stats{Name: "quiet tenant alone"}, QuietDuring: Stats{Name: "quiet tenant during the burst"}, Burst: Stats{Name: "burst", Count: n.Burst}, Twice: twice,
+		QuietPublishing: Stats{Name: "  of them while it was published"}, Published: burstPublished.Sub(burstStart),
+		SchedAlone: sched1.Since(sched0), SchedDuring: sched2.Since(sched1), GapsAlone: gapsAlone, GapsDuring: gapsDuring}
 	var last time.Time
+	alone, during, publishing := newBreakdown(), newBreakdown(), newBreakdown()
 	for rid, at0 := range sent {
 		at, ok := got[rid]
 		if !ok {
@@ -153,11 +193,19 @@ func (n Neighbour) Run(ctx context.Context, nc *nats.Conn, js jetstream.JetStrea
 			last = maxTime(last, at)
 		case at0.Before(burstStart):
 			f.QuietAlone.Latencies = append(f.QuietAlone.Latencies, at.Sub(at0))
+			alone.add(quietResults[rid], at0, at)
 		case at0.Before(burstEnd):
 			f.QuietDuring.Latencies = append(f.QuietDuring.Latencies, at.Sub(at0))
+			during.add(quietResults[rid], at0, at)
+			if at0.Before(burstPublished) {
+				f.QuietPublishing.Latencies = append(f.QuietPublishing.Latencies, at.Sub(at0))
+				publishing.add(quietResults[rid], at0, at)
+			}
 		}
 	}
-	f.QuietAlone.Count, f.QuietDuring.Count = len(f.QuietAlone.Latencies), len(f.QuietDuring.Latencies)
+	f.QuietAloneStages, f.QuietDuringStages = alone.Rows(nil), during.Rows(nil)
+	f.QuietPublishingStages = publishing.Rows(nil)
+	f.QuietAlone.Count, f.QuietDuring.Count, f.QuietPublishing.Count = len(f.QuietAlone.Latencies), len(f.QuietDuring.Latencies), len(f.QuietPublishing.Latencies)
 	f.QuietAlone.Elapsed, f.QuietDuring.Elapsed = n.Alone, burstEnd.Sub(burstStart)
 	f.Burst.Elapsed = last.Sub(burstStart)
 	return f, nil

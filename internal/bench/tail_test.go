@@ -59,3 +59,23 @@ func TestTrafficFigures_bounds_are_the_ceilings_share(t *testing.T) {
 		t.Fatal("no traffic must give no bound, not NaN")
 	}
 }
+
+func TestSched_counts_goroutines_that_waited_to_run(t *testing.T) {
+	before := ReadSched()
+	done := make(chan struct{})
+	for range 4 * runtime.GOMAXPROCS(0) {
+		go func() {
+			for range 1000 {
+				runtime.Gosched()
+			}
+			done <- struct{}{}
+		}()
+	}
+	for range 4 * runtime.GOMAXPROCS(0) {
+		<-done
+	}
+	h := ReadSched().Since(before)
+	if h.Count == 0 || len(h.Upper) != len(h.Counts) || h.Counts[len(h.Counts)-1] != h.Count || h.Quantile(0.99) < h.Quantile(0.5) {
+		t.Fatalf("after yielding goroutines: %+v", h)
+	}
+}

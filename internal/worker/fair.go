@@ -90,11 +90,17 @@ type roundRobin struct {
 	quantum int
 	queues  []chan jetstream.Msg // per durable, in share order
 	first   []int                // index of each share's first durable
+	turns   []turn               // per share: what is left of its budget this round
 	wake    chan struct{}
 }
 
+// turn is what a share may still take in the current round: left in all,
+// of which the first durable at most first (the rest is its later
+// durables' floor).
+type turn struct{ first, left int }
+
 func newRoundRobin(shares []Share, quantum int) *roundRobin {
-	rr := &roundRobin{shares: shares, quantum: max(quantum, 1), wake: make(chan struct{}, 1)}
+	rr := &roundRobin{shares: shares, quantum: max(quantum, 1), wake: make(chan struct{}, 1), turns: make([]turn, len(shares))}
 	for _, s := range shares {
 		rr.first = append(rr.first, len(rr.queues))
 		for range s.Durables {
@@ -135,14 +141,18 @@ func (rr *roundRobin) run(deliver func(jetstream.Msg), done <-chan struct{}) {
 }
 
 // round gives each share with work its budget and returns how many inputs
-// it handed out.
+// it handed out. The shares take turns one input at a time (each pass
+// gives every share with budget and work one), so an input of a quiet
+// share waits for at most one input of each other share, not for their
+// whole budgets: deliver blocks while the handlers are busy, and a share
+// handed its budget in one go made a quiet input arriving meanwhile wait
+// for Weight x Quantum noisy ones in every stage it passes.
 func (rr *roundRobin) round(deliver func(jetstream.Msg)) int {
-	n := 0
 	for si, s := range rr.shares {
 		qs := rr.queues[rr.first[si] : rr.first[si]+len(s.Durables)]
 		budget := max(s.Weight, 1) * rr.quantum
 		// Each later durable with work keeps its floor; the first takes
-		// the rest, then each later one what is left, in order.
+		// the rest, the later ones in order what the first leaves.
 		floor := max(budget*s.Floor/100, 1)
 		reserved := 0
 		for _, q := range qs[1:] {
@@ -150,28 +160,49 @@ func (rr *roundRobin) round(deliver func(jetstream.Msg)) int {
 				reserved += floor
 			}
 		}
-		got := take(qs[0], max(budget-reserved, 0), deliver)
-		left := budget - got
-		for _, q := range qs[1:] {
-			k := take(q, left, deliver)
-			got, left = got+k, left-k
-		}
-		n += got
+		rr.turns[si] = turn{first: max(budget-reserved, 0), left: budget}
 	}
-	return n
+	n := 0
+	for {
+		k := 0
+		for si, s := range rr.shares {
+			t := &rr.turns[si]
+			if t.left == 0 {
+				continue
+			}
+			if m, ok := t.pick(rr.queues[rr.first[si] : rr.first[si]+len(s.Durables)]); ok {
+				deliver(m)
+				k++
+			}
+		}
+		if k == 0 {
+			return n
+		}
+		n += k
+	}
 }
 
-// take hands out up to n inputs waiting on q and returns how many.
-func take(q chan jetstream.Msg, n int, deliver func(jetstream.Msg)) int {
-	for i := range n {
+// pick takes the share's next input from qs, its durables: the first's
+// while its part lasts, else the first later one's with work.
+func (t *turn) pick(qs []chan jetstream.Msg) (jetstream.Msg, bool) {
+	if t.first > 0 {
 		select {
-		case m := <-q:
-			deliver(m)
+		case m := <-qs[0]:
+			t.first--
+			t.left--
+			return m, true
 		default:
-			return i
 		}
 	}
-	return n
+	for _, q := range qs[1:] {
+		select {
+		case m := <-q:
+			t.left--
+			return m, true
+		default:
+		}
+	}
+	return nil, false
 }
 
 // skipping is deliver for durable, leaving out what cfg.Skip says is not

@@ -3,7 +3,9 @@ package run
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
+	"slices"
 	"time"
 
 	"github.com/toolgate/toolgate/internal/bench"
@@ -41,11 +43,12 @@ func benchNeighbour(burst int, quietRate float64, redisURL, tools string) error 
 		{"priority: quiet tenant interactive, its own batch backlog", bench.Neighbour{QuietTenant: "quiet", BurstTenant: "quiet", BurstPriority: streams.PriorityBatch, QuietRate: quietRate, Alone: 5 * time.Second, Burst: burst}},
 	} {
 		fmt.Printf("%s: %.0f calls/s, burst of %d\n", sc.name, quietRate, burst)
+		sc.n.Gaps = rig.Metrics.TakeLongestGaps
 		f, err := sc.n.Run(ctx, rig.NC, rig.JS, fmt.Sprintf("nb%d-", time.Now().UnixNano()))
 		if err != nil {
 			return err
 		}
-		for _, s := range []bench.Stats{f.QuietAlone, f.QuietDuring} {
+		for _, s := range []bench.Stats{f.QuietAlone, f.QuietDuring, f.QuietPublishing} {
 			fmt.Printf("  %-30s %5d calls  p50 %8v  p99 %8v\n", s.Name, s.Count, s.Percentile(50).Round(100*time.Microsecond), s.Percentile(99).Round(100*time.Microsecond))
 		}
 		ratio := 0.0
@@ -53,8 +56,30 @@ func benchNeighbour(burst int, quietRate float64, redisURL, tools string) error 
 			ratio = float64(f.QuietDuring.Percentile(99)) / float64(p)
 		}
 		fmt.Printf("  quiet p99 during / alone: %.1fx\n", ratio)
-		fmt.Printf("  burst drained: %d calls in %v = %.0f calls/s\n", f.Burst.Count, f.Burst.Elapsed.Round(time.Millisecond), f.Burst.Rate())
+		fmt.Printf("  burst drained: %d calls in %v = %.0f calls/s (published in %v)\n", f.Burst.Count, f.Burst.Elapsed.Round(time.Millisecond), f.Burst.Rate(), f.Published.Round(time.Millisecond))
 		fmt.Printf("  lost %d, twice %d\n", f.Lost, f.Twice)
+		for _, h := range []struct {
+			name string
+			h    bench.Histo
+		}{{"alone", f.SchedAlone}, {"during the burst", f.SchedDuring}} {
+			fmt.Printf("  goroutines waited to run %-16s p50 %8v  p99 %8v  p99.9 %8v  (%d wakeups)\n", h.name, h.h.Quantile(.5).Round(time.Microsecond), h.h.Quantile(.99).Round(time.Microsecond), h.h.Quantile(.999).Round(time.Microsecond), h.h.Count)
+		}
+		for _, g := range []struct {
+			name string
+			gaps map[string]time.Duration
+		}{{"alone", f.GapsAlone}, {"during the burst", f.GapsDuring}} {
+			fmt.Printf("  longest stand-still %-16s", g.name)
+			for _, st := range slices.Sorted(maps.Keys(g.gaps)) {
+				fmt.Printf(" %s %v", st, g.gaps[st].Round(100*time.Microsecond))
+			}
+			fmt.Println()
+		}
+		fmt.Printf("  where the quiet calls' time went alone (step: history, previous transition to this stage's):\n")
+		fmt.Print(bench.FormatRows(f.QuietAloneStages))
+		fmt.Printf("  and during the burst:\n")
+		fmt.Print(bench.FormatRows(f.QuietDuringStages))
+		fmt.Printf("  of them, sent while the burst was published:\n")
+		fmt.Print(bench.FormatRows(f.QuietPublishingStages))
 	}
 	return nil
 }
