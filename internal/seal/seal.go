@@ -71,13 +71,13 @@ func appendSeal(seals []call.Seal, s call.Seal) []call.Seal {
 	if n < cap(seals) && seals[:n+1][n] == (call.Seal{}) {
 		return append(seals, s)
 	}
-	out := make([]call.Seal, n+1, n+1+chainRoom)
+	out := make([]call.Seal, n+1, n+1+chainRoom())
 	copy(out, seals)
 	out[n] = s
 	return out
 }
 
 // chainRoom is how many seals may follow one: a gate's each.
-var chainRoom = len(gates())
+func chainRoom() int { return len(gates()) }
 
 func quote(s string) string { return strconv.Quote(s) }
