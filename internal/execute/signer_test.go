@@ -3,18 +3,17 @@ package execute
 import (
 	"context"
 	"crypto/ed25519"
-	"encoding/base64"
 	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/toolgate/toolgate/internal/execute/exectest"
 	"github.com/toolgate/toolgate/pkg/wire"
 )
 
@@ -167,41 +166,10 @@ func TestSigner_signs_a_v2_alone_unless_told_to_add_a_v1(t *testing.T) {
 			t.Fatalf("%s: %v", h, err)
 		}
 	}
-	if !oldExecutorAccepts(t, both, r, s.Public()[0]) {
+	if !exectest.V1Accepts(t, both, r, s.Public()[0]) {
 		t.Fatal("an executor that reads only v1 refuses what WithV1 signs")
 	}
-	if oldExecutorAccepts(t, alone, r, s.Public()[0]) {
+	if exectest.V1Accepts(t, alone, r, s.Public()[0]) {
 		t.Fatal("a v2 alone carries a v1")
 	}
-}
-
-// oldExecutorAccepts verifies h as an executor written before the expiry
-// does: t and a v1 over wire.ExecSignedContent, e and v2 ignored.
-func oldExecutorAccepts(t *testing.T, h string, r wire.ExecRequest, pub ed25519.PublicKey) bool {
-	t.Helper()
-	var at int64
-	var v1 [][]byte
-	for _, it := range strings.Split(h, ",") {
-		k, v, _ := strings.Cut(it, "=")
-		switch k {
-		case "t":
-			at, _ = strconv.ParseInt(v, 10, 64)
-		case "v1":
-			sig, err := base64.StdEncoding.DecodeString(v)
-			if err != nil {
-				t.Fatal(err)
-			}
-			v1 = append(v1, sig)
-		}
-	}
-	content, err := wire.ExecSignedContent(at, r)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, sig := range v1 {
-		if ed25519.Verify(pub, content, sig) {
-			return true
-		}
-	}
-	return false
 }

@@ -1,8 +1,6 @@
 package stage
 
 import (
-	"crypto/ed25519"
-	"encoding/base64"
 	"flag"
 	"strconv"
 	"strings"
@@ -11,6 +9,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 
+	"github.com/toolgate/toolgate/internal/execute/exectest"
 	"github.com/toolgate/toolgate/pkg/wire"
 	"github.com/toolgate/toolgate/streams"
 )
@@ -66,39 +65,8 @@ func TestTrust_execute_signs_v2_alone_by_default(t *testing.T) {
 			t.Fatalf("env %q: Toolgate-Signature %q, want a v2 with its expiry and a v1 %v", c.env, h, c.withV1)
 		}
 		r := wire.ExecRequest{CallID: m.Header.Get(wire.HeaderCallID), IdempotencyKey: m.Header.Get(wire.HeaderIdemKey), Tool: "create_invoice", Body: m.Data}
-		if got := v1Verifies(t, h, r, testExecSigner().Public()[0]); got != c.withV1 {
+		if got := exectest.V1Accepts(t, h, r, testExecSigner().Public()[0]); got != c.withV1 {
 			t.Fatalf("env %q: an executor that reads only v1 accepts it: %v, want %v", c.env, got, c.withV1)
 		}
 	}
-}
-
-// v1Verifies reports whether h carries a v1 that verifies as an executor
-// written before the expiry checks it: over wire.ExecSignedContent of t.
-func v1Verifies(t *testing.T, h string, r wire.ExecRequest, pub ed25519.PublicKey) bool {
-	t.Helper()
-	var at int64
-	var sigs [][]byte
-	for _, it := range strings.Split(h, ",") {
-		k, v, _ := strings.Cut(it, "=")
-		switch k {
-		case "t":
-			at, _ = strconv.ParseInt(v, 10, 64)
-		case "v1":
-			sig, err := base64.StdEncoding.DecodeString(v)
-			if err != nil {
-				t.Fatal(err)
-			}
-			sigs = append(sigs, sig)
-		}
-	}
-	content, err := wire.ExecSignedContent(at, r)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, sig := range sigs {
-		if ed25519.Verify(pub, content, sig) {
-			return true
-		}
-	}
-	return false
 }
