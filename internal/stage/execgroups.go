@@ -147,14 +147,17 @@ func (g *groupSet) Run(ctx context.Context) {
 	}
 }
 
-// sync starts the worker of each new group, and restarts the one whose
-// concurrency changed after updating its durable.
+// sync starts the worker of each new group, restarts the one whose
+// concurrency changed after updating its durable, and starts again the one
+// whose worker stopped: a worker that cannot look up its durable (a
+// stream leader lost in a cluster: "context deadline exceeded") returns,
+// and the group's calls waited for good.
 func (g *groupSet) sync(ctx context.Context) {
 	for grp, wt := range g.wants() {
 		g.mu.Lock()
 		r := g.running[grp]
 		g.mu.Unlock()
-		if r != nil && r.want == wt {
+		if r != nil && r.want == wt && !r.stopped() {
 			continue
 		}
 		if err := g.ensure(ctx, grp, wt); err != nil {
@@ -168,6 +171,16 @@ func (g *groupSet) sync(ctx context.Context) {
 		if err := g.start(ctx, grp, wt); err != nil {
 			g.log.Error().Err(err).Str("group", grp).Msg("execute: executor group's worker")
 		}
+	}
+}
+
+// stopped reports whether r's worker has returned.
+func (r *groupRun) stopped() bool {
+	select {
+	case <-r.done:
+		return true
+	default:
+		return false
 	}
 }
 
