@@ -143,8 +143,11 @@ func (s Settings) StreamConfigs() []jetstream.StreamConfig {
 		lanes.Retention = jetstream.WorkQueuePolicy
 		out = append(out, lanes)
 	}
+	out = append(out, exec)
+	// Partitions 1 to P-1 of the laned stages' and execute's streams
+	// (partitions.go), each like its partition 0.
+	out = append(out, s.partitionStreamConfigs(out)...)
 	return append(out,
-		exec,
 		base(StreamResults, []string{subjectResults + ">"}, s.ResultMaxAge),
 		base(StreamDLQ, []string{subjectDLQ + ">"}, s.DLQMaxAge),
 		base(StreamAudit, []string{subjectAudit + ">"}, s.DLQMaxAge),

@@ -41,6 +41,13 @@ func Ensure(ctx context.Context, js jetstream.JetStream, s Settings) error {
 				return fmt.Errorf("streams: consumer %s: %w", c.Name, err)
 			}
 		}
+		for p := 1; p < s.Fair.PartitionCount(); p++ { // its durables in partitions 1 to P-1
+			for _, c := range s.PartitionConsumers(st, p) {
+				if _, err := js.CreateOrUpdateConsumer(ctx, c.Stream, s.Config(c)); err != nil {
+					return fmt.Errorf("streams: consumer %s of %s: %w", c.Name, c.Stream, err)
+				}
+			}
+		}
 	}
 	return nil
 }

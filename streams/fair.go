@@ -47,6 +47,11 @@ type Fair struct {
 	// BatchFloor is the percent of a lane's round its batch calls keep
 	// while interactive ones wait; 0: DefaultBatchFloor.
 	BatchFloor int
+	// Partitions is P, the partitions of the gate stages' streams
+	// (partitions.go); 0: DefaultPartitions. It is read with the lanes
+	// (--partitions, TOOLGATE_PARTITIONS) since it shapes the same
+	// subjects: a publisher puts a call in the partition its P gives.
+	Partitions int
 }
 
 // LaneCount is L.

@@ -109,6 +109,16 @@ func Stage(stage string) (Permissions, error) { return StageLanes(stage, 0) }
 // durables, each named (lanes: L, 0 the default); each publishes to the
 // lanes of the stages it routes to.
 func StageLanes(stage string, lanes int) (Permissions, error) {
+	return StageLayout(stage, lanes, 1)
+}
+
+// StageLayout is StageLanes with P partitions of the gate stages'
+// streams (streams.Partition; 0 or 1: none): a partitioned stage's user
+// also consumes any durable of its own partition streams 1 to P-1
+// (TOOLGATE_GATE_<STAGE>_<p>, each holding only that stage's durables),
+// lists stream names to find them, and publishes to the partitions of the
+// stages it routes to.
+func StageLayout(stage string, lanes, partitions int) (Permissions, error) {
 	st, ok := streams.Lookup(stage)
 	if !ok {
 		return Permissions{}, fmt.Errorf("authz: unknown stage %q", stage)
@@ -119,6 +129,14 @@ func StageLanes(stage string, lanes int) (Permissions, error) {
 	pub := consume(st.Stream, stage)
 	if st.Laned { // its lanes: every durable of its own stream and of no other (streams.LaneStream)
 		pub = append(pub, consumeStream(streams.LaneStream(stage))...)
+	}
+	if streams.Partitioned(stage) && partitions > 1 { // its partitions' streams: found by name
+		pub = append(pub, api("STREAM.NAMES"))
+	}
+	if st.Laned {
+		for p := 1; p < partitions; p++ {
+			pub = append(pub, consumeStream(streams.PartitionStream(stage, p))...)
+		}
 	}
 	if stage == streams.Accumulate { // a lane durable per index that carries a listed tenant
 		for _, d := range streams.Durables(stage, lanes)[1:] {
@@ -140,13 +158,22 @@ func StageLanes(stage string, lanes int) (Permissions, error) {
 			// so a process not yet upgraded hands its calls on during a
 			// rolling upgrade; both reach next and nothing else.
 			pub = append(pub, streams.GateLanes(next), streams.LegacyGateLane(next, "*"))
+			for p := 1; p < partitions; p++ { // the call's partition of next
+				pub = append(pub, streams.PartitionGate(next, p), streams.PartitionGateLane(next, "*", p))
+			}
 		}
 		if next == streams.Execute { // an approved call goes to its executor group
 			pub = append(pub, streams.ExecuteGroups())
+			for p := 1; p < partitions; p++ {
+				pub = append(pub, streams.PartitionExecuteGroups(p))
+			}
 		}
 	}
 	if stage == streams.Execute {
-		pub = append(pub, executeGroups()...)
+		pub = append(pub, executeGroups(0)...)
+		for p := 1; p < partitions; p++ {
+			pub = append(pub, executeGroups(p)...)
+		}
 	}
 	// Batch marks (batch.Marks): any stage may record a failure; a
 	// stage that hands calls to parse records their tool; a dry run, which
@@ -206,15 +233,17 @@ func consumeStream(stream string) []string {
 // only with a filter on the groups' subjects (the create API that names the
 // durable and its filter in the subject, nats-server 2.9), paused and
 // resumed by its circuit breakers.
-func executeGroups() []string {
-	s := streams.StreamExecute
+// Partition p's stream (streams.PartitionStream) likewise, on its own
+// subjects.
+func executeGroups(p int) []string {
+	s := streams.PartitionStream(streams.Execute, p)
 	return []string{
-		api("CONSUMER.CREATE", s, "*", streams.ExecuteGroups()),
+		api("CONSUMER.CREATE", s, "*", streams.PartitionExecuteGroups(p)),
 		api("CONSUMER.INFO", s, "*"),
 		api("CONSUMER.MSG.NEXT", s, "*"),
 		api("CONSUMER.PAUSE", s, "*"),
 		"$JS.ACK." + s + ".*.>",
-		streams.ExecuteSchedules(), // a retry waits as a scheduled message
+		streams.PartitionExecuteSchedules(p), // a retry waits as a scheduled message
 	}
 }
 
@@ -266,7 +295,7 @@ func (c Config) Role(user string) (*Permissions, error) {
 	case user == Console:
 		return consoleRole(), nil
 	case streams.IsStage(user):
-		p, err := StageLanes(user, c.Lanes)
+		p, err := StageLayout(user, c.Lanes, c.Partitions)
 		return &p, err
 	}
 	for _, t := range append([]string{""}, c.Tenants...) {

@@ -23,6 +23,11 @@ type Config struct {
 	// streams.Fair.Lanes): each lane durable of a stage is granted by name.
 	// 0: streams.DefaultLanes.
 	Lanes int
+	// Partitions is the deployment's P (--partitions, streams.Fair.
+	// Partitions): each partitioned stage's user is granted its partition
+	// streams 1 to P-1 by name. 0 or 1: none. While P is lowered, render
+	// with the larger P until the streams beyond it are pruned.
+	Partitions int
 }
 
 // Group is one executor credential and the tools it serves.

@@ -60,6 +60,16 @@ func consoleRole() *Permissions {
 	for _, ls := range streams.LaneStreams() {
 		pub = append(pub, api("STREAM.INFO", ls), api("CONSUMER.LIST", ls), api("STREAM.MSG.GET", ls))
 	}
+	// And their partitions' streams (streams.PartitionStream, up to
+	// DeployPartitions), found by name: the same reads, so a call in
+	// flight is found in whichever partition it waits.
+	pub = append(pub, api("STREAM.NAMES"))
+	for _, st := range streams.PartitionedStages() {
+		for p := 1; p < DeployPartitions; p++ {
+			ps := streams.PartitionStream(st, p)
+			pub = append(pub, api("STREAM.INFO", ps), api("STREAM.MSG.GET", ps))
+		}
+	}
 	// A decision resumes the call at the policy gate; a replay republishes
 	// a call at the stage that failed it (every gate a replay may enter:
 	// the execute gate checks the call's seals itself) and input that never

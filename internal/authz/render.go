@@ -15,8 +15,20 @@ func PasswordVar(user string) string {
 	return "TOOLGATE_NATS_PASSWORD_" + strings.ToUpper(strings.ReplaceAll(user, "-", "_"))
 }
 
-// Render is DefaultConfig().Render().
-func Render() (string, error) { return DefaultConfig().Render() }
+// DeployPartitions is the P the committed configuration
+// (deploy/base/nats-accounts.conf, the chart's copy) grants: the stages'
+// users may read partitions 1 to DeployPartitions-1 of their own streams,
+// so the chart's partitions value (TOOLGATE_PARTITIONS) may be raised up to
+// it, or lowered from it, without rendering again. A stream that does not
+// exist grants nothing.
+const DeployPartitions = 8
+
+// Render is DefaultConfig().Render() with DeployPartitions.
+func Render() (string, error) {
+	c := DefaultConfig()
+	c.Partitions = DeployPartitions
+	return c.Render()
+}
 
 // Render returns the nats-server configuration block (`authorization { users
 // [...] }`) for every user in c.Names, each with the password read from its

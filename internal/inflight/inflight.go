@@ -78,13 +78,19 @@ func recordOf(m *jetstream.RawStreamMsg) (pipeline.StatusRecord, bool) {
 	return pipeline.InFlightOf(e, m.Header.Get(streams.HeaderTool)), true
 }
 
-// walk hands visit each hop of Streams(), oldest first, until it returns
-// false; a stream that does not exist (an older topology) is skipped.
+// walk hands visit each hop of Streams() and of every partition stream
+// that exists (streams.AllPartitionStreams: whatever P, a call waits in its
+// partition's), oldest first, until it returns false; a stream that does
+// not exist (an older topology) is skipped.
 func walk(ctx context.Context, js jetstream.JetStream, limit int, visit func(*jetstream.RawStreamMsg) bool) error {
 	if limit <= 0 {
 		limit = MaxScan
 	}
-	for _, name := range Streams() {
+	parts, err := streams.AllPartitionStreams(ctx, js)
+	if err != nil {
+		return fmt.Errorf("inflight: %w", err)
+	}
+	for _, name := range append(Streams(), parts...) {
 		st, err := js.Stream(ctx, name)
 		if errors.Is(err, jetstream.ErrStreamNotFound) {
 			continue

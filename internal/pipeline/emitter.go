@@ -57,6 +57,11 @@ type Emitter struct {
 	// execute subject, whose durable ends a call of a tool no longer
 	// registered.
 	ExecGroup func(tool string) (string, bool)
+	// Partitions is P, the partitions of the gate stages' streams
+	// (streams.Partition): a hop to a laned stage or to an executor group
+	// goes to its call's partition. 0 or 1: partition 0, the layout
+	// without partitions.
+	Partitions int
 }
 
 // Subject is where a call goes to enter stage next, as a hop from the gate
@@ -69,6 +74,10 @@ func (em *Emitter) hopSubject(next string, e call.Envelope) string {
 	if em == nil {
 		return streams.Gate(next)
 	}
+	p := 0
+	if em.Partitions > 1 { // a response's calls share one partition
+		p = streams.Partition(e.Request.Tenant, e.ResponseID, em.Partitions)
+	}
 	if next == streams.Execute {
 		if em.ExecGroup != nil {
 			if g, ok := em.ExecGroup(e.ToolName); ok && streams.ValidGroup(g) {
@@ -76,15 +85,18 @@ func (em *Emitter) hopSubject(next string, e call.Envelope) string {
 				if em.Lane != nil { // the group's lane of the call's tenant and priority
 					lane = em.Lane(e.Request.Tenant, e.Request.Priority)
 				}
-				return streams.ExecuteSubject(g, lane)
+				return streams.PartitionExecuteSubject(g, lane, p)
 			}
 		}
 		return streams.Gate(next)
 	}
-	if em.Lane == nil || !streams.Laned(next) {
+	if !streams.Laned(next) {
 		return streams.Gate(next)
 	}
-	return streams.GateLane(next, em.Lane(e.Request.Tenant, e.Request.Priority))
+	if em.Lane == nil {
+		return streams.PartitionGate(next, p)
+	}
+	return streams.PartitionGateLane(next, em.Lane(e.Request.Tenant, e.Request.Priority), p)
 }
 
 // seal appends stage's seal to e when stage passed it and em seals.

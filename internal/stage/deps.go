@@ -87,6 +87,10 @@ type Deps struct {
 	// GroupSync is how often execute looks for new executor groups in the
 	// registry (execgroups.go); default 500ms.
 	GroupSync time.Duration
+	// PartitionSync is how often the workers of the partitioned stages look
+	// for partition streams created or deleted since (a changed P,
+	// streams.PartitionStreamsOf); default 10s.
+	PartitionSync time.Duration
 	// Circuit configures every executor group's circuit breaker (breaker.go).
 	Circuit Circuit
 	// may says what this process's NATS user may read beyond its own work

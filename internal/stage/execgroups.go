@@ -2,6 +2,7 @@ package stage
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -36,8 +37,14 @@ type groupSet struct {
 	// (metrics); nil: nothing.
 	transition func(group, state string)
 
+	// partSync is how often the partition streams are looked for
+	// (Deps.PartitionSync).
+	partSync time.Duration
+
 	mu      sync.Mutex
 	running map[string]*groupRun
+	parts   []int     // execute's partition streams (p >= 1) that exist, last look
+	partsAt time.Time // when they were looked for
 }
 
 type groupRun struct {
@@ -72,6 +79,15 @@ func (w want) delays() []time.Duration {
 // consumers are group's durable, then its lanes' (settings.Fair), as w asks.
 func (w want) consumers(settings streams.Settings, group string) []streams.Consumer {
 	cs := settings.ExecuteGroupConsumers(group, w.conc)
+	for i := range cs {
+		cs[i].MaxDeliver = w.attempts
+	}
+	return cs
+}
+
+// partConsumers are consumers in partition p's stream.
+func (w want) partConsumers(settings streams.Settings, group string, p int) []streams.Consumer {
+	cs := settings.ExecuteGroupPartitionConsumers(group, w.conc, p)
 	for i := range cs {
 		cs[i].MaxDeliver = w.attempts
 	}
@@ -153,16 +169,20 @@ func (g *groupSet) Run(ctx context.Context) {
 // stream leader lost in a cluster: "context deadline exceeded") returns,
 // and the group's calls waited for good.
 func (g *groupSet) sync(ctx context.Context) {
+	parts, moved := g.lookParts(ctx)
 	for grp, wt := range g.wants() {
 		g.mu.Lock()
 		r := g.running[grp]
 		g.mu.Unlock()
-		if r != nil && r.want == wt && !r.stopped() {
+		if r != nil && r.want == wt && !r.stopped() && !moved {
 			continue
 		}
-		if err := g.ensure(ctx, grp, wt); err != nil {
+		if err := g.ensure(ctx, grp, wt, parts); err != nil {
 			g.log.Error().Err(err).Str("group", grp).Msg("execute: executor group's durable; retrying")
 			continue
+		}
+		if r != nil && r.want == wt && !r.stopped() {
+			continue // new partitions only: its worker finds them (Parts)
 		}
 		if r != nil {
 			r.cancel()
@@ -172,6 +192,45 @@ func (g *groupSet) sync(ctx context.Context) {
 			g.log.Error().Err(err).Str("group", grp).Msg("execute: executor group's worker")
 		}
 	}
+	if moved {
+		g.mu.Lock()
+		g.parts = parts
+		g.mu.Unlock()
+	}
+}
+
+// lookParts looks for execute's partition streams when partSync has
+// passed since the last look: what it found, and whether that differs.
+func (g *groupSet) lookParts(ctx context.Context) ([]int, bool) {
+	g.mu.Lock()
+	parts, due := g.parts, time.Since(g.partsAt) >= g.partSync || g.partsAt.IsZero()
+	if due {
+		g.partsAt = time.Now()
+	}
+	g.mu.Unlock()
+	if !due {
+		return parts, false
+	}
+	lctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	now, err := streams.PartitionStreamsOf(lctx, g.js, streams.Execute)
+	if err != nil {
+		g.log.Warn().Err(err).Msg("execute: partition streams; looking again later")
+		return parts, false
+	}
+	return now, !slices.Equal(now, parts)
+}
+
+// partStreams are the partition streams the groups' durables were applied
+// in at the last look: the groups' workers read them (worker.Config.Parts).
+func (g *groupSet) partStreams(context.Context) ([]string, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	var out []string
+	for _, p := range g.parts {
+		out = append(out, streams.PartitionStream(streams.Execute, p))
+	}
+	return out, nil
 }
 
 // stopped reports whether r's worker has returned.
@@ -184,13 +243,15 @@ func (r *groupRun) stopped() bool {
 	}
 }
 
-// ensure creates or updates grp's durable.
-func (g *groupSet) ensure(ctx context.Context, grp string, wt want) error {
+// ensure creates or updates grp's durables, in partition 0 and in parts.
+func (g *groupSet) ensure(ctx context.Context, grp string, wt want, parts []int) error {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	for _, c := range wt.consumers(g.settings, grp) { // its own durable first, then its lanes'
-		if _, err := g.js.CreateOrUpdateConsumer(ctx, streams.StreamExecute, g.settings.Config(c)); err != nil {
-			return err
+	for _, p := range append([]int{0}, parts...) {
+		for _, c := range wt.partConsumers(g.settings, grp, p) { // its own durable first, then its lanes'
+			if _, err := g.js.CreateOrUpdateConsumer(ctx, c.Stream, g.settings.Config(c)); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
@@ -200,7 +261,10 @@ func (g *groupSet) start(ctx context.Context, grp string, wt want) error {
 	conc := wt.conc
 	wc := g.base
 	wc.Stream, wc.Durable, wc.Concurrency, wc.Batch = streams.StreamExecute, streams.ExecuteDurable(grp), conc, conc
-	wc.Schedule = func(id string) string { return streams.ExecuteSchedule(grp, id) }
+	// A retry waits in the partition of its call (a schedule targets a
+	// subject of its own stream).
+	wc.Schedule = func(subject, id string) string { return streams.ScheduleFor(grp, subject, id) }
+	wc.Parts, wc.Resync = g.partStreams, max(g.every, 500*time.Millisecond) // what sync applied: a cheap look
 	for _, l := range g.settings.ExecuteGroupLanes(grp) { // its fairness lanes
 		wc.Shares = append(wc.Shares, worker.Share{Durables: l.Durables, Weight: l.Weight, Floor: l.Floor})
 	}

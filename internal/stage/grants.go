@@ -23,7 +23,7 @@ func grantsOf(cfg Config) mayFunc {
 	}
 	var allow []string
 	for _, st := range cfg.Stages {
-		if p, err := authz.StageLanes(st, cfg.Settings.Fair.Lanes); err == nil {
+		if p, err := authz.StageLayout(st, cfg.Settings.Fair.Lanes, cfg.Settings.Fair.PartitionCount()); err == nil {
 			allow = append(allow, p.Publish...)
 		}
 	}

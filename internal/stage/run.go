@@ -204,7 +204,7 @@ func run(ctx context.Context, cfg Config, binds map[string]Binding, ready chan<-
 	may := grantsOf(cfg)
 	emit := &pipeline.Emitter{Transition: transitionHook(m, log, reg), Sensitive: sensitiveOf(reg), Registered: registeredIn(reg), MaxPayload: nc.MaxPayload(), Seals: seals,
 		Waits: approvalWaits(js, cfg.ApprovalTTL), Notify: notifier(nc, may), JSONHops: cfg.JSONHops,
-		Lane: cfg.Settings.Fair.LaneFunc(), ExecGroup: execGroupIn(reg)}
+		Lane: cfg.Settings.Fair.LaneFunc(), ExecGroup: execGroupIn(reg), Partitions: cfg.Settings.Fair.PartitionCount()}
 	defer watchCluster(m, cfg.Stages, js, may)() // metrics_sources.go
 	m.KnownTools(reg.Names)
 	tp, stopTrace, err := tracing.Setup(ctx, "toolgate-"+strings.Join(cfg.Stages, "-")) // OTEL_* env; off without an endpoint

@@ -11,6 +11,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/nats-io/nats.go/jetstream"
+
 	"github.com/toolgate/toolgate/internal/tracing"
 	"github.com/toolgate/toolgate/internal/worker"
 	"github.com/toolgate/toolgate/streams"
@@ -67,6 +69,9 @@ func newSet(stages []string, binds map[string]Binding, d Deps) (*Set, error) {
 		if len(wc.Shares) > 0 { // its outputs wait in a stream's ingest in front of every tenant's
 			wc.Window = worker.FairWindow
 		}
+		if row.Laned { // its partitions beyond 0, whichever exist (streams.PartitionStreamsOf)
+			wc.Parts, wc.Resync = partitionsOf(d.JS, st), partitionSync(d)
+		}
 		if st == streams.Accumulate && len(wc.Shares) > 0 { // its lanes read listed tenants' inputs that its main durable reads too
 			owner, err := accumulateOwner(d)
 			if err != nil {
@@ -86,7 +91,7 @@ func newSet(stages []string, binds map[string]Binding, d Deps) (*Set, error) {
 		}
 		s.workers[st] = w
 		if st == streams.Execute && d.Tools != nil { // its executor groups' bulkheads (execgroups.go)
-			gs := &groupSet{js: d.JS, reg: d.Tools, settings: sd.Settings, base: wc, h: h, log: d.Log, every: d.GroupSync, circuit: d.Circuit, transition: d.CircuitTransition}
+			gs := &groupSet{partSync: partitionSync(d), js: d.JS, reg: d.Tools, settings: sd.Settings, base: wc, h: h, log: d.Log, every: d.GroupSync, circuit: d.Circuit, transition: d.CircuitTransition}
 			s.background = append(s.background, gs.Run)
 		}
 		for _, c := range row.Extra {
@@ -143,4 +148,27 @@ func (s *Set) Run(ctx context.Context) error {
 		all = append(all, err)
 	}
 	return errors.Join(all...)
+}
+
+// partitionSync is how often workers look for partition streams.
+func partitionSync(d Deps) time.Duration {
+	if d.PartitionSync > 0 {
+		return d.PartitionSync
+	}
+	return 10 * time.Second
+}
+
+// partitionsOf lists stage's partition streams beyond partition 0 that
+// exist: its worker reads them all, whatever this process's P.
+func partitionsOf(js jetstream.JetStream, stage string) func(context.Context) ([]string, error) {
+	return func(ctx context.Context) ([]string, error) {
+		ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+		ps, err := streams.PartitionStreamsOf(ctx, js, stage)
+		var out []string
+		for _, p := range ps {
+			out = append(out, streams.PartitionStream(stage, p))
+		}
+		return out, err
+	}
 }

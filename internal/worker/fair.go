@@ -34,31 +34,33 @@ const FairWindow = 16
 // keeps the handlers fed.
 const laneBuffer = 16
 
-// durables lists every durable the worker reads, in share order.
-func (w *Worker) durables() []string {
+// source is one durable of one stream the worker reads.
+type source struct{ stream, durable string }
+
+// shares are the worker's Shares, or its one durable as a share of its own
+// when it has none.
+func (w *Worker) shares() []Share {
 	if len(w.cfg.Shares) == 0 {
-		return []string{w.cfg.Durable}
+		return []Share{{Stream: w.cfg.Stream, Durables: []string{w.cfg.Durable}, Weight: 1}}
 	}
-	var out []string
-	for _, s := range w.cfg.Shares {
-		out = append(out, s.Durables...)
-	}
-	return out
+	return w.cfg.Shares
 }
 
-// durableStreams lists the stream of each of durables(), in its order.
-func (w *Worker) durableStreams() []string {
-	if len(w.cfg.Shares) == 0 {
-		return []string{w.cfg.Stream}
-	}
-	var out []string
-	for _, s := range w.cfg.Shares {
+// sources lists every durable the worker reads with the partition streams
+// parts (each holding every durable of the shares under the same name),
+// in share order, then durable order, then partition 0 before parts.
+func (w *Worker) sources(parts []string) []source {
+	var out []source
+	for _, s := range w.shares() {
 		stream := s.Stream
 		if stream == "" {
 			stream = w.cfg.Stream
 		}
-		for range s.Durables {
-			out = append(out, stream)
+		for _, d := range s.Durables {
+			out = append(out, source{stream, d})
+			for _, p := range parts {
+				out = append(out, source{p, d})
+			}
 		}
 	}
 	return out
@@ -67,16 +69,19 @@ func (w *Worker) durableStreams() []string {
 // fair pulls from every iterator at once and hands the inputs to deliver in
 // weighted round robin over the shares (roundRobin), until every iterator
 // is closed and what they delivered is handed out. The server orders each
-// durable; this orders the durables.
-func (w *Worker) fair(iters []jetstream.MessagesContext, deliver func(jetstream.Msg)) {
-	rr := newRoundRobin(w.cfg.Shares, w.cfg.Quantum)
-	names := w.durables()
+// durable; this orders the durables. iters are sources(parts)' iterators,
+// nil where a partition's durable was not found.
+func (w *Worker) fair(srcs []source, iters []jetstream.MessagesContext, nparts int, deliver func(jetstream.Msg)) {
+	rr := newPartRoundRobin(w.shares(), w.cfg.Quantum, nparts)
 	var pulls sync.WaitGroup
 	for i, it := range iters {
+		if it == nil {
+			continue
+		}
 		pulls.Add(1)
 		go func() {
 			defer pulls.Done()
-			w.pull(it, w.skipping(names[i], rr.push(i)))
+			w.pull(it, w.skipping(srcs[i].durable, rr.push(i)))
 		}()
 	}
 	done := make(chan struct{})
@@ -84,13 +89,19 @@ func (w *Worker) fair(iters []jetstream.MessagesContext, deliver func(jetstream.
 	rr.run(deliver, done)
 }
 
-// roundRobin is the weighted round robin over durables' inputs.
+// roundRobin is the weighted round robin over durables' inputs. With
+// partitions each durable of a share is read in every partition stream,
+// and its partitions' inputs count as the durable's: a lane's share is the
+// same whatever the number of partitions its tenants' calls are spread
+// over (within a durable, its partitions take turns one input at a time).
 type roundRobin struct {
 	shares  []Share
 	quantum int
-	queues  []chan jetstream.Msg // per durable, in share order
-	first   []int                // index of each share's first durable
+	nparts  int                  // streams each durable is read in: 1 + partitions
+	queues  []chan jetstream.Msg // per durable and partition, in share, durable, partition order
+	first   []int                // index of each share's first durable's first queue
 	turns   []turn               // per share: what is left of its budget this round
+	next    []int                // per durable: the partition it takes from next
 	wake    chan struct{}
 }
 
@@ -100,17 +111,27 @@ type roundRobin struct {
 type turn struct{ first, left int }
 
 func newRoundRobin(shares []Share, quantum int) *roundRobin {
-	rr := &roundRobin{shares: shares, quantum: max(quantum, 1), wake: make(chan struct{}, 1), turns: make([]turn, len(shares))}
+	return newPartRoundRobin(shares, quantum, 1)
+}
+
+// newPartRoundRobin is a round robin over shares whose durables are each
+// read in nparts streams.
+func newPartRoundRobin(shares []Share, quantum, nparts int) *roundRobin {
+	nparts = max(nparts, 1)
+	rr := &roundRobin{shares: shares, quantum: max(quantum, 1), nparts: nparts, wake: make(chan struct{}, 1), turns: make([]turn, len(shares))}
 	for _, s := range shares {
 		rr.first = append(rr.first, len(rr.queues))
 		for range s.Durables {
-			rr.queues = append(rr.queues, make(chan jetstream.Msg, laneBuffer))
+			rr.next = append(rr.next, 0)
+			for range nparts {
+				rr.queues = append(rr.queues, make(chan jetstream.Msg, laneBuffer))
+			}
 		}
 	}
 	return rr
 }
 
-// push is the deliver function of durable i's puller: it queues the input
+// push is the deliver function of source i's puller: it queues the input
 // and wakes the round robin.
 func (rr *roundRobin) push(i int) func(jetstream.Msg) {
 	q := rr.queues[i]
@@ -140,6 +161,36 @@ func (rr *roundRobin) run(deliver func(jetstream.Msg), done <-chan struct{}) {
 	}
 }
 
+// durable is durable k of share si: its partitions' queues and its cursor.
+func (rr *roundRobin) durable(si, k int) ([]chan jetstream.Msg, *int) {
+	at := rr.first[si] + k*rr.nparts
+	return rr.queues[at : at+rr.nparts], &rr.next[rr.first[si]/rr.nparts+k]
+}
+
+// waiting reports whether any partition of a durable has an input.
+func waiting(qs []chan jetstream.Msg) bool {
+	for _, q := range qs {
+		if len(q) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// take takes a durable's next input, its partitions in turn.
+func take(qs []chan jetstream.Msg, next *int) (jetstream.Msg, bool) {
+	for range qs {
+		q := qs[*next%len(qs)]
+		*next = (*next + 1) % len(qs)
+		select {
+		case m := <-q:
+			return m, true
+		default:
+		}
+	}
+	return nil, false
+}
+
 // round gives each share with work its budget and returns how many inputs
 // it handed out. The shares take turns one input at a time (each pass
 // gives every share with budget and work one), so an input of a quiet
@@ -149,14 +200,13 @@ func (rr *roundRobin) run(deliver func(jetstream.Msg), done <-chan struct{}) {
 // for Weight x Quantum noisy ones in every stage it passes.
 func (rr *roundRobin) round(deliver func(jetstream.Msg)) int {
 	for si, s := range rr.shares {
-		qs := rr.queues[rr.first[si] : rr.first[si]+len(s.Durables)]
 		budget := max(s.Weight, 1) * rr.quantum
 		// Each later durable with work keeps its floor; the first takes
 		// the rest, the later ones in order what the first leaves.
 		floor := max(budget*s.Floor/100, 1)
 		reserved := 0
-		for _, q := range qs[1:] {
-			if len(q) > 0 {
+		for k := 1; k < len(s.Durables); k++ {
+			if qs, _ := rr.durable(si, k); waiting(qs) {
 				reserved += floor
 			}
 		}
@@ -165,12 +215,12 @@ func (rr *roundRobin) round(deliver func(jetstream.Msg)) int {
 	n := 0
 	for {
 		k := 0
-		for si, s := range rr.shares {
+		for si := range rr.shares {
 			t := &rr.turns[si]
 			if t.left == 0 {
 				continue
 			}
-			if m, ok := t.pick(rr.queues[rr.first[si] : rr.first[si]+len(s.Durables)]); ok {
+			if m, ok := rr.pick(si, t); ok {
 				deliver(m)
 				k++
 			}
@@ -182,24 +232,20 @@ func (rr *roundRobin) round(deliver func(jetstream.Msg)) int {
 	}
 }
 
-// pick takes the share's next input from qs, its durables: the first's
-// while its part lasts, else the first later one's with work.
-func (t *turn) pick(qs []chan jetstream.Msg) (jetstream.Msg, bool) {
+// pick takes share si's next input: its first durable's while its part
+// lasts, else the first later one's with work.
+func (rr *roundRobin) pick(si int, t *turn) (jetstream.Msg, bool) {
 	if t.first > 0 {
-		select {
-		case m := <-qs[0]:
+		if m, ok := take(rr.durable(si, 0)); ok {
 			t.first--
 			t.left--
 			return m, true
-		default:
 		}
 	}
-	for _, q := range qs[1:] {
-		select {
-		case m := <-q:
+	for k := 1; k < len(rr.shares[si].Durables); k++ {
+		if m, ok := take(rr.durable(si, k)); ok {
 			t.left--
 			return m, true
-		default:
 		}
 	}
 	return nil, false

@@ -57,7 +57,7 @@ func (w *Worker) reschedule(jm jetstream.Msg, m Msg, err error, n uint64, delay 
 	h.Set(headerScheduleTarget, m.Subject)
 	h.Set(HeaderAttempt, strconv.FormatUint(n+1, 10))
 	id := strconv.FormatUint(m.StreamSeq, 10)
-	outs = append(outs, Output{Subject: w.cfg.Schedule(id), MsgID: w.cfg.Durable + ":retry:" + id, Header: h, Data: m.Data})
+	outs = append(outs, Output{Subject: w.cfg.Schedule(m.Subject, id), MsgID: w.cfg.Durable + ":retry:" + id, Header: h, Data: m.Data})
 	p := w.publish(jm, m, outs, false)
 	p.delay = delay // a failed publish naks after the same delay
 	return p

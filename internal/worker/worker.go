@@ -110,15 +110,28 @@ type Config struct {
 	// others have work too; default 8.
 	Quantum int
 	// Schedule, when set, names the subject of a scheduled retry of the
-	// input with stream sequence id (schedule.go): a transient failure is
-	// retried by a scheduled copy of the input, and the input acked, instead
-	// of a nak. MaxDeliver then counts attempts across the copies. The
-	// stream needs AllowMsgSchedules (nats-server 2.12).
-	Schedule func(id string) string
+	// input on subject with stream sequence id (schedule.go): a transient
+	// failure is retried by a scheduled copy of the input, and the input
+	// acked, instead of a nak. MaxDeliver then counts attempts across the
+	// copies. The schedule must be a subject of the input's own stream (a
+	// partition's, streams.ScheduleFor), which needs AllowMsgSchedules
+	// (nats-server 2.12).
+	Schedule func(subject, id string) string
 	// Redelivered, when set, is given every input delivered before
 	// (NumDelivered > 1); the handler, Retrying and DeadLetter see what it
 	// returns (the waits a call's record kept, carried into its history).
 	Redelivered func(m Msg) Msg
+	// Parts, when set, lists the partition streams of the worker's stage
+	// that exist besides partition 0 (streams.PartitionStreamsOf): each
+	// holds the worker's durables (every durable of Shares, or Durable)
+	// under the same names, and the worker reads them all, a durable's
+	// partitions as one (fair.go). It is asked at start and every Resync;
+	// when the list changes the worker drains (finishes and acks what it
+	// holds, as at a stop) and starts again on the new list. A partition
+	// whose durable is not found yet is left out until the next look.
+	Parts func(ctx context.Context) ([]string, error)
+	// Resync is how often Parts is asked again; default 30s.
+	Resync time.Duration
 }
 
 func (c *Config) setDefaults() {
@@ -139,6 +152,9 @@ func (c *Config) setDefaults() {
 	}
 	if c.Quantum <= 0 {
 		c.Quantum = 8
+	}
+	if c.Resync <= 0 {
+		c.Resync = 30 * time.Second
 	}
 }
 
@@ -166,6 +182,9 @@ type Worker struct {
 	maxDeliver int             // <= 0: unlimited
 	backOff    []time.Duration // nil: cfg.Backoff
 	ackWait    time.Duration   // for KeepAlive
+	// missing: a partition's durable was not found at the last start;
+	// the next look at the partitions starts again whatever it finds.
+	missing atomic.Bool
 }
 
 // New returns a worker for an existing durable consumer named cfg.Stage.
@@ -205,20 +224,74 @@ type pending struct {
 
 // Run consumes until ctx is cancelled, then drains: it stops fetching,
 // finishes every message already handed out, waits for their publish acks,
-// acks them, and returns.
+// acks them, and returns. With Parts it starts again, drained, whenever
+// the partition streams change.
 func (w *Worker) Run(ctx context.Context) error {
-	durables, streams := w.durables(), w.durableStreams()
-	iters := make([]jetstream.MessagesContext, 0, len(durables))
-	stopAll := func() {
-		for _, it := range iters {
-			it.Stop()
+	if w.cfg.Parts == nil {
+		return w.run(ctx, nil)
+	}
+	parts, err := w.cfg.Parts(ctx)
+	for {
+		if err != nil {
+			w.cfg.Log.Warn().Err(err).Str("stage", w.cfg.Stage).Msg("partition streams: reading partition 0 until the next look")
+		}
+		rctx, cancel := context.WithCancel(ctx)
+		changed := make(chan []string, 1)
+		go func() { // the next look that finds other streams stops this run
+			t := time.NewTicker(w.cfg.Resync)
+			defer t.Stop()
+			for {
+				select {
+				case <-rctx.Done():
+					return
+				case <-t.C:
+				}
+				now, err := w.cfg.Parts(rctx)
+				if err == nil && (!slices.Equal(now, parts) || w.missing.Load()) {
+					changed <- now
+					cancel()
+					return
+				}
+			}
+		}()
+		rerr := w.run(rctx, parts)
+		cancel()
+		if ctx.Err() != nil || rerr != nil {
+			return rerr
+		}
+		select {
+		case parts = <-changed:
+			err = nil
+			w.cfg.Log.Info().Str("stage", w.cfg.Stage).Strs("partitions", parts).Msg("partition streams changed: reading them")
+		default:
+			return nil
 		}
 	}
-	for i, d := range durables {
-		cons, err := w.js.Consumer(ctx, streams[i], d)
+}
+
+// run consumes the worker's durables in partition 0 and in parts until ctx
+// is cancelled, then drains.
+func (w *Worker) run(ctx context.Context, parts []string) error {
+	srcs := w.sources(parts)
+	iters := make([]jetstream.MessagesContext, len(srcs))
+	w.missing.Store(false)
+	stopAll := func() {
+		for _, it := range iters {
+			if it != nil {
+				it.Stop()
+			}
+		}
+	}
+	for i, src := range srcs {
+		cons, err := w.js.Consumer(ctx, src.stream, src.durable)
+		if err != nil && i%(1+len(parts)) != 0 { // a partition's durable not applied yet: the next look
+			w.cfg.Log.Warn().Err(err).Str("stage", w.cfg.Stage).Str("stream", src.stream).Str("durable", src.durable).Msg("partition durable; left out until the next look")
+			w.missing.Store(true)
+			continue
+		}
 		if err != nil {
 			stopAll()
-			return fmt.Errorf("worker: %s: consumer %s: %w", w.cfg.Stage, d, err)
+			return fmt.Errorf("worker: %s: consumer %s: %w", w.cfg.Stage, src.durable, err)
 		}
 		if i == 0 {
 			cc := cons.CachedInfo().Config
@@ -227,9 +300,9 @@ func (w *Worker) Run(ctx context.Context) error {
 		iter, err := cons.Messages(pullOptions(w.cfg.Batch)...)
 		if err != nil {
 			stopAll()
-			return fmt.Errorf("worker: %s: messages %s: %w", w.cfg.Stage, d, err)
+			return fmt.Errorf("worker: %s: messages %s: %w", w.cfg.Stage, src.durable, err)
 		}
-		iters = append(iters, iter)
+		iters[i] = iter
 	}
 	w.ready.Store(true)
 	defer w.ready.Store(false)
@@ -250,13 +323,15 @@ func (w *Worker) Run(ctx context.Context) error {
 	go func() {
 		<-ctx.Done()
 		for _, it := range iters {
-			it.Drain()
+			if it != nil {
+				it.Drain()
+			}
 		}
 	}()
 	if len(iters) == 1 {
 		w.pull(iters[0], in.send)
 	} else {
-		w.fair(iters, in.send)
+		w.fair(srcs, iters, 1+len(parts), in.send)
 	}
 	in.close()
 	handlers.Wait()

@@ -24,6 +24,7 @@ func AuthzCmd(args []string) error {
 	groups := fs.String("executor-groups", cmdutil.Env("TOOLGATE_EXECUTOR_GROUPS", authz.DefaultGroups()), "executor groups: group=tool,tool;group=tool (TOOLGATE_EXECUTOR_GROUPS)")
 	tenants := fs.String("tenants", cmdutil.Env("TOOLGATE_TENANTS", ""), "tenants with a producer user each (TOOLGATE_TENANTS, comma-separated)")
 	lanes := fs.Int("lanes", cmdutil.EnvInt("TOOLGATE_LANES", streams.DefaultLanes), "fairness lanes of the deployment: accumulate's user is granted its lane durables by name; the gate stages' users their own lanes' stream, whatever L (TOOLGATE_LANES)")
+	parts := fs.Int("partitions", cmdutil.EnvInt("TOOLGATE_PARTITIONS", streams.DefaultPartitions), "partitions of the gate stages' streams (P): each stage's user is granted its partition streams 1 to P-1 by name; render with the larger P while P is lowered, until the streams beyond it are pruned (TOOLGATE_PARTITIONS)")
 	ops, err := cmdutil.ParseFlags(fs, args[1:])
 	if err != nil {
 		return err
@@ -35,7 +36,7 @@ func AuthzCmd(args []string) error {
 	if err != nil {
 		return err
 	}
-	conf, err := authz.Config{Groups: g, Tenants: authz.ParseTenants(*tenants), Lanes: *lanes}.Render()
+	conf, err := authz.Config{Groups: g, Tenants: authz.ParseTenants(*tenants), Lanes: *lanes, Partitions: *parts}.Render()
 	if err != nil {
 		return err
 	}

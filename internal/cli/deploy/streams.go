@@ -26,6 +26,8 @@ func StreamsCmd(args []string) error {
 	}
 	replicas := fs.Int("replicas", defReplicas, "stream and bucket replicas, 3 on a production cluster (TOOLGATE_STREAM_REPLICAS)")
 	lanes := fs.Int("lanes", cmdutil.EnvInt("TOOLGATE_LANES", streams.DefaultLanes), "fairness lanes per laned stage, a durable each for interactive and batch calls; every stage must be given the same (TOOLGATE_LANES)")
+	parts := fs.Int("partitions", cmdutil.EnvInt("TOOLGATE_PARTITIONS", streams.DefaultPartitions), "partitions of the gate stages' streams; raising P creates partitions' streams, lowering it leaves the streams beyond P to drain (TOOLGATE_PARTITIONS; every stage must be given the same)")
+	prune := fs.Bool("prune", false, "also delete the partition streams beyond --partitions that are empty (once every process runs with the lowered P); one that still holds hops is kept to drain and named")
 	ops, err := cmdutil.ParseFlags(fs, args[1:])
 	if err != nil {
 		return err
@@ -46,11 +48,27 @@ func StreamsCmd(args []string) error {
 		return cmdutil.UsageError("streams apply: --lanes %d: want 1 to %d", *lanes, streams.MaxLanes)
 	}
 	s.Fair.Lanes = *lanes
+	if *parts < 1 || *parts > streams.MaxPartitions {
+		return cmdutil.UsageError("streams apply: --partitions %d: want 1 to %d", *parts, streams.MaxPartitions)
+	}
+	s.Fair.Partitions = *parts
 	s.Fair.Tenants = stage.SplitList(cmdutil.Env("TOOLGATE_TENANTS", "")) // accumulate's lanes filter on the listed tenants' subjects
 	if err := streams.Ensure(ctx, js, s); err != nil {
 		return err
 	}
 	fmt.Println("streams, buckets and consumers applied")
+	if *prune {
+		deleted, kept, err := streams.Prune(ctx, js, s)
+		for _, name := range deleted {
+			fmt.Println("pruned empty partition stream", name)
+		}
+		for _, name := range kept {
+			fmt.Println("kept partition stream", name, "beyond --partitions: it still holds hops, which its durables drain; prune again later")
+		}
+		if err != nil {
+			return err
+		}
+	}
 	return nil
 }
 

@@ -70,6 +70,7 @@ func Up(args []string) error {
 	// their lane durables.
 	flagged.Settings.Fair.Tenants = authz.ParseTenants(*uf.trust.tenant)
 	*uf.trust.lanes = flagged.Settings.Fair.Lanes
+	*uf.trust.partitions = flagged.Settings.Fair.PartitionCount()
 	log, err := logger(flagged.LogLevel)
 	if err != nil {
 		return err

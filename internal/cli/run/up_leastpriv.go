@@ -38,16 +38,19 @@ type trustFlags struct {
 	// accumulate's user is granted its lane durables by name (the gate
 	// stages' users their own lanes' stream, whatever L).
 	lanes *int
+	// partitions is the stage flags' --partitions, set by up likewise.
+	partitions *int
 }
 
 func newTrustFlags(fs *flag.FlagSet, getenv func(string) string) trustFlags {
 	return trustFlags{
-		insecure:  fs.Bool("insecure", false, "run the embedded NATS server without authentication: any local process may execute tools, purge streams and apply tool definitions (refused unless --listen is a loopback address)"),
-		leastPriv: fs.Bool("least-privilege", false, "accepted for old scripts: least privilege is the default"),
-		secrets:   fs.String("secrets", secrets.Dir(getenv), "directory of the generated NATS passwords, nats-<user>.password, and of the console's token file, console-tokens (TOOLGATE_SECRETS); the CLI, make run, the example executor and toolgate console read them there"),
-		groups:    fs.String("executor-groups", stage.EnvOr(getenv, "TOOLGATE_EXECUTOR_GROUPS", authz.DefaultGroups()), "executor credentials: group=tool,tool;group=tool — user executor-<group> may serve only those tools (TOOLGATE_EXECUTOR_GROUPS)"),
-		tenant:    fs.String("tenants", getenv("TOOLGATE_TENANTS"), "tenants with a producer user each, producer-<tenant>, that reads only its tenant's results, each in a fairness lane of its own up to --lanes (TOOLGATE_TENANTS, comma-separated); user producer has the tenant-less ones"),
-		lanes:     new(int),
+		insecure:   fs.Bool("insecure", false, "run the embedded NATS server without authentication: any local process may execute tools, purge streams and apply tool definitions (refused unless --listen is a loopback address)"),
+		leastPriv:  fs.Bool("least-privilege", false, "accepted for old scripts: least privilege is the default"),
+		secrets:    fs.String("secrets", secrets.Dir(getenv), "directory of the generated NATS passwords, nats-<user>.password, and of the console's token file, console-tokens (TOOLGATE_SECRETS); the CLI, make run, the example executor and toolgate console read them there"),
+		groups:     fs.String("executor-groups", stage.EnvOr(getenv, "TOOLGATE_EXECUTOR_GROUPS", authz.DefaultGroups()), "executor credentials: group=tool,tool;group=tool — user executor-<group> may serve only those tools (TOOLGATE_EXECUTOR_GROUPS)"),
+		tenant:     fs.String("tenants", getenv("TOOLGATE_TENANTS"), "tenants with a producer user each, producer-<tenant>, that reads only its tenant's results, each in a fairness lane of its own up to --lanes (TOOLGATE_TENANTS, comma-separated); user producer has the tenant-less ones"),
+		lanes:      new(int),
+		partitions: new(int),
 	}
 }
 
@@ -61,7 +64,7 @@ func (tf trustFlags) config() (authz.Config, error) {
 	if err != nil {
 		return authz.Config{}, err
 	}
-	c := authz.Config{Groups: groups, Tenants: authz.ParseTenants(*tf.tenant), Lanes: *tf.lanes}
+	c := authz.Config{Groups: groups, Tenants: authz.ParseTenants(*tf.tenant), Lanes: *tf.lanes, Partitions: *tf.partitions}
 	return c, c.Validate()
 }
 
