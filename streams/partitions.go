@@ -100,7 +100,9 @@ func partitionPrefix(stage string, p int) string {
 }
 
 // PartitionSubjects are the subjects of partition p >= 1's stream of stage.
-func PartitionSubjects(stage string, p int) []string { return []string{partitionPrefix(stage, p) + ">"} }
+func PartitionSubjects(stage string, p int) []string {
+	return []string{partitionPrefix(stage, p) + ">"}
+}
 
 // PartitionGate is partition p's subject of a laned stage's main durable:
 // Gate(stage) for p = 0.

@@ -265,7 +265,7 @@ func (g *groupSet) start(ctx context.Context, grp string, wt want) error {
 	// subject of its own stream).
 	wc.Schedule = func(subject, id string) string { return streams.ScheduleFor(grp, subject, id) }
 	wc.Parts, wc.Resync = g.partStreams, max(g.every, 500*time.Millisecond) // what sync applied: a cheap look
-	for _, l := range g.settings.ExecuteGroupLanes(grp) { // its fairness lanes
+	for _, l := range g.settings.ExecuteGroupLanes(grp) {                   // its fairness lanes
 		wc.Shares = append(wc.Shares, worker.Share{Durables: l.Durables, Weight: l.Weight, Floor: l.Floor})
 	}
 	if len(wc.Shares) > 0 {
