@@ -61,6 +61,9 @@ type Config struct {
 	// ends as approval_expired (default 15 min); ApprovalSweep is how often
 	// the policy stage looks for expired approvals (default 5s).
 	ApprovalTTL, ApprovalSweep time.Duration
+	// PartitionSync is how often the partitioned stages' workers look for
+	// partition streams (Deps.PartitionSync); 0: 10s.
+	PartitionSync time.Duration
 	// ShadowFlush is how often the policy stage writes the shadow's
 	// counts (default shadow.FlushEvery; tests shorten it).
 	ShadowFlush time.Duration
@@ -221,6 +224,7 @@ func run(ctx context.Context, cfg Config, binds map[string]Binding, ready chan<-
 		ApprovalTTL: cfg.ApprovalTTL, ApprovalSweep: cfg.ApprovalSweep, StreamIdle: cfg.StreamIdle, StreamMaxEvents: cfg.StreamMaxEvents,
 		TolerantProviders: cfg.TolerantProviders, Emit: emit, AssertUsers: cfg.AssertUsers,
 		Exec: cfg.Exec, may: may, Trace: tp, Shadow: cmp, ShadowFlush: cfg.ShadowFlush, Circuit: cfg.Circuit,
+		PartitionSync: cfg.PartitionSync,
 	}
 	for _, st := range cfg.Stages { // the store, the repair model, the identity issuer: open.go
 		b, ok := binds[st]
