@@ -1,0 +1,123 @@
+package authz_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/toolgate/toolgate/internal/authz"
+	"github.com/toolgate/toolgate/internal/natsusers"
+	"github.com/toolgate/toolgate/internal/testenv"
+	"github.com/toolgate/toolgate/streams"
+)
+
+// Each partitioned stage's user finds its partition streams by name, takes
+// and acknowledges hops of its own durables in them, and hands calls to
+// the partitions of the stage it routes to; the server refuses it another
+// stage's partition streams (a fetch, a lookup, a new durable) and a hop
+// into a stage it does not route to. Execute creates its groups' durables
+// in its own partition streams only.
+func TestPartitions_each_stage_consumes_only_its_own_partitions(t *testing.T) {
+	c := authz.DefaultConfig()
+	c.Partitions = 3
+	pw := map[string]string{}
+	for _, u := range c.Names() {
+		pw[u] = "pw-" + u
+	}
+	users, err := natsusers.ConfigUsers(c, pw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := testenv.RunJetStream(t, func(o *server.Options) { o.Users = users })
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	admin := connect(t, s, authz.Admin)
+	set := streams.DefaultSettings()
+	set.Fair = streams.Fair{Lanes: 2, Partitions: 3}
+	if err := streams.Ensure(ctx, admin, set); err != nil {
+		t.Fatal(err)
+	}
+	parse1 := streams.PartitionStream(streams.Parse, 2)
+	validate1 := streams.PartitionStream(streams.Validate, 2)
+	for _, subj := range []string{streams.PartitionGateLane(streams.Parse, "1i", 2), streams.PartitionGateLane(streams.Validate, "1i", 2)} {
+		if _, err := admin.Publish(ctx, subj, []byte("hop")); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	js := connect(t, s, streams.Parse)
+	ps, err := streams.PartitionStreamsOf(ctx, js, streams.Parse)
+	if err != nil || len(ps) != 2 {
+		t.Fatalf("parse listing its partition streams: %v %v, want 1 and 2", ps, err)
+	}
+	own, err := js.Consumer(ctx, parse1, "parse_1i")
+	if err != nil {
+		t.Fatalf("parse looking up its own durable in %s: %v", parse1, err)
+	}
+	msgs, err := own.Fetch(1, jetstream.FetchMaxWait(5*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := 0
+	for m := range msgs.Messages() {
+		got++
+		if err := m.DoubleAck(ctx); err != nil {
+			t.Fatalf("parse acknowledging its own partition's hop: %v", err)
+		}
+	}
+	if got != 1 {
+		t.Fatalf("parse fetched %d hops from %s (%v), want 1", got, parse1, msgs.Error())
+	}
+	if _, err := js.Publish(ctx, streams.PartitionGateLane(streams.Validate, "0i", 1), []byte("next")); err != nil {
+		t.Errorf("parse handing a call to validate's partition 1: %v", err)
+	}
+
+	short := func() (context.Context, context.CancelFunc) { return context.WithTimeout(ctx, 700*time.Millisecond) }
+	c1, cancel1 := short()
+	defer cancel1()
+	if _, err := js.Consumer(c1, validate1, "validate_1i"); err == nil {
+		t.Errorf("parse looked up validate's durable in %s", validate1)
+	}
+	// Fetching from validate's durable by the API subject: refused, and
+	// the hop stays where it is.
+	nc := js.Conn()
+	if _, err := nc.Request("$JS.API.CONSUMER.MSG.NEXT."+validate1+".validate_1i", []byte(`{"batch":1,"no_wait":true}`), 700*time.Millisecond); err == nil {
+		t.Errorf("parse fetched from validate's %s", validate1)
+	}
+	c2, cancel2 := short()
+	defer cancel2()
+	if _, err := js.CreateOrUpdateConsumer(c2, validate1, jetstream.ConsumerConfig{Durable: "sneak", FilterSubject: streams.PartitionGateLane(streams.Validate, "9i", 2), AckPolicy: jetstream.AckExplicitPolicy}); err == nil {
+		t.Errorf("parse created a durable in %s", validate1)
+	}
+	c3, cancel3 := short()
+	defer cancel3()
+	if _, err := js.Publish(c3, streams.PartitionGateLane(streams.Policy, "0i", 1), []byte("skip"), jetstream.WithRetryAttempts(0)); err == nil {
+		t.Error("parse published a hop into policy's partition 1: it routes to validate and repair")
+	}
+	vc, err := admin.Consumer(ctx, validate1, "validate_1i")
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := vc.Info(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.NumPending != 1 || info.Delivered.Consumer != 0 {
+		t.Errorf("validate's durable in %s: pending %d, delivered %d, want its one hop untouched", validate1, info.NumPending, info.Delivered.Consumer)
+	}
+
+	// Execute: its groups' durables in its partition streams, no other.
+	ex := connect(t, s, streams.Execute)
+	g := set.ExecuteGroupPartitionConsumers("example", 4, 1)[0]
+	if _, err := ex.CreateOrUpdateConsumer(ctx, g.Stream, set.Config(g)); err != nil {
+		t.Errorf("execute creating its group's durable in %s: %v", g.Stream, err)
+	}
+	c4, cancel4 := short()
+	defer cancel4()
+	if _, err := ex.CreateOrUpdateConsumer(c4, parse1, jetstream.ConsumerConfig{Durable: "sneak", FilterSubject: streams.PartitionGate(streams.Parse, 2), AckPolicy: jetstream.AckExplicitPolicy}); err == nil {
+		t.Errorf("execute created a durable in %s", parse1)
+	}
+}
