@@ -20,6 +20,10 @@ import (
 // leader. With every hop in TOOLGATE_GATES one node's leader stored them
 // all. Where the server puts them by itself is not asserted (it is not
 // deterministic); the test logs it.
+//
+// It runs with P = 3 partitions (partitions.go): each partitioned stage's
+// three partition streams are led by the three nodes, and a hop of
+// partition 2 is stored by partition 2's stream.
 func TestCluster_gate_streams_have_a_leader_each_spread_over_the_nodes(t *testing.T) {
 	servers := testenv.RunJetStreamCluster(t)
 	nc, js := testenv.Connect(t, servers[0])
@@ -27,9 +31,15 @@ func TestCluster_gate_streams_have_a_leader_each_spread_over_the_nodes(t *testin
 	defer cancel()
 	s := DefaultSettings()
 	s.Replicas = 3
-	s.Fair = Fair{Lanes: 2}
+	const parts = 3
+	s.Fair = Fair{Lanes: 2, Partitions: parts}
 	testenv.Eventually(t, 60*time.Second, 200*time.Millisecond, func() error { return Ensure(ctx, js, s) })
-	gateStreams := append(append([]string{StreamGates}, LaneStreams()...), StreamExecute)
+	gateStreams := []string{StreamGates} // then each stage's partitions in a row, so placed on the three nodes
+	for _, stage := range PartitionedStages() {
+		for p := range parts {
+			gateStreams = append(gateStreams, PartitionStream(stage, p))
+		}
+	}
 	leader := func(name string) (string, error) {
 		st, err := js.Stream(ctx, name)
 		if err != nil {
@@ -80,6 +90,19 @@ func TestCluster_gate_streams_have_a_leader_each_spread_over_the_nodes(t *testin
 	if len(nodes) != len(servers) {
 		t.Fatalf("gate streams led by %d nodes, want %d", len(nodes), len(servers))
 	}
+	for _, stage := range PartitionedStages() { // a stage's partitions: one leader per node
+		led := map[string]string{}
+		for p := range parts {
+			l, err := leader(PartitionStream(stage, p))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if other, ok := led[l]; ok {
+				t.Fatalf("%s and %s are both led by %s", other, PartitionStream(stage, p), l)
+			}
+			led[l] = PartitionStream(stage, p)
+		}
+	}
 	// Each stage's lane hops are its own stream's, led where it was placed.
 	for _, st := range Table() {
 		if !st.Laned {
@@ -88,8 +111,15 @@ func TestCluster_gate_streams_have_a_leader_each_spread_over_the_nodes(t *testin
 		if _, err := js.Publish(ctx, GateLane(st.Name, "1b"), []byte("hop"), jetstream.WithRetryAttempts(20)); err != nil {
 			t.Fatal(err)
 		}
+		if _, err := js.Publish(ctx, PartitionGateLane(st.Name, "1b", 2), []byte("hop"), jetstream.WithRetryAttempts(20)); err != nil {
+			t.Fatal(err)
+		}
 	}
-	for _, name := range append([]string{StreamGates}, LaneStreams()...) {
+	var stored []string
+	for _, name := range LaneStreams() {
+		stored = append(stored, name, name+"_2")
+	}
+	for _, name := range append([]string{StreamGates}, stored...) {
 		want := uint64(1)
 		if name == StreamGates {
 			want = 0

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -38,20 +39,40 @@ func Ceiling(ctx context.Context, nc *nats.Conn, js jetstream.JetStream, n, size
 	wctx, stop := context.WithCancel(ctx)
 	defer stop()
 	done := make(chan struct{}, Hops)
+	parts := layout.parts()
 	for i := range Hops - 1 {
 		name, stream := "hop"+strconv.Itoa(i), layout.stream(i)
-		if _, err := js.CreateOrUpdateConsumer(ctx, stream, jetstream.ConsumerConfig{
-			Durable: name, FilterSubject: hopSubject(i), AckPolicy: jetstream.AckExplicitPolicy, MaxAckPending: 2000, MaxDeliver: 10,
-		}); err != nil {
-			return Stats{}, fmt.Errorf("bench: %w", err)
+		var others []string // a partitioned hop's other partitions' streams
+		for k := range parts {
+			filter, in := hopSubject(i), stream
+			if parts > 1 {
+				filter, in = partSubject(i, k), layout.partStream(i, k)
+				if k > 0 {
+					others = append(others, in)
+				}
+			}
+			if _, err := js.CreateOrUpdateConsumer(ctx, in, jetstream.ConsumerConfig{
+				Durable: name, FilterSubject: filter, AckPolicy: jetstream.AckExplicitPolicy, MaxAckPending: 2000, MaxDeliver: 10,
+			}); err != nil {
+				return Stats{}, fmt.Errorf("bench: %w", err)
+			}
 		}
 		next := hopSubject(i + 1)
-		w, err := worker.New(js, worker.Config{
+		wc := worker.Config{
 			Stage: name, Stream: stream, Log: zerolog.Nop(),
 			DeadLetter: func(m worker.Msg, code string, err error) []worker.Output { return nil },
-		}, func(_ context.Context, m worker.Msg) ([]worker.Output, error) {
+		}
+		if parts > 1 {
+			wc.Parts = func(context.Context) ([]string, error) { return others, nil }
+			wc.Resync = time.Hour
+		}
+		w, err := worker.New(js, wc, func(_ context.Context, m worker.Msg) ([]worker.Output, error) {
 			id := m.Header.Get("Bench-Id")
-			return []worker.Output{{Subject: next, MsgID: id + ":" + next, Header: m.Header, Data: m.Data}}, nil
+			out := next
+			if parts > 1 { // the next hop in the same partition
+				out += m.Subject[strings.LastIndexByte(m.Subject, '.'):]
+			}
+			return []worker.Output{{Subject: out, MsgID: id + ":" + out, Header: m.Header, Data: m.Data}}, nil
 		})
 		if err != nil {
 			return Stats{}, err
@@ -60,7 +81,11 @@ func Ceiling(ctx context.Context, nc *nats.Conn, js jetstream.JetStream, n, size
 	}
 	// The last hop is stored like a result and read by a subscriber.
 	rec := newRecorder(n)
-	sub, err := nc.Subscribe(hopSubject(Hops-1), func(m *nats.Msg) { rec.arrived(m.Header.Get("Bench-Id"), time.Now()) })
+	last := hopSubject(Hops - 1)
+	if parts > 1 {
+		last += ".*"
+	}
+	sub, err := nc.Subscribe(last, func(m *nats.Msg) { rec.arrived(m.Header.Get("Bench-Id"), time.Now()) })
 	if err != nil {
 		return Stats{}, err
 	}
@@ -73,6 +98,9 @@ func Ceiling(ctx context.Context, nc *nats.Conn, js jetstream.JetStream, n, size
 	for i := range n {
 		id := "c" + strconv.Itoa(i)
 		m := nats.NewMsg(hopSubject(0))
+		if parts > 1 {
+			m.Subject = partSubject(0, i%parts)
+		}
 		m.Header.Set("Bench-Id", id)
 		m.Data = payload
 		rec.sentAt(id, time.Now())

@@ -12,9 +12,10 @@ import (
 // Ceilings measures the ceiling in every layout of Layouts, each twice in
 // the order A B B A so that neither layout always runs first on a warm or a
 // cold machine, and returns one CeilingRun per layout: the faster of its
-// runs (a ceiling is an upper bound) and its traffic per message.
-func Ceilings(ctx context.Context, s Counters, nc *nats.Conn, js jetstream.JetStream, n, size int, storage jetstream.StorageType) ([]CeilingRun, error) {
-	layouts := Layouts()
+// runs (a ceiling is an upper bound) and its traffic per message. parts > 1
+// adds Partitioned(parts).
+func Ceilings(ctx context.Context, s Counters, nc *nats.Conn, js jetstream.JetStream, n, size int, storage jetstream.StorageType, parts ...int) ([]CeilingRun, error) {
+	layouts := Layouts(parts...)
 	back := slices.Clone(layouts)
 	slices.Reverse(back)
 	order := append(slices.Clone(layouts), back...)
@@ -37,7 +38,7 @@ func Ceilings(ctx context.Context, s Counters, nc *nats.Conn, js jetstream.JetSt
 		}
 		tr := t1.Since(t0)
 		tr.Stores = st.Stored // its streams are gone by now
-		r := &runs[l]
+		r := &runs[slices.Index(layouts, l)]
 		r.Layout = l.String()
 		r.Rates = append(r.Rates, st.Rate())
 		if st.Rate() > r.Best.CallsPerSec {

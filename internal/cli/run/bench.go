@@ -42,12 +42,16 @@ func BenchCmd(args []string) error {
 	natsMonitor := fs.String("nats-monitor", "", "with --nats URL: where to read the server's message counters (Varz), its monitoring port (http://HOST:8222) or a user of its system account (nats://USER:PASSWORD@HOST:4222); empty: the messages per call are printed as unavailable")
 	natsServer := fs.String("nats-server", "", "with --nats "+natsChild+": the nats-server binary (the version toolgate embeds); empty: built from the module with go build, as make chaos does")
 	tenants := fs.String("tenants", "", "the pipeline's tenant list (fairness lanes on, as toolgate up --tenants), comma separated; the steps' calls are the first tenant's: what fair shares cost per call (issue 37)")
+	parts := fs.Int("partitions", 1, "partitions of the gate stages' streams the pipeline runs with (as toolgate up --partitions); above 1 the ceiling is measured partitioned too, one stream per hop in each partition: run with 1, 2 and 4 side by side (issue 37)")
 	ops, err := cmdutil.ParseFlags(fs, args)
 	if err != nil {
 		return err
 	}
 	if len(ops) > 0 {
 		return cmdutil.UsageError("bench takes no operands (got %q)", ops[0])
+	}
+	if *parts < 1 || *parts > streams.MaxPartitions {
+		return cmdutil.UsageError("--partitions %d: want 1 to %d", *parts, streams.MaxPartitions)
 	}
 	if _, only, _ := bulkheadPicked(*scenarioList); (*natsAt != natsEmbedded || *natsMonitor != "" || *natsServer != "") && (*neighbour > 0 || only) {
 		return cmdutil.UsageError("--nats, --nats-monitor and --nats-server are for the steps; --neighbour and the bulkheads run on the embedded server")
@@ -81,7 +85,7 @@ func BenchCmd(args []string) error {
 		return err
 	}
 	defer at.close() // after the rig's Close: the stages stop first
-	fair := streams.Fair{Tenants: stage.SplitList(*tenants)}
+	fair := streams.Fair{Tenants: stage.SplitList(*tenants), Partitions: *parts}
 	tenant := ""
 	if len(fair.Tenants) > 0 {
 		tenant = fair.Tenants[0]
@@ -92,13 +96,13 @@ func BenchCmd(args []string) error {
 	}
 	defer rig.Close()
 	rep := bench.Report{Machine: bench.Machine(), Started: time.Now().UTC(), Settings: map[string]any{
-		"n": *n, "size": *size, "half_s": half.Seconds(), "rate": *offered, "scenarios": *scenarioList, "tools": *tools, "hop_encoding": *hops, "tenants": *tenants},
+		"n": *n, "size": *size, "half_s": half.Seconds(), "rate": *offered, "scenarios": *scenarioList, "tools": *tools, "hop_encoding": *hops, "tenants": *tenants, "partitions": *parts},
 		NATS: at.place, NoCounters: noCounters(ctx, rig.Counters)}
 
 	fmt.Printf("machine: %s\n", rep.Machine)
 	fmt.Println(at.describe())
-	fmt.Printf("1/4 ceiling: %d messages of %d B through %d chained JetStream hops (file storage, fetch batch 100, async publish), in each layout of %s, twice in the order A B B A\n", *n, *size, bench.Hops, layoutNames())
-	ceilings, err := bench.Ceilings(ctx, rig.Counters, rig.NC, rig.JS, *n, *size, jetstream.FileStorage)
+	fmt.Printf("1/4 ceiling: %d messages of %d B through %d chained JetStream hops (file storage, fetch batch 100, async publish), in each layout of %s, twice in the order A B B A\n", *n, *size, bench.Hops, layoutNames(*parts))
+	ceilings, err := bench.Ceilings(ctx, rig.Counters, rig.NC, rig.JS, *n, *size, jetstream.FileStorage, *parts)
 	if err != nil {
 		return err
 	}
@@ -198,9 +202,9 @@ func BenchCmd(args []string) error {
 	return nil
 }
 
-func layoutNames() string {
+func layoutNames(parts int) string {
 	var names []string
-	for _, l := range bench.Layouts() {
+	for _, l := range bench.Layouts(parts) {
 		names = append(names, l.String())
 	}
 	return strings.Join(names, " and ")
