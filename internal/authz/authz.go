@@ -130,7 +130,7 @@ func StageLayout(stage string, lanes, partitions int) (Permissions, error) {
 	if st.Laned { // its lanes: every durable of its own stream and of no other (streams.LaneStream)
 		pub = append(pub, consumeStream(streams.LaneStream(stage))...)
 	}
-	if streams.Partitioned(stage) && partitions > 1 { // its partitions' streams: found by name
+	if streams.Partitioned(stage) { // its partitions' streams, whichever exist: found by name, whatever P
 		pub = append(pub, api("STREAM.NAMES"))
 	}
 	if st.Laned {

@@ -59,7 +59,12 @@ type breaker struct {
 	// lanes are the group's lane durables, closed (streams.
 	// ExecuteGroupConsumers): paused, limited and resumed with cfg, each
 	// the same way, so an open circuit holds every lane's calls.
-	lanes   []jetstream.ConsumerConfig
+	lanes []jetstream.ConsumerConfig
+	// parts are the group's durables in its partition streams beyond 0
+	// (streams.ExecuteGroupPartitionConsumers), closed, as the group's
+	// workers read them now; nil: none. They are paused, limited and
+	// resumed with cfg: an open circuit holds every partition's calls.
+	parts   func() []streamConfig
 	circuit Circuit
 	log     zerolog.Logger
 	now     func() time.Time
@@ -118,9 +123,9 @@ func (b *breaker) observe(err error) {
 				return
 			}
 			go func() {
-				for _, cfg := range b.all() {
-					if b.apply(cfg, "closed: the probe succeeded") {
-						b.resume(cfg.Durable)
+				for _, sc := range b.all() {
+					if b.applyIn(sc.stream, sc.cfg, "closed: the probe succeeded") {
+						b.resume(sc.stream, sc.cfg.Durable)
 					}
 				}
 			}()
@@ -183,26 +188,40 @@ func (b *breaker) reopen(now time.Time, why string) {
 	}
 	until := b.until
 	go func() {
-		for _, cfg := range b.all() {
-			cfg.MaxAckPending = 1
-			if b.apply(cfg, why) {
-				b.pause(cfg.Durable, until)
+		for _, sc := range b.all() {
+			sc.cfg.MaxAckPending = 1
+			if b.applyIn(sc.stream, sc.cfg, why) {
+				b.pause(sc.stream, sc.cfg.Durable, until)
 			}
 		}
 	}()
 }
 
-// all are the group's durable and its lanes', closed.
-func (b *breaker) all() []jetstream.ConsumerConfig {
-	return append([]jetstream.ConsumerConfig{b.cfg}, b.lanes...)
+// streamConfig is a durable's configuration and its stream.
+type streamConfig struct {
+	stream string
+	cfg    jetstream.ConsumerConfig
+}
+
+// all are the group's durable and its lanes', closed, in partition 0 and
+// then in its other partitions.
+func (b *breaker) all() []streamConfig {
+	var out []streamConfig
+	for _, cfg := range append([]jetstream.ConsumerConfig{b.cfg}, b.lanes...) {
+		out = append(out, streamConfig{streams.StreamExecute, cfg})
+	}
+	if b.parts != nil {
+		out = append(out, b.parts()...)
+	}
+	return out
 }
 
 // pause pauses the group's durable until until (a consumer update does
 // not change a pause: it takes the pause API, nats-server 2.11).
-func (b *breaker) pause(durable string, until time.Time) {
+func (b *breaker) pause(stream, durable string, until time.Time) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if _, err := b.js.PauseConsumer(ctx, streams.StreamExecute, durable, until); err != nil {
+	if _, err := b.js.PauseConsumer(ctx, stream, durable, until); err != nil {
 		b.log.Error().Err(err).Str("durable", durable).Msg("execute: circuit breaker could not pause the group's durable")
 	}
 }
@@ -216,9 +235,14 @@ func (b *breaker) set(state string, now time.Time) {
 
 // apply updates the group's durable.
 func (b *breaker) apply(cfg jetstream.ConsumerConfig, why string) bool {
+	return b.applyIn(streams.StreamExecute, cfg, why)
+}
+
+// applyIn updates one of the group's durables in stream.
+func (b *breaker) applyIn(stream string, cfg jetstream.ConsumerConfig, why string) bool {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if _, err := b.js.UpdateConsumer(ctx, streams.StreamExecute, cfg); err != nil {
+	if _, err := b.js.UpdateConsumer(ctx, stream, cfg); err != nil {
 		b.log.Error().Err(err).Str("durable", cfg.Durable).Msg("execute: circuit breaker could not update the group's durable")
 		return false
 	}
@@ -227,10 +251,10 @@ func (b *breaker) apply(cfg jetstream.ConsumerConfig, why string) bool {
 }
 
 // resume ends a pause early (a call succeeded while it was open).
-func (b *breaker) resume(durable string) {
+func (b *breaker) resume(stream, durable string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if _, err := b.js.ResumeConsumer(ctx, streams.StreamExecute, durable); err != nil {
+	if _, err := b.js.ResumeConsumer(ctx, stream, durable); err != nil {
 		b.log.Error().Err(err).Str("durable", durable).Msg("execute: circuit breaker could not resume the group's durable")
 	}
 }

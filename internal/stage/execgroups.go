@@ -279,6 +279,18 @@ func (g *groupSet) start(ctx context.Context, grp string, wt want) error {
 	for _, c := range cs[1:] { // the breaker pauses the group's lanes with its durable
 		br.lanes = append(br.lanes, g.settings.Config(c))
 	}
+	br.parts = func() []streamConfig { // and its partitions' durables
+		g.mu.Lock()
+		parts := g.parts
+		g.mu.Unlock()
+		var out []streamConfig
+		for _, p := range parts {
+			for _, c := range wt.partConsumers(g.settings, grp, p) {
+				out = append(out, streamConfig{c.Stream, g.settings.Config(c)})
+			}
+		}
+		return out
+	}
 	br.failFast = wt.failFast
 	if g.transition != nil {
 		br.onState = func(state string) { g.transition(grp, state) }

@@ -3,10 +3,15 @@ package stage
 import (
 	"context"
 	"fmt"
+	"maps"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/rs/zerolog"
+
+	"github.com/toolgate/toolgate/internal/execute"
 
 	"github.com/toolgate/toolgate/internal/seal"
 	"github.com/toolgate/toolgate/internal/testenv"
@@ -208,4 +213,90 @@ func authzExampleGroup(t *testing.T, r partRig) string {
 	}
 	t.Fatal("create_invoice is not defined")
 	return ""
+}
+
+// A dead group's circuit holds its calls in every partition: its durables
+// in partition 0 and in partition 1 are paused with one delivery allowed,
+// and when its executor comes back every waiting call runs exactly once
+// and both durables get their concurrency back.
+func TestPartitions_an_open_circuit_holds_every_partition(t *testing.T) {
+	p := startRig(t, rig{
+		files: map[string][]byte{"tools.yaml": []byte(bulkheadTools)}, serve: []string{"get_weather"},
+		configure: func(c *Config) {
+			c.Settings = partSettings(2)
+			c.PartitionSync = 100 * time.Millisecond
+			c.Circuit = Circuit{Failures: 3, Window: time.Minute, Cooldown: time.Second}
+		},
+	})
+	ctx := context.Background()
+	durables := map[string]string{ // stream: erp's durable there
+		streams.StreamExecute:                       streams.ExecuteDurable("erp"),
+		streams.PartitionStream(streams.Execute, 1): streams.ExecuteDurable("erp"),
+	}
+	const calls = 30
+	for i := range calls {
+		rid := fmt.Sprintf("resp-dead-%d", i)
+		p.publish(rid, "openai-chat", chat(rid, "erp_invoice", fmt.Sprintf(`{"n":%d}`, i), "tool_calls"))
+	}
+	for stream, durable := range durables {
+		testenv.Eventually(t, 20*time.Second, 20*time.Millisecond, func() error {
+			c, err := p.js.Consumer(ctx, stream, durable)
+			if err != nil {
+				return err
+			}
+			info, err := c.Info(ctx)
+			if err != nil {
+				return err
+			}
+			if info.Config.MaxAckPending != 1 || !info.Paused {
+				return fmt.Errorf("erp's durable in %s: MaxAckPending %d, paused %v: want its circuit open", stream, info.Config.MaxAckPending, info.Paused)
+			}
+			return nil
+		})
+	}
+	var mu sync.Mutex
+	runs := map[string]int{}
+	sub, err := p.nc.Subscribe(streams.Exec("erp_invoice"), func(m *nats.Msg) {
+		if m.Header.Get(execute.HeaderQuery) != "" {
+			_ = m.Respond([]byte(`{"known":false}`))
+			return
+		}
+		mu.Lock()
+		runs[m.Header.Get(streams.HeaderCallID)]++
+		mu.Unlock()
+		_ = m.Respond([]byte(`{"ok":true,"result":{"done":true}}`))
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = sub.Unsubscribe() })
+	for i := range calls {
+		rid := fmt.Sprintf("resp-dead-%d", i)
+		if rs := p.waitResults(rid, 1); rs[0]["status"] != "executed" {
+			t.Fatalf("erp call %d: %v, want executed once its executor came back", i, rs[0])
+		}
+	}
+	mu.Lock()
+	ran := maps.Clone(runs)
+	mu.Unlock()
+	if len(ran) != calls {
+		t.Fatalf("%d calls ran, want %d", len(ran), calls)
+	}
+	for id, n := range ran {
+		if n != 1 {
+			t.Fatalf("call %s ran %d times, want once", id, n)
+		}
+	}
+	for stream, durable := range durables {
+		testenv.Eventually(t, 10*time.Second, 20*time.Millisecond, func() error {
+			c, err := p.js.Consumer(ctx, stream, durable)
+			if err != nil {
+				return err
+			}
+			if got := c.CachedInfo().Config.MaxAckPending; got != 2 {
+				return fmt.Errorf("erp's durable in %s: MaxAckPending %d so far, want 2", stream, got)
+			}
+			return nil
+		})
+	}
 }
