@@ -70,7 +70,8 @@ func Up(args []string) error {
 	// their lane durables.
 	flagged.Settings.Fair.Tenants = authz.ParseTenants(*uf.trust.tenant)
 	*uf.trust.lanes = flagged.Settings.Fair.Lanes
-	*uf.trust.partitions = flagged.Settings.Fair.PartitionCount()
+	// Grants up to deploy/'s P at least: a lowered P's streams still drain.
+	*uf.trust.partitions = max(flagged.Settings.Fair.PartitionCount(), authz.DeployPartitions)
 	log, err := logger(flagged.LogLevel)
 	if err != nil {
 		return err
