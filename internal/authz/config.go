@@ -49,10 +49,10 @@ func ExampleTools() []string {
 // DefaultGroups is the --executor-groups value of DefaultConfig.
 func DefaultGroups() string { return ExampleGroup + "=" + strings.Join(ExampleTools(), ",") }
 
-// DefaultConfig is one executor group for the example tools and no tenant
-// producers.
+// DefaultConfig is one executor group for the example tools, no tenant
+// producers, and the stages' partitions up to DeployPartitions.
 func DefaultConfig() Config {
-	return Config{Groups: []Group{{Name: ExampleGroup, Tools: ExampleTools()}}}
+	return Config{Groups: []Group{{Name: ExampleGroup, Tools: ExampleTools()}}, Partitions: DeployPartitions}
 }
 
 // ExecutorUser is the NATS user of an executor group.

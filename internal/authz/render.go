@@ -23,12 +23,8 @@ func PasswordVar(user string) string {
 // exist grants nothing.
 const DeployPartitions = 8
 
-// Render is DefaultConfig().Render() with DeployPartitions.
-func Render() (string, error) {
-	c := DefaultConfig()
-	c.Partitions = DeployPartitions
-	return c.Render()
-}
+// Render is DefaultConfig().Render().
+func Render() (string, error) { return DefaultConfig().Render() }
 
 // Render returns the nats-server configuration block (`authorization { users
 // [...] }`) for every user in c.Names, each with the password read from its
