@@ -108,3 +108,45 @@ func TestFind_a_call_in_a_lane_is_read_from_its_stages_stream(t *testing.T) {
 		t.Fatalf("Find(%s) = %+v, %v; want its hop's record", e.CallID, got, err)
 	}
 }
+
+// With partitions a call waits in its partition's stream: it is found
+// there, whatever the reader's P.
+func TestFind_a_call_in_flight_in_a_partition_stream(t *testing.T) {
+	srv := testenv.RunJetStream(t)
+	_, js := testenv.Connect(t, srv)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	s := streams.DefaultSettings()
+	s.Fair.Partitions = 4
+	if err := streams.Ensure(ctx, js, s); err != nil {
+		t.Fatal(err)
+	}
+	em := &pipeline.Emitter{Partitions: 4}
+	var c call.Envelope
+	for i := 0; ; i++ { // a response whose partition is not 0
+		c = call.New("resp-p-"+string(rune('a'+i)), 0, time.Now())
+		if streams.Partition(c.Request.Tenant, c.ResponseID, 4) != 0 {
+			break
+		}
+	}
+	c.ToolName, c.RawArguments = "get_weather", `{}`
+	outs, err := em.Outputs(streams.Accumulate, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stored := ""
+	for _, o := range outs {
+		ack, err := js.PublishMsg(ctx, &nats.Msg{Subject: o.Subject, Header: o.Header, Data: o.Data})
+		if err != nil {
+			t.Fatal(err)
+		}
+		stored = ack.Stream
+	}
+	if stored == streams.StreamGates {
+		t.Fatalf("the hop was stored in %s, want its partition's stream", stored)
+	}
+	got, err := Find(ctx, js, c.CallID, 0)
+	if err != nil || got == nil || got.CallID != c.CallID {
+		t.Fatalf("Find(%s) = %+v, %v; want its hop's record from %s", c.CallID, got, err, stored)
+	}
+}
