@@ -172,7 +172,8 @@ func StageLayout(stage string, lanes, partitions int) (Permissions, error) {
 	if stage == streams.Execute {
 		pub = append(pub, executeGroups(0)...)
 		for p := 1; p < partitions; p++ {
-			pub = append(pub, executeGroups(p)...)
+			// and its backlog there (metrics: its calls and retries waiting)
+			pub = append(pub, append(executeGroups(p), api("STREAM.INFO", streams.PartitionStream(streams.Execute, p)))...)
 		}
 	}
 	// Batch marks (batch.Marks): any stage may record a failure; a

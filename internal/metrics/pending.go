@@ -114,7 +114,42 @@ func JetStreamInfo(js jetstream.JetStream, stream func(stage string) string) Con
 				ci.NumPending += si.State.Msgs
 			}
 		}
+		addPartitions(ctx, js, stage, ci)
 		return ci, nil
+	}
+}
+
+// addPartitions adds to ci what waits in stage's partition streams beyond
+// partition 0 (streams.PartitionStreamsOf), whichever exist: a laned
+// stage's durables there (its main durable and lanes, under their
+// partition 0 names), execute's streams' messages (its groups' calls and
+// scheduled retries). What may not be read is left out.
+func addPartitions(ctx context.Context, js jetstream.JetStream, stage string, ci *jetstream.ConsumerInfo) {
+	if !streams.Partitioned(stage) {
+		return
+	}
+	ps, err := streams.PartitionStreamsOf(ctx, js, stage)
+	if err != nil {
+		return
+	}
+	for _, p := range ps {
+		name := streams.PartitionStream(stage, p)
+		if stage == streams.Execute {
+			if st, err := js.Stream(ctx, name); err == nil {
+				ci.NumPending += st.CachedInfo().State.Msgs
+			}
+			continue
+		}
+		for _, d := range streams.Durables(stage, streams.DefaultLanes) {
+			c, err := js.Consumer(ctx, name, d)
+			if err != nil {
+				continue // not applied: nothing waits there
+			}
+			i := c.CachedInfo()
+			ci.NumPending += i.NumPending
+			ci.NumAckPending += i.NumAckPending
+			ci.NumRedelivered += i.NumRedelivered
+		}
 	}
 }
 

@@ -61,3 +61,40 @@ func TestConsumerInfo_of_a_laned_stage_counts_its_lanes_stream_and_old_lanes(t *
 		return nil
 	})
 }
+
+// With partitions, a stage's backlog counts what waits in each partition
+// stream that exists, lanes and its main durable's subject, and execute's
+// partitions' calls.
+func TestConsumerInfo_counts_every_partition(t *testing.T) {
+	srv := testenv.RunJetStream(t)
+	_, js := testenv.Connect(t, srv)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	set := streams.DefaultSettings()
+	set.Fair = streams.Fair{Lanes: 2, Partitions: 3}
+	if err := streams.Ensure(ctx, js, set); err != nil {
+		t.Fatal(err)
+	}
+	for _, subj := range []string{
+		streams.GateLane(streams.Parse, "1i"), streams.PartitionGateLane(streams.Parse, "0b", 1),
+		streams.PartitionGate(streams.Parse, 2), streams.PartitionGateLane(streams.Parse, "1i", 2),
+		streams.PartitionExecuteSubject("example", "0i", 2),
+	} {
+		if _, err := js.Publish(ctx, subj, []byte("hop")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	info := JetStreamInfo(js, streams.StreamOf)
+	for stage, want := range map[string]uint64{streams.Parse: 4, streams.Execute: 1} {
+		testenv.Eventually(t, 10*time.Second, 20*time.Millisecond, func() error {
+			ci, err := info(ctx, stage)
+			if err != nil {
+				return err
+			}
+			if ci.NumPending != want {
+				return fmt.Errorf("%s pending %d, want %d", stage, ci.NumPending, want)
+			}
+			return nil
+		})
+	}
+}
