@@ -19,7 +19,9 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/toolgate/toolgate/internal/inflight"
@@ -126,21 +128,66 @@ func (r Reader) Result(ctx context.Context, callID string) (*wire.Result, error)
 	return nil, nil
 }
 
-// resultOn reads the results on subject (a filter) for callID's.
+// resultOn reads the results on subject (a filter) for callID's: the
+// messages on it by sequence (STREAM.MSG.GET, next by subject: a response
+// has one result per call, so a few round trips and no consumer to make),
+// the newest that is callID's winning (a replayed call's outcome is its
+// last). A read the cluster could not answer (no responders while a
+// stream leader moves, a timeout) is tried again, a few times.
 func (r Reader) resultOn(ctx context.Context, subject, callID string) (*wire.Result, error) {
+	var err error
+	for attempt := range retries {
+		var found *wire.Result
+		if found, err = r.scanSubject(ctx, subject, callID); err == nil || !transient(err) {
+			return found, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, err
+		case <-time.After(time.Duration(attempt+1) * 250 * time.Millisecond):
+		}
+	}
+	return nil, err
+}
+
+// retries bounds the attempts of one result lookup.
+const retries = 4
+
+// transient reports whether err may pass when the read is tried again.
+func transient(err error) bool {
+	return errors.Is(err, nats.ErrNoResponders) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout) ||
+		errors.Is(err, jetstream.ErrNoStreamResponse)
+}
+
+func (r Reader) scanSubject(ctx context.Context, subject, callID string) (*wire.Result, error) {
+	st, err := r.JS.Stream(ctx, streams.StreamResults)
+	if errors.Is(err, jetstream.ErrStreamNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("stream %s: %w", streams.StreamResults, err)
+	}
 	var found *wire.Result
-	err := r.eachResult(ctx, subject, MaxPerResponse, func(m jetstream.Msg) bool {
-		if m.Headers().Get(streams.HeaderCallID) != callID {
-			return true
+	seq := max(st.CachedInfo().State.FirstSeq, 1)
+	for range MaxPerResponse {
+		m, err := st.GetMsg(ctx, seq, jetstream.WithGetMsgSubject(subject))
+		if errors.Is(err, jetstream.ErrMsgNotFound) {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("results on %s: %w", subject, err)
+		}
+		seq = m.Sequence + 1
+		if m.Header.Get(streams.HeaderCallID) != callID {
+			continue
 		}
 		var res wire.Result
-		if json.Unmarshal(m.Data(), &res) != nil || res.CallID != callID {
-			return true
+		if json.Unmarshal(m.Data, &res) != nil || res.CallID != callID {
+			continue
 		}
 		found = &res
-		return true // the newest wins: a replayed call's outcome is its last
-	})
-	return found, err
+	}
+	return found, nil
 }
 
 // eachResult hands visit the results stored on subject (a filter), oldest
