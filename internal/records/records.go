@@ -75,11 +75,19 @@ func (r Reader) Ended(ctx context.Context, callID string) (*pipeline.StatusRecor
 	if err != nil {
 		return nil, err
 	}
-	if res != nil {
+	if res != nil && Supersedes(*res, rec) {
 		out := OfResult(*res)
 		return &out, nil
 	}
 	return rec, nil
+}
+
+// Supersedes reports whether res tells more of its call than rec (nil:
+// none): there is no record, or the record says the call waits at a stage
+// and res ended the same round of replays. A result of before an operator
+// replay (fewer replays than the record) is history, not the call's state.
+func Supersedes(res wire.Result, rec *pipeline.StatusRecord) bool {
+	return rec == nil || (!rec.Status.Terminal() && rec.Waiting != nil && res.Replays >= rec.Replays)
 }
 
 // Stored is the record of callID in the calls bucket; nil when there is

@@ -210,3 +210,26 @@ func TestList_the_calls_that_ended_without_a_record(t *testing.T) {
 		t.Fatalf("List of resp-5 = %+v, %v; want %s alone", list, err, a.CallID)
 	}
 }
+
+// A result of before an operator replay does not end the replayed call:
+// the record that says the replayed call waits stays its state.
+func TestFind_a_result_of_before_a_replay_does_not_end_the_replayed_call(t *testing.T) {
+	js, ctx := setup(t)
+	e := executed(t, "", "resp-7", 0)
+	publish(t, ctx, js, streams.Execute, e) // the first round's result, replays 0
+	waiting := pipeline.StatusOf(e)
+	waiting.Status, waiting.Replays = call.Approved, 1
+	waiting.Waiting = &pipeline.Wait{Stage: streams.Execute, For: pipeline.WaitExecutor}
+	data, _ := json.Marshal(waiting)
+	kv, err := js.KeyValue(ctx, streams.BucketCalls)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := kv.Put(ctx, e.CallID, data); err != nil {
+		t.Fatal(err)
+	}
+	got, err := Reader{JS: js}.Find(ctx, e.CallID)
+	if err != nil || got == nil || got.Status != call.Approved || got.Replays != 1 {
+		t.Fatalf("Find = %+v, %v; want the replayed call waiting", got, err)
+	}
+}

@@ -92,7 +92,7 @@ func (rd *reader) callsOf(responseID string, results []pipeline.Result) ([]pipel
 			if err != nil {
 				return nil, err
 			}
-			if res, ok := ended[id]; ok && (r == nil || (!r.Status.Terminal() && r.Waiting != nil)) {
+			if res, ok := ended[id]; ok && records.Supersedes(res, r) {
 				// A call that ended without a record (issue 30): its
 				// result is its record, and the next index is looked up.
 				rec := records.OfResult(res)
