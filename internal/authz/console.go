@@ -24,7 +24,8 @@ func consoleRole() *Permissions {
 	pub = append(pub, kvWrite(streams.BucketCalls)...)
 	pub = append(pub, kvWrite(streams.BucketApprovals)...)
 	// Streams read through short-lived ordered consumers: results (a
-	// call's result, a replay's outcomes, stage timings), dead letters and
+	// call's result, and its status record when it wrote none, issue 30;
+	// a replay's outcomes, stage timings), dead letters and
 	// audit events; a dead letter and an audit event fetched by sequence;
 	// dead letters deleted by a purge.
 	for _, st := range []string{streams.StreamResults, streams.StreamDLQ, streams.StreamAudit} {

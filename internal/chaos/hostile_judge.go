@@ -2,7 +2,7 @@ package chaos
 
 import (
 	"context"
-	"encoding/json"
+	"errors"
 	"fmt"
 	"sort"
 	"strconv"
@@ -13,6 +13,7 @@ import (
 
 	"github.com/toolgate/toolgate/internal/call"
 	"github.com/toolgate/toolgate/internal/dlq"
+	"github.com/toolgate/toolgate/internal/records"
 	"github.com/toolgate/toolgate/streams"
 )
 
@@ -29,7 +30,7 @@ type InputOutcome struct {
 // judge reads, for every published input, its results, dead letters and
 // status records, and what the tools received.
 func (a *attacker) judge(ctx context.Context, js jetstream.JetStream, rs *resultSet, letters []dlq.Letter, load *validLoad, tools *hostileTools, metrics string) []InputOutcome {
-	calls, _ := js.KeyValue(ctx, streams.BucketCalls)
+	calls := records.Reader{JS: js} // a call with no result: what its record, or its hop, says
 	lettersOf, lettersByKey := map[string]int{}, map[string]int{}
 	bare := map[string][]string{} // rid -> seqs of letters that hold neither the input nor its headers
 	for _, l := range letters {
@@ -189,21 +190,15 @@ func summarize(parts []string) string {
 }
 
 // statusNote says what the call's status record holds, if any.
-func statusNote(ctx context.Context, kv jetstream.KeyValue, callID string) string {
-	if kv == nil {
+func statusNote(ctx context.Context, rd records.Reader, callID string) string {
+	r, err := rd.Find(ctx, callID)
+	switch {
+	case errors.Is(err, records.ErrMalformedStatus):
+		return " (status record not readable)"
+	case err != nil || r == nil:
 		return ""
 	}
-	e, err := kv.Get(ctx, callID)
-	if err != nil {
-		return ""
-	}
-	var r struct {
-		Status string `json:"status"`
-	}
-	if json.Unmarshal(e.Value(), &r) != nil {
-		return " (status record not JSON)"
-	}
-	return " (status record: " + r.Status + ")"
+	return " (status record: " + string(r.Status) + ")"
 }
 
 func (a *attacker) crashesAfter(s sentInput) int {

@@ -102,3 +102,45 @@ func TestLeastPrivilege_a_call_in_flight_is_shown_from_its_hop(t *testing.T) {
 		}
 	}
 }
+
+// A call that ended without ever waiting writes no status record (issue
+// 30): the console user reads its result, and the calls page and the
+// call's page show its final status and history from it.
+func TestLeastPrivilege_a_call_that_wrote_no_record_is_shown_from_its_result(t *testing.T) {
+	r := newRigAs(t, nil, nil, true)
+	at := time.Now()
+	e := call.New("rend", 0, at)
+	e.ToolName, e.RawArguments, e.Provider = "create_invoice", `{"amount":5}`, "openai-chat"
+	for _, m := range []struct {
+		stage string
+		to    call.Status
+	}{{"parse", call.Parsed}, {"validate", call.Validated}, {"business", call.BusinessValid}, {"policy", call.DryRun}} {
+		if err := e.Move(m.stage, m.to, at); err != nil {
+			t.Fatal(err)
+		}
+	}
+	outs, err := (&pipeline.Emitter{}).Outputs(streams.Policy, e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range outs {
+		if o.Subject == streams.CallStatus(e.CallID) {
+			t.Fatalf("a call that never waited wrote a status record")
+		}
+		if _, err := r.js.PublishMsg(context.Background(), &nats.Msg{Subject: o.Subject, Header: o.Header, Data: o.Data}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for path, want := range map[string]string{
+		Prefix + "calls?tool=create_invoice": `data-call-id="rend-0"`,
+		Prefix + "calls/rend-0":              "dry_run",
+	} {
+		code, body := r.get(path)
+		if code != 200 || !strings.Contains(body, want) || strings.Contains(body, `class="flash error"`) {
+			t.Errorf("GET %s: %d, want %s and no error:\n%s", path, code, want, body)
+		}
+	}
+	if code, body := r.get(Prefix + "calls/rend-0"); code != 200 || !strings.Contains(body, "business_valid") {
+		t.Errorf("the call's page lacks its history:\n%s", body)
+	}
+}

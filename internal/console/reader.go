@@ -3,7 +3,6 @@ package console
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"sort"
 	"time"
@@ -13,6 +12,7 @@ import (
 	"github.com/toolgate/toolgate/internal/dlq"
 	"github.com/toolgate/toolgate/internal/inflight"
 	"github.com/toolgate/toolgate/internal/pipeline"
+	"github.com/toolgate/toolgate/internal/records"
 	"github.com/toolgate/toolgate/pkg/wire"
 	"github.com/toolgate/toolgate/streams"
 )
@@ -25,29 +25,11 @@ func (s *Server) timeout(parent context.Context) (context.Context, context.Cance
 	return context.WithTimeout(parent, 10*time.Second)
 }
 
-// record is the status record of callID, or for a call in flight (none is
-// written when a call enters, issue 30) what its hop says; nil when there
-// is neither.
+// record is the status record of callID: the stored one, or for a call
+// that ended without one its result, or for a call in flight what its hop
+// says (records.Reader.Find); nil when there is none.
 func (s *Server) record(ctx context.Context, callID string) (*pipeline.StatusRecord, error) {
-	kv, err := s.cfg.JS.KeyValue(ctx, streams.BucketCalls)
-	if err != nil {
-		return nil, fmt.Errorf("bucket %s: %w", streams.BucketCalls, err)
-	}
-	e, err := kv.Get(ctx, callID)
-	if errors.Is(err, jetstream.ErrInvalidKey) {
-		return nil, nil
-	}
-	if errors.Is(err, jetstream.ErrKeyNotFound) {
-		return inflight.Find(ctx, s.cfg.JS, callID, maxScan)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("call %s: %w", callID, err)
-	}
-	r, err := dlq.DecodeStatus(callID, e.Value())
-	if err != nil {
-		return nil, err
-	}
-	return &r, nil
+	return records.Reader{JS: s.cfg.JS, Limit: maxScan}.Find(ctx, callID)
 }
 
 // scanCalls reads the status records that pass keep, newest update first,
@@ -88,6 +70,16 @@ func (s *Server) scanCalls(ctx context.Context, keep func(pipeline.StatusRecord)
 	for _, r := range out {
 		have[r.CallID] = true
 	}
+	// The calls that ended without a record (issue 30): their results are
+	// their records.
+	ended, err := records.Reader{JS: s.cfg.JS}.List(ctx, "", maxScan, func(id string) bool { return have[id] }, keep)
+	if err != nil {
+		s.cfg.Log.Warn().Err(err).Msg("console: the results not read")
+	}
+	for _, r := range ended {
+		have[r.CallID] = true
+	}
+	out = append(out, ended...)
 	// A console user granted before issue 30 may not read the hops: the
 	// page still lists the calls that have a record.
 	moving, err := inflight.List(ctx, s.cfg.JS, maxScan, func(r pipeline.StatusRecord) bool { return !have[r.CallID] && keep(r) })

@@ -313,3 +313,42 @@ func TestPurge_deletes_only_the_selected_letters(t *testing.T) {
 		t.Fatalf("left %v %v", left, err)
 	}
 }
+
+// A call that failed without ever writing a status record (issue 30: its
+// result is its record) has its fate read from its result, and its replays
+// number from it: 1, then 2 from the record the first replay wrote.
+func TestReplay_of_a_call_that_wrote_no_record_numbers_from_its_result(t *testing.T) {
+	r := newRig(t)
+	r.kill("repair", failed(t, "r9", "get_weather"))
+	kv, err := r.js.KeyValue(r.ctx, streams.BucketCalls)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := kv.Get(r.ctx, "r9-0"); !errors.Is(err, jetstream.ErrKeyNotFound) {
+		t.Fatalf("a status record is stored (%v): the failed call's result is its record", err)
+	}
+	letters, err := List(r.ctx, r.js, Filter{})
+	if err != nil || len(letters) != 1 {
+		t.Fatalf("letters %v, %v", letters, err)
+	}
+	fates, err := Fates(r.ctx, r.js, letters)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f := fates[letters[0].Seq]; f.Kind != FateOpen || f.Status != call.SchemaInvalid {
+		t.Fatalf("fate %+v, want open, schema_invalid (read from the result)", f)
+	}
+	for round := 1; round <= 2; round++ {
+		if _, err := Replay(r.ctx, r.js, letters, Options{}); err != nil {
+			t.Fatal(err)
+		}
+		msgs := r.gateMsgs(streams.Validate)
+		if len(msgs) != 1 {
+			t.Fatalf("round %d: %d messages for validate, want 1", round, len(msgs))
+		}
+		e, err := call.Unmarshal(msgs[0].Data())
+		if err != nil || e.Replays != round {
+			t.Fatalf("round %d: replays %d (%v), want %d", round, e.Replays, err, round)
+		}
+	}
+}

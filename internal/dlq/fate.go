@@ -10,7 +10,7 @@ import (
 
 	"github.com/toolgate/toolgate/internal/call"
 	"github.com/toolgate/toolgate/internal/pipeline"
-	"github.com/toolgate/toolgate/streams"
+	"github.com/toolgate/toolgate/internal/records"
 )
 
 // Fate kinds: what became of a dead letter's call since it was written.
@@ -81,14 +81,10 @@ func fateOf(l Letter, rec *pipeline.StatusRecord) Fate {
 // Fates reads the fate of each letter, by sequence. Of several letters of
 // one call among letters, all but the newest are superseded.
 func Fates(ctx context.Context, js jetstream.JetStream, letters []Letter) (map[uint64]Fate, error) {
-	kv, err := js.KeyValue(ctx, streams.BucketCalls)
-	if err != nil {
-		return nil, fmt.Errorf("dlq: bucket %s: %w", streams.BucketCalls, err)
-	}
-	return fates(ctx, kv, letters)
+	return fates(ctx, records.Reader{JS: js}, letters)
 }
 
-func fates(ctx context.Context, kv jetstream.KeyValue, letters []Letter) (map[uint64]Fate, error) {
+func fates(ctx context.Context, rd records.Reader, letters []Letter) (map[uint64]Fate, error) {
 	newest := map[string]uint64{}
 	for _, l := range letters {
 		if !l.Input() && l.Malformed == "" && l.Seq > newest[l.CallID] {
@@ -105,7 +101,7 @@ func fates(ctx context.Context, kv jetstream.KeyValue, letters []Letter) (map[ui
 		rec, ok := recs[l.CallID]
 		if !ok {
 			var err error
-			if rec, err = statusOf(ctx, kv, l.CallID); err != nil {
+			if rec, err = statusOf(ctx, rd, l.CallID); err != nil {
 				return nil, err
 			}
 			recs[l.CallID] = rec
@@ -119,19 +115,16 @@ func fates(ctx context.Context, kv jetstream.KeyValue, letters []Letter) (map[ui
 	return out, nil
 }
 
-// statusOf reads a call's status record; nil when there is none or it
-// cannot be read (it then says nothing about the call's fate).
-func statusOf(ctx context.Context, kv jetstream.KeyValue, callID string) (*pipeline.StatusRecord, error) {
-	ent, err := kv.Get(ctx, callID)
-	if errors.Is(err, jetstream.ErrKeyNotFound) || errors.Is(err, jetstream.ErrInvalidKey) {
+// statusOf reads a call's status record: the stored one, or for a call
+// that ended without one (issue 30) its result; nil when there is none or
+// it cannot be read (it then says nothing about the call's fate).
+func statusOf(ctx context.Context, rd records.Reader, callID string) (*pipeline.StatusRecord, error) {
+	rec, err := rd.Ended(ctx, callID)
+	if errors.Is(err, records.ErrMalformedStatus) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("dlq: status of %s: %w", callID, err)
 	}
-	rec, err := DecodeStatus(callID, ent.Value())
-	if err != nil {
-		return nil, nil
-	}
-	return &rec, nil
+	return rec, nil
 }

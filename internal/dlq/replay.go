@@ -14,6 +14,7 @@ import (
 
 	"github.com/toolgate/toolgate/internal/call"
 	"github.com/toolgate/toolgate/internal/pipeline"
+	"github.com/toolgate/toolgate/internal/records"
 	"github.com/toolgate/toolgate/internal/redact"
 	"github.com/toolgate/toolgate/streams"
 )
@@ -97,7 +98,7 @@ func Replay(ctx context.Context, js jetstream.JetStream, letters []Letter, o Opt
 	if err != nil {
 		return Summary{}, fmt.Errorf("dlq: bucket %s: %w", streams.BucketCalls, err)
 	}
-	fate, err := fates(ctx, calls, letters)
+	fate, err := fates(ctx, records.Reader{JS: js}, letters)
 	if err != nil {
 		return Summary{}, err
 	}
@@ -127,7 +128,7 @@ func Replay(ctx context.Context, js jetstream.JetStream, letters []Letter, o Opt
 		if p.skip != "" {
 			continue
 		}
-		m, err := p.message(ctx, calls, o.Now(), o.By)
+		m, err := p.message(ctx, js, calls, o.Now(), o.By)
 		if err != nil {
 			return sum, err
 		}
@@ -255,7 +256,7 @@ type outMsg struct {
 }
 
 // message builds the republished message of p.
-func (p *planned) message(ctx context.Context, calls jetstream.KeyValue, now time.Time, by string) (outMsg, error) {
+func (p *planned) message(ctx context.Context, js jetstream.JetStream, calls jetstream.KeyValue, now time.Time, by string) (outMsg, error) {
 	l := p.letter
 	if l.Input() {
 		m := nats.NewMsg(l.OrigSubject)
@@ -271,7 +272,7 @@ func (p *planned) message(ctx context.Context, calls jetstream.KeyValue, now tim
 	}
 	e := *l.Envelope
 	e.History = append([]call.Step(nil), e.History...)
-	prev, err := recordedReplays(ctx, calls, e.CallID)
+	prev, err := recordedReplays(ctx, js, e.CallID)
 	if err != nil {
 		return outMsg{}, err
 	}
@@ -306,18 +307,20 @@ func (p *planned) message(ctx context.Context, calls jetstream.KeyValue, now tim
 }
 
 // recordedReplays reads how often the call was replayed already from its
-// status record (0 when there is none).
-func recordedReplays(ctx context.Context, calls jetstream.KeyValue, callID string) (int, error) {
-	ent, err := calls.Get(ctx, callID)
-	if errors.Is(err, jetstream.ErrKeyNotFound) {
+// status record, or from its result when it ended without one (issue 30:
+// then it was never replayed, for every hop of a replayed call writes its
+// record); 0 when there is neither, or the record is unreadable (it says
+// nothing about replays).
+func recordedReplays(ctx context.Context, js jetstream.JetStream, callID string) (int, error) {
+	rec, err := records.Reader{JS: js}.Ended(ctx, callID)
+	if errors.Is(err, records.ErrMalformedStatus) {
 		return 0, nil
 	}
 	if err != nil {
 		return 0, fmt.Errorf("dlq: status of %s: %w", callID, err)
 	}
-	rec, err := DecodeStatus(callID, ent.Value())
-	if err != nil {
-		return 0, nil // an unreadable record says nothing about replays
+	if rec == nil {
+		return 0, nil
 	}
 	return rec.Replays, nil
 }

@@ -2,9 +2,13 @@ package httpingest
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/toolgate/toolgate/internal/authz"
 	"github.com/toolgate/toolgate/streams"
@@ -25,6 +29,25 @@ func TestIngest_posted_response_runs_and_its_outcome_is_read_back(t *testing.T) 
 	rs := results(t, o)
 	if !o.Complete || o.Calls != 1 || len(rs) != 1 || rs[0].Tool != "create_invoice" || rs[0].Status != "executed" || !strings.Contains(string(rs[0].Result), `"done":"create_invoice"`) {
 		t.Fatalf("outcomes %+v", o)
+	}
+	// A valid call writes no status record (issue 30): the outcome is its
+	// record, with its history and the record's fields.
+	var rec struct {
+		History       []struct{ Stage, Status string } `json:"history"`
+		ArgumentsHash string                           `json:"arguments_hash"`
+		Identity      string                           `json:"identity"`
+	}
+	if err := json.Unmarshal(o.Outcomes[0], &rec); err != nil || len(rec.History) < 5 || rec.History[len(rec.History)-1].Status != "executed" ||
+		rec.ArgumentsHash == "" || rec.Identity != "unverified" {
+		t.Fatalf("outcome as the call's record: %+v (%v)\n%s", rec, err, o.Outcomes[0])
+	}
+	_, admin := in.pipe.Connect(t, authz.Admin)
+	kv, err := admin.KeyValue(context.Background(), streams.BucketCalls)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := kv.Get(context.Background(), rs[0].CallID); !errors.Is(err, jetstream.ErrKeyNotFound) {
+		t.Fatalf("%s: a status record is stored (%v)", rs[0].CallID, err)
 	}
 	// The same POST again is a duplicate: nothing new ran, and the
 	// outcome is still there to read.

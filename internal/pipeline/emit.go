@@ -3,6 +3,7 @@ package pipeline
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"github.com/nats-io/nats.go"
 
@@ -71,7 +72,7 @@ func (em *Emitter) Outputs(stage string, e call.Envelope) ([]worker.Output, erro
 		return h
 	}
 	var outs []worker.Output
-	if WritesStatus(stage, e) {
+	if WritesStatus(stage, e) && !ResultIsRecord(e, pub) {
 		rec := em.statusOf(stage, e, pub)
 		status := em.fitJSON(rec, e.CallID, e.ResponseID)
 		// Its message id, like the hop's: a call made again from a
@@ -116,9 +117,10 @@ func (em *Emitter) Outputs(stage string, e call.Envelope) ([]worker.Output, erro
 // where a call waits (approval_required; a repair re-entering it; the
 // stages' retry waits, waits.go) and when it ends (terminal), plus every
 // hop of a call the operator replayed. Not when it enters: a call in
-// flight is answered from the hop it waits in (internal/inflight), so a
-// valid call stores one record, at its end (issue 30, "no status record
-// at entry"). Between those points each transition travels in the
+// flight is answered from the hop it waits in (internal/inflight). Outputs
+// skips the final record of a call that wrote none before
+// (ResultIsRecord): its result is its record, so a valid call stores no
+// record at all (issue 30). Between those points each transition travels in the
 // envelope's history and lands in the record with the next write, so the
 // record still holds every transition.
 //
@@ -126,6 +128,37 @@ func (em *Emitter) Outputs(stage string, e call.Envelope) ([]worker.Output, erro
 // record stops saying it waits.
 func WritesStatus(stage string, e call.Envelope) bool {
 	return stage == streams.Repair || streams.Next(e.Status) == "" || e.Replays > 0 || leftWait(e)
+}
+
+// ResultIsRecord reports whether the result of e stands for its final
+// status record, so no record is written (issue 30, "one write for the end
+// of a call"): e ended, no earlier hop of it wrote a record (RecordedBefore),
+// it did not end in outcome_unknown (reconciling it starts from its record),
+// and its record would show its tool name as the result does (a registered
+// tool: an unregistered name is hashed in records, never in results). A
+// reader finds such a call's record in its result (internal/records).
+func ResultIsRecord(e, pub call.Envelope) bool {
+	return e.Status.Terminal() && e.Status != call.OutcomeUnknown && pub.ToolName == e.ToolName && !RecordedBefore(e)
+}
+
+// RecordedBefore reports whether an earlier hop of e wrote its status
+// record, as its envelope tells: an operator replay (the replay writes one,
+// and so does every hop of a replayed call), a repair round (the repair
+// gate writes one), or a step before the last one at the repair gate, in a
+// wait for a human (approval_required: WritesStatus of a status no stage
+// handles), or a stage's retry wait (a wait step, waits.go: the record says
+// what the call waited for). Without such a record a final one is needed
+// only to say the call no longer waits, and there is none to correct.
+func RecordedBefore(e call.Envelope) bool {
+	if e.Replays > 0 || e.RepairAttempts > 0 {
+		return true
+	}
+	for _, s := range e.History[:max(len(e.History)-1, 0)] {
+		if s.Stage == streams.Repair || (!s.Status.Terminal() && streams.Next(s.Status) == "") || strings.HasPrefix(s.Note, WaitNotePrefix) {
+			return true
+		}
+	}
+	return false
 }
 
 // leftWait reports whether e's last transition took it out of
@@ -198,7 +231,8 @@ func resultOf(e call.Envelope, o result.Outcome) Result {
 		CallID: e.CallID, ResponseID: e.ResponseID, ProviderCallID: e.ProviderCallID, Provider: e.Provider,
 		Tool: e.ToolName, Status: e.Status, Failure: e.Failure, OK: o.OK, Errors: o.Errors, Result: o.Result,
 		RepairAttempts: e.RepairAttempts, Source: e.Source, Text: result.Text(o), Message: msg, History: e.History,
-		ResponseCalls: e.Batch.Size,
+		ResponseCalls: e.Batch.Size, Model: e.Model, Replays: e.Replays, ToolRevision: e.ToolRevision,
+		ArgumentsHash: redact.Hash([]byte(e.RawArguments)), IdempotencyKey: e.IdempotencyKey, Identity: IdentityOf(e),
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/toolgate/toolgate/internal/approval"
 	"github.com/toolgate/toolgate/internal/call"
 	"github.com/toolgate/toolgate/internal/pipeline"
+	"github.com/toolgate/toolgate/internal/records"
 	"github.com/toolgate/toolgate/internal/seal"
 	"github.com/toolgate/toolgate/internal/seal/sealtest"
 	"github.com/toolgate/toolgate/internal/testenv"
@@ -129,20 +130,18 @@ func (p *pipe) publishAs(rid, tool, args, principal, roles string, extra ...stri
 // waitStatus waits until the call's status record says want.
 func (p *pipe) waitStatus(callID string, want call.Status) pipeline.StatusRecord {
 	p.t.Helper()
-	kv, err := p.js.KeyValue(p.ctx, streams.BucketCalls)
-	if err != nil {
-		p.t.Fatal(err)
-	}
 	var rec pipeline.StatusRecord
 	testenv.Eventually(p.t, 15*time.Second, 20*time.Millisecond, func() error {
-		e, err := kv.Get(p.ctx, callID)
+		// The stored record, or the result of a call that wrote none
+		// (issue 30).
+		r, err := records.Reader{JS: p.js}.Find(p.ctx, callID)
 		if err != nil {
 			return err
 		}
-		if err := json.Unmarshal(e.Value(), &rec); err != nil {
-			return err
+		if r == nil {
+			return fmt.Errorf("no record of %s yet", callID)
 		}
-		if rec.Status != want {
+		if rec = *r; rec.Status != want {
 			return fmt.Errorf("call %s is %s, want %s", callID, rec.Status, want)
 		}
 		return nil

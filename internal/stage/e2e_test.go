@@ -16,6 +16,7 @@ import (
 
 	"github.com/toolgate/toolgate/internal/call"
 	"github.com/toolgate/toolgate/internal/pipeline"
+	"github.com/toolgate/toolgate/internal/records"
 	"github.com/toolgate/toolgate/internal/testenv"
 	"github.com/toolgate/toolgate/internal/tool"
 	"github.com/toolgate/toolgate/pkg/wire"
@@ -147,19 +148,17 @@ func (p *pipe) dlqAtLeast(subject string, n int) []*jetstream.RawStreamMsg {
 
 func (p *pipe) status(callID string) pipeline.StatusRecord {
 	p.t.Helper()
-	kv, err := p.js.KeyValue(p.ctx, streams.BucketCalls)
-	if err != nil {
-		p.t.Fatal(err)
-	}
+	// The stored record, or the result of a call that wrote none (issue 30).
 	var rec pipeline.StatusRecord
 	testenv.Eventually(p.t, 5*time.Second, 20*time.Millisecond, func() error {
-		e, err := kv.Get(p.ctx, callID)
+		r, err := records.Reader{JS: p.js}.Find(p.ctx, callID)
 		if err != nil {
 			return err
 		}
-		if err := json.Unmarshal(e.Value(), &rec); err != nil {
-			return err
+		if r == nil {
+			return fmt.Errorf("no record of %s yet", callID)
 		}
+		rec = *r
 		if !rec.Status.Terminal() {
 			return fmt.Errorf("status %s not terminal yet", rec.Status)
 		}

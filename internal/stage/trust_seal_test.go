@@ -17,6 +17,7 @@ import (
 	"github.com/toolgate/toolgate/internal/call"
 	"github.com/toolgate/toolgate/internal/dlq"
 	"github.com/toolgate/toolgate/internal/pipeline"
+	"github.com/toolgate/toolgate/internal/records"
 	"github.com/toolgate/toolgate/internal/seal"
 	"github.com/toolgate/toolgate/internal/testenv"
 	"github.com/toolgate/toolgate/streams"
@@ -131,19 +132,17 @@ func letters(t *testing.T, js jetstream.JetStream, callID, failure string, n int
 // returns its errors.
 func sealInvalid(t *testing.T, js jetstream.JetStream, callID string) []string {
 	t.Helper()
-	kv, err := js.KeyValue(t.Context(), streams.BucketCalls)
-	if err != nil {
-		t.Fatal(err)
-	}
+	// The stored record, or the result of a call that wrote none (issue 30).
 	var rec pipeline.StatusRecord
 	testenv.Eventually(t, 15*time.Second, 25*time.Millisecond, func() error {
-		ent, err := kv.Get(t.Context(), callID)
+		r, err := records.Reader{JS: js}.Find(t.Context(), callID)
 		if err != nil {
 			return err
 		}
-		if err := json.Unmarshal(ent.Value(), &rec); err != nil {
-			return err
+		if r == nil {
+			return fmt.Errorf("no record of %s yet", callID)
 		}
+		rec = *r
 		if rec.Status != call.SealInvalid {
 			return fmt.Errorf("%s is %s", callID, rec.Status)
 		}

@@ -2,6 +2,7 @@ package whatif
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -14,6 +15,7 @@ import (
 	"github.com/toolgate/toolgate/internal/call"
 	"github.com/toolgate/toolgate/internal/ingest"
 	"github.com/toolgate/toolgate/internal/provider"
+	"github.com/toolgate/toolgate/internal/records"
 	"github.com/toolgate/toolgate/pkg/wire"
 	"github.com/toolgate/toolgate/streams"
 )
@@ -280,8 +282,8 @@ func (src Source) records(ctx context.Context, rep *Report) (map[string]*Recorde
 			if !ok {
 				return nil, fmt.Errorf("whatif: read %s: the watch ended after %d records", streams.BucketCalls, n)
 			}
-			if e == nil {
-				return recs, nil // every record there was
+			if e == nil { // every record there was
+				return recs, src.ended(ctx, rep, recs)
 			}
 			src.record(rep, recs, e.Key(), e.Operation(), e.Value())
 			t.Reset(idle)
@@ -291,6 +293,28 @@ func (src Source) records(ctx context.Context, rep *Report) (map[string]*Recorde
 			return nil, ctx.Err()
 		}
 	}
+}
+
+// MaxResults bounds the results read for the calls that ended without a
+// status record: the newest of the results stream.
+const MaxResults = 200000
+
+// ended adds to recs the calls of the window that ended without a status
+// record (issue 30): their results are their records.
+func (src Source) ended(ctx context.Context, rep *Report, recs map[string]*Recorded) error {
+	have := func(id string) bool { _, ok := recs[id]; return ok }
+	list, err := records.Reader{JS: src.JS}.List(ctx, "", MaxResults, have, nil)
+	if err != nil {
+		return fmt.Errorf("whatif: read %s: %w", streams.StreamResults, err)
+	}
+	for _, r := range list {
+		data, err := json.Marshal(r)
+		if err != nil {
+			continue
+		}
+		src.record(rep, recs, r.CallID, jetstream.KeyValuePut, data)
+	}
+	return nil
 }
 
 // record adds the status record of key to recs when it is of the window

@@ -37,6 +37,19 @@ type Result struct {
 	// call ids (producer.Watch.AwaitAll). 0 (absent) from a toolgate that
 	// predates it.
 	ResponseCalls int `json:"response_calls,omitempty"`
+	// The fields below make the result the call's final status record when
+	// toolgate wrote none (a call that neither waited nor was repaired nor
+	// replayed: `toolgate status` reads its result instead), as the record
+	// shows them: never the raw arguments, only their hash. All are absent
+	// from a toolgate that predates them, and each is absent when empty.
+	Model          string `json:"model,omitempty"`
+	Replays        int    `json:"replays,omitempty"`         // operator replays of the call so far
+	ToolRevision   uint64 `json:"tool_revision,omitempty"`   // the tool definitions' revision the call was checked against
+	ArgumentsHash  string `json:"arguments_hash,omitempty"`  // sha256 of the arguments as the model wrote them
+	IdempotencyKey string `json:"idempotency_key,omitempty"` // the key the executor was given
+	// Identity is how the call's identity was established: verified,
+	// asserted or unverified.
+	Identity string `json:"identity,omitempty"`
 }
 
 // ResponseResult is the result of a response as a whole, published on

@@ -17,6 +17,7 @@ import (
 	"github.com/toolgate/toolgate/internal/authz"
 	"github.com/toolgate/toolgate/internal/call"
 	"github.com/toolgate/toolgate/internal/dlq"
+	"github.com/toolgate/toolgate/internal/records"
 	"github.com/toolgate/toolgate/internal/testenv"
 	"github.com/toolgate/toolgate/pkg/wire"
 	"github.com/toolgate/toolgate/streams"
@@ -105,19 +106,15 @@ func (r *dlqRig) publishCut(rid string) {
 // status waits until callID's status record satisfies ok.
 func (r *dlqRig) status(callID string, ok func(call.Status) bool) call.Status {
 	r.t.Helper()
-	kv, err := r.js.KeyValue(r.ctx, streams.BucketCalls)
-	if err != nil {
-		r.t.Fatal(err)
-	}
 	var st call.Status
 	testenv.Eventually(r.t, 30*time.Second, 50*time.Millisecond, func() error {
-		e, err := kv.Get(r.ctx, callID)
+		// The stored record, or the result of a call that wrote none (issue 30).
+		rec, err := records.Reader{JS: r.js}.Find(r.ctx, callID)
 		if err != nil {
 			return err
 		}
-		rec, err := dlq.DecodeStatus(callID, e.Value())
-		if err != nil {
-			return err
+		if rec == nil {
+			return fmt.Errorf("no record of %s yet", callID)
 		}
 		if st = rec.Status; !ok(st) {
 			return fmt.Errorf("%s is %s", callID, st)

@@ -18,6 +18,7 @@ import (
 	"github.com/toolgate/toolgate/internal/dlq"
 	"github.com/toolgate/toolgate/internal/inflight"
 	"github.com/toolgate/toolgate/internal/pipeline"
+	"github.com/toolgate/toolgate/internal/records"
 	"github.com/toolgate/toolgate/streams"
 
 	"github.com/toolgate/toolgate/internal/cli/cmdutil"
@@ -137,6 +138,20 @@ func scanCalls(ctx context.Context, js jetstream.JetStream, f callFilter) ([]pip
 	for _, r := range out {
 		have[r.CallID] = true
 	}
+	// The calls that ended without a record (issue 30): their results are
+	// their records.
+	subject := ""
+	if f.response != "" {
+		subject = streams.ResultsOf(f.response)
+	}
+	ended, err := records.Reader{JS: js}.List(ctx, subject, inflight.MaxScan, func(id string) bool { return have[id] }, f.match)
+	if err != nil {
+		return nil, cmdutil.ExplainNATS(err, "calls: reading the results")
+	}
+	for _, r := range ended {
+		have[r.CallID] = true
+	}
+	out = append(out, ended...)
 	moving, err := inflight.List(ctx, js, 0, func(r pipeline.StatusRecord) bool { return !have[r.CallID] && f.match(r) })
 	if err != nil {
 		return nil, cmdutil.ExplainNATS(err, "calls: reading the calls in flight")

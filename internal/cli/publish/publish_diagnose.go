@@ -13,9 +13,8 @@ import (
 	"github.com/toolgate/toolgate/internal/approval"
 	"github.com/toolgate/toolgate/internal/authz"
 	"github.com/toolgate/toolgate/internal/call"
-	"github.com/toolgate/toolgate/internal/dlq"
-	"github.com/toolgate/toolgate/internal/inflight"
 	"github.com/toolgate/toolgate/internal/pipeline"
+	"github.com/toolgate/toolgate/internal/records"
 	"github.com/toolgate/toolgate/pkg/producer"
 	"github.com/toolgate/toolgate/streams"
 
@@ -47,10 +46,6 @@ func operatorView(url string, o *producer.Outcomes, key string) ([]string, error
 	defer nc.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	calls, err := js.KeyValue(ctx, streams.BucketCalls)
-	if err != nil {
-		return nil, fmt.Errorf("bucket %s: %w", streams.BucketCalls, err)
-	}
 	approvals, _ := js.KeyValue(ctx, streams.BucketApprovals)
 	have := map[string]bool{}
 	for _, c := range o.Calls {
@@ -66,27 +61,20 @@ func operatorView(url string, o *producer.Outcomes, key string) ([]string, error
 		if have[id] {
 			continue
 		}
-		e, err := calls.Get(ctx, id)
-		if errors.Is(err, jetstream.ErrKeyNotFound) {
-			// In flight: no record until it waits or ends (issue 30).
-			if r, ferr := inflight.Find(ctx, js, id, 0); ferr == nil && r != nil {
-				lines = append(lines, callWaitLines(ctx, approvals, *r)...)
-				continue
-			}
+		// Stored, or ended without a record (its result, issue 30), or in
+		// flight (its hop).
+		rec, err := records.Reader{JS: js}.Find(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		if rec == nil {
 			if o.Expected == 0 {
 				break // past the response's last call
 			}
 			lines = append(lines, fmt.Sprintf("  %s: no status record yet", id))
 			continue
 		}
-		if err != nil {
-			return nil, err
-		}
-		rec, err := dlq.DecodeStatus(e.Key(), e.Value())
-		if err != nil {
-			return nil, err
-		}
-		lines = append(lines, callWaitLines(ctx, approvals, rec)...)
+		lines = append(lines, callWaitLines(ctx, approvals, *rec)...)
 	}
 	if len(lines) == 0 {
 		return []string{"  no stage has recorded a call of it: are toolgate's stages running (`toolgate up`), not only its NATS server?"}, nil

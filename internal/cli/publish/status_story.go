@@ -12,9 +12,9 @@ import (
 
 	"github.com/toolgate/toolgate/internal/approval"
 	"github.com/toolgate/toolgate/internal/call"
-	"github.com/toolgate/toolgate/internal/dlq"
 	"github.com/toolgate/toolgate/internal/inflight"
 	"github.com/toolgate/toolgate/internal/pipeline"
+	"github.com/toolgate/toolgate/internal/records"
 	"github.com/toolgate/toolgate/streams"
 
 	"github.com/toolgate/toolgate/internal/cli/cmdutil"
@@ -39,17 +39,16 @@ type reader struct {
 	idle time.Duration
 }
 
-// record is the status record of callID, or for a call in flight (none
-// is written when a call enters, issue 30) what its hop in the gate streams
-// says; nil when there is neither.
+// record is the status record of callID: the stored one, or for a call
+// that ended without one its result, or for a call in flight what its hop
+// in the gate streams says (records.Reader.Find); nil when there is none.
 func (rd *reader) record(callID string) (*pipeline.StatusRecord, error) {
-	r, err := rd.stored(callID)
-	if r != nil || err != nil {
-		return r, err
-	}
-	r, err = inflight.Find(rd.ctx, rd.js, callID, 0)
+	r, err := records.Reader{JS: rd.js}.Find(rd.ctx, callID)
 	if err != nil {
-		return nil, cmdutil.ExplainNATS(err, "call "+callID+" in flight")
+		if errors.Is(err, records.ErrMalformedStatus) {
+			return nil, fmt.Errorf("status: %w (toolgate did not write it as it stands)", err)
+		}
+		return nil, cmdutil.ExplainNATS(err, "call "+callID)
 	}
 	return r, nil
 }
@@ -57,22 +56,14 @@ func (rd *reader) record(callID string) (*pipeline.StatusRecord, error) {
 // stored is the status record of callID in the calls bucket; nil when
 // there is none.
 func (rd *reader) stored(callID string) (*pipeline.StatusRecord, error) {
-	kv, err := rd.js.KeyValue(rd.ctx, streams.BucketCalls)
-	if err != nil {
-		return nil, cmdutil.ExplainNATS(err, "bucket "+streams.BucketCalls)
-	}
-	e, err := kv.Get(rd.ctx, callID)
-	if errors.Is(err, jetstream.ErrKeyNotFound) {
-		return nil, nil
+	r, err := records.Reader{JS: rd.js}.Stored(rd.ctx, callID)
+	if errors.Is(err, records.ErrMalformedStatus) {
+		return nil, fmt.Errorf("status: %w (toolgate did not write it as it stands)", err)
 	}
 	if err != nil {
 		return nil, cmdutil.ExplainNATS(err, "call "+callID)
 	}
-	r, err := dlq.DecodeStatus(callID, e.Value())
-	if err != nil {
-		return nil, fmt.Errorf("status: %w (toolgate did not write it as it stands)", err)
-	}
-	return &r, nil
+	return r, nil
 }
 
 // callsOf is the status records of responseID's calls, found by their ids
@@ -90,11 +81,22 @@ func (rd *reader) callsOf(responseID string, results []pipeline.Result) ([]pipel
 			keys = append(keys, k)
 		}
 	}
+	ended := map[string]pipeline.Result{}
+	for _, res := range results {
+		ended[res.CallID] = res // the newest of a call's results last
+	}
 	for _, key := range keys {
 		for i := 0; ; i++ {
-			r, err := rd.stored(call.ID(key, i))
+			id := call.ID(key, i)
+			r, err := rd.stored(id)
 			if err != nil {
 				return nil, err
+			}
+			if res, ok := ended[id]; ok && records.Supersedes(res, r) {
+				// A call that ended without a record (issue 30): its
+				// result is its record, and the next index is looked up.
+				rec := records.OfResult(res)
+				r = &rec
 			}
 			if r == nil {
 				break
@@ -121,9 +123,9 @@ func (rd *reader) callsOf(responseID string, results []pipeline.Result) ([]pipel
 		if err != nil {
 			return nil, err
 		}
-		if r == nil { // the record aged out before the result: the result tells it
-			r = &pipeline.StatusRecord{CallID: res.CallID, ResponseID: res.ResponseID, Tool: res.Tool, Provider: res.Provider,
-				Source: res.Source, Status: res.Status, Failure: res.Failure, Errors: res.Errors, RepairAttempts: res.RepairAttempts, History: res.History}
+		if r == nil { // none written (issue 30), or aged out before the result: the result tells it
+			rec := records.OfResult(ended[res.CallID])
+			r = &rec
 		}
 		out = append(out, *r)
 	}

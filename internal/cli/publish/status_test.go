@@ -4,10 +4,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/toolgate/toolgate/internal/approval"
 	"github.com/toolgate/toolgate/internal/testenv"
@@ -93,6 +96,21 @@ func TestStatus_call_and_response_show_result_message_and_failure_stage(t *testi
 	// Point 14: calls ls says where the call failed.
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
+	// Neither call waited, was repaired or replayed: neither wrote a
+	// status record (issue 30), and everything above was read from their
+	// results; calls ls lists both.
+	kv, err := r.JS.KeyValue(ctx, streams.BucketCalls)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"story-1-0", "story-1-1"} {
+		if _, err := kv.Get(ctx, id); !errors.Is(err, jetstream.ErrKeyNotFound) {
+			t.Errorf("%s: a status record is stored (%v); its result is its record", id, err)
+		}
+	}
+	if all, err := scanCalls(ctx, r.JS, callFilter{response: "story-1"}); err != nil || len(all) != 2 {
+		t.Fatalf("calls ls --response story-1: %v (%v), want both calls", all, err)
+	}
 	recs, err := scanCalls(ctx, r.JS, callFilter{response: "story-1", stage: streams.Validate})
 	if err != nil {
 		t.Fatal(err)
@@ -182,6 +200,22 @@ func TestStatus_approval_wait_and_results_follow_until_approved(t *testing.T) {
 	if got.err != nil || !strings.Contains(got.out, "result    ok, executed") || !strings.Contains(got.out, `"tool": "close_account"`) {
 		t.Fatalf("results --follow: %v\n%s", got.err, got.out)
 	}
+	// It waited, so its record was written and its final one is too: the
+	// record never goes on saying it waits (issue 30).
+	calls, err := r.JS.KeyValue(context.Background(), streams.BucketCalls)
+	if err != nil {
+		t.Fatal(err)
+	}
+	testenv.Eventually(t, 10*time.Second, 20*time.Millisecond, func() error {
+		e, err := calls.Get(context.Background(), "story-ap-0")
+		if err != nil {
+			return err
+		}
+		if !strings.Contains(string(e.Value()), `"status":"executed"`) {
+			return fmt.Errorf("record %s, want executed", e.Value())
+		}
+		return nil
+	})
 }
 
 // A streamed response still open: status says how many events, how long

@@ -21,6 +21,7 @@ import (
 	"github.com/toolgate/toolgate/internal/authz"
 	"github.com/toolgate/toolgate/internal/call"
 	"github.com/toolgate/toolgate/internal/natsusers"
+	"github.com/toolgate/toolgate/internal/records"
 	"github.com/toolgate/toolgate/internal/testenv"
 	"github.com/toolgate/toolgate/internal/whatif"
 	"github.com/toolgate/toolgate/streams"
@@ -88,21 +89,26 @@ func startWhatIfRig(t *testing.T, defsYAML string) *clitest.StoryRig {
 // final or waits for a human, and returns them by rid.
 func settled(t *testing.T, js jetstream.JetStream, rids []string) map[string]whatif.Recorded {
 	t.Helper()
-	kv, err := js.KeyValue(context.Background(), streams.BucketCalls)
-	if err != nil {
-		t.Fatal(err)
-	}
 	out := map[string]whatif.Recorded{}
 	testenv.Eventually(t, 90*time.Second, 100*time.Millisecond, func() error {
 		for _, rid := range rids {
 			if _, ok := out[rid]; ok {
 				continue
 			}
-			e, err := kv.Get(context.Background(), call.ID(rid, 0))
+			// The stored record, or the result of a call that wrote none
+			// (issue 30).
+			r, err := records.Reader{JS: js}.Find(context.Background(), call.ID(rid, 0))
 			if err != nil {
 				return fmt.Errorf("%s: %w", rid, err)
 			}
-			rec, err := whatif.DecodeRecord(e.Value())
+			if r == nil {
+				return fmt.Errorf("%s: no record yet", rid)
+			}
+			data, err := json.Marshal(r)
+			if err != nil {
+				return err
+			}
+			rec, err := whatif.DecodeRecord(data)
 			if err != nil {
 				return err
 			}
