@@ -94,6 +94,17 @@ func partitionStreamIndex(stage, name string) (int, bool) {
 	return p, true
 }
 
+// IsPartitionStream reports whether name is a partition stream p >= 1 of
+// a partitioned stage (PartitionStream).
+func IsPartitionStream(name string) bool {
+	for _, stage := range PartitionedStages() {
+		if _, ok := partitionStreamIndex(stage, name); ok {
+			return true
+		}
+	}
+	return false
+}
+
 // partitionPrefix is the subject prefix of partition p >= 1 of stage.
 func partitionPrefix(stage string, p int) string {
 	return Gate(stage) + ".p" + strconv.Itoa(p) + "."

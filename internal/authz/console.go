@@ -58,17 +58,19 @@ func consoleRole() *Permissions {
 	pub = append(pub, api("STREAM.INFO", streams.StreamGates), api("STREAM.MSG.GET", streams.StreamGates), api("STREAM.MSG.GET", streams.StreamExecute))
 	// The laned stages' lanes live in their own streams (issue 37): the
 	// same reads there (their durables listed, their hops by sequence).
+	// The overview's stage backlog counts their durables, each read.
 	for _, ls := range streams.LaneStreams() {
-		pub = append(pub, api("STREAM.INFO", ls), api("CONSUMER.LIST", ls), api("STREAM.MSG.GET", ls))
+		pub = append(pub, api("STREAM.INFO", ls), api("CONSUMER.LIST", ls), api("CONSUMER.INFO", ls, "*"), api("STREAM.MSG.GET", ls))
 	}
 	// And their partitions' streams (streams.PartitionStream, up to
 	// DeployPartitions), found by name: the same reads, so a call in
-	// flight is found in whichever partition it waits.
+	// flight is found in whichever partition it waits, and the overview's
+	// backlogs, lanes and executor groups count every partition.
 	pub = append(pub, api("STREAM.NAMES"))
 	for _, st := range streams.PartitionedStages() {
 		for p := 1; p < DeployPartitions; p++ {
 			ps := streams.PartitionStream(st, p)
-			pub = append(pub, api("STREAM.INFO", ps), api("STREAM.MSG.GET", ps))
+			pub = append(pub, api("STREAM.INFO", ps), api("CONSUMER.LIST", ps), api("CONSUMER.INFO", ps, "*"), api("STREAM.MSG.GET", ps))
 		}
 	}
 	// A decision resumes the call at the policy gate; a replay republishes

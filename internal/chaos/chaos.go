@@ -60,6 +60,9 @@ type Config struct {
 	// 30s, at most a quarter of the load); RSSAfter how long after the
 	// load the last sample is taken (default 60s; the run waits for it).
 	RSSEvery, RSSWarmup, RSSAfter time.Duration
+	// Partitions is P of the cluster topology's gate streams (0 or 1:
+	// none; streams.Fair.Partitions): every stage process runs with it.
+	Partitions int
 }
 
 func (c *Config) setDefaults() {
@@ -130,10 +133,13 @@ type Report struct {
 	Topology   string
 	Faults     []Fault   // the cluster topology's faults and their timings (cluster_havoc.go)
 	ExecDown   *ExecDown // the executor-down fault's waits; nil when there was none
-	Soak       time.Duration
-	RSS        []RSSFigure // every process sampled (rss_sampler.go)
-	RSSEvery   time.Duration
-	RSSWarmup  time.Duration
+	// PartitionHops are the hops each partition stream beyond partition 0
+	// stored over the cluster run (its last sequence), Config.Partitions > 1.
+	PartitionHops map[string]uint64
+	Soak          time.Duration
+	RSS           []RSSFigure // every process sampled (rss_sampler.go)
+	RSSEvery      time.Duration
+	RSSWarmup     time.Duration
 	// RSSViolations are the stage processes whose RSS kept growing in a
 	// soak.
 	RSSViolations []string

@@ -82,6 +82,7 @@ func runCluster(ctx context.Context, cfg Config) (Report, error) {
 	settings := streams.DefaultSettings()
 	settings.AckWait = cfg.AckWait
 	settings.Replicas = 3
+	settings.Fair.Partitions = cfg.Partitions
 	// The meta leader is elected after the nodes meet: until then Ensure
 	// fails, and is tried again.
 	err = testenv.Poll(60*time.Second, 250*time.Millisecond, func() error {
@@ -97,7 +98,7 @@ func runCluster(ctx context.Context, cfg Config) (Report, error) {
 		return rep, err
 	}
 	defer exe.Close()
-	procs, err := startStageSet(cfg, nc3.URLs(), ss.URL(), clusterReplicas(), []string{"TOOLGATE_STREAM_REPLICAS=3"})
+	procs, err := startStageSet(cfg, nc3.URLs(), ss.URL(), clusterReplicas(), []string{"TOOLGATE_STREAM_REPLICAS=3", "TOOLGATE_PARTITIONS=" + strconv.Itoa(settings.Fair.PartitionCount())})
 	defer func() {
 		for _, p := range procs {
 			p.stop(10 * time.Second)
@@ -106,7 +107,7 @@ func runCluster(ctx context.Context, cfg Config) (Report, error) {
 	if err != nil {
 		return rep, err
 	}
-	logf("%d stage processes consuming; NATS %s (R3), redis %s, AckWait %v", len(procs), nc3.URLs(), ss.URL(), cfg.AckWait)
+	logf("%d stage processes consuming; NATS %s (R3, %d partitions), redis %s, AckWait %v", len(procs), nc3.URLs(), settings.Fair.PartitionCount(), ss.URL(), cfg.AckWait)
 
 	acc := &accepted{kind: map[string]string{}}
 	prefix := "chaos" + strconv.FormatInt(time.Now().UnixNano()%1e9, 36) + "-"
@@ -146,9 +147,28 @@ func runCluster(ctx context.Context, cfg Config) (Report, error) {
 		return rep, err
 	}
 	h.timeFirstRuns()
+	rep.PartitionHops = partitionHops(ctx, js)
 	if cfg.Soak <= 0 {
 		concludeRSS(cfg, mem, &rep, logf)
 	}
 	rep.Total = time.Since(begin)
 	return rep, nil
+}
+
+// partitionHops is how many hops each partition stream beyond partition 0
+// stored (its last sequence: a work queue keeps none it delivered).
+func partitionHops(ctx context.Context, js jetstream.JetStream) map[string]uint64 {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	names, err := streams.AllPartitionStreams(ctx, js)
+	if err != nil {
+		return nil
+	}
+	out := map[string]uint64{}
+	for _, name := range names {
+		if st, err := js.Stream(ctx, name); err == nil {
+			out[name] = st.CachedInfo().State.LastSeq
+		}
+	}
+	return out
 }

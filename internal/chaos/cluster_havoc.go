@@ -377,6 +377,7 @@ func (h *clusterHavoc) backlogRestart(ctx context.Context, rng *rand.Rand) error
 			}
 			backlog += c.CachedInfo().NumPending + uint64(c.CachedInfo().NumAckPending)
 		}
+		backlog += h.partitionsBacklog(ctx, st)
 		if backlog < want {
 			return fmt.Errorf("chaos: %s backlog %d", st, backlog)
 		}
@@ -391,4 +392,33 @@ func (h *clusterHavoc) backlogRestart(ctx context.Context, rng *rand.Rand) error
 	h.logf("started %s again onto a backlog of %d", st, backlog)
 	h.record(Fault{Kind: FaultBacklogStage, Target: st, when: time.Now(), Note: fmt.Sprintf("backlog %d after %v down; times from the restart", backlog, down.Round(time.Millisecond))})
 	return nil
+}
+
+// partitionsBacklog is what waits for st in its partition streams beyond
+// partition 0 (cfg.Partitions > 1): a laned stage's durables there, and
+// execute's groups' calls (its stream's messages).
+func (h *clusterHavoc) partitionsBacklog(ctx context.Context, st string) uint64 {
+	if !streams.Partitioned(st) {
+		return 0
+	}
+	ps, err := streams.PartitionStreamsOf(ctx, h.js, st)
+	if err != nil {
+		return 0
+	}
+	var n uint64
+	for _, p := range ps {
+		name := streams.PartitionStream(st, p)
+		if st == streams.Execute {
+			if s, err := h.js.Stream(ctx, name); err == nil {
+				n += s.CachedInfo().State.Msgs
+			}
+			continue
+		}
+		for _, d := range streams.Durables(st, 0) {
+			if c, err := h.js.Consumer(ctx, name, d); err == nil {
+				n += c.CachedInfo().NumPending + uint64(c.CachedInfo().NumAckPending)
+			}
+		}
+	}
+	return n
 }

@@ -19,6 +19,13 @@ func (r Report) printCluster(w io.Writer) {
 		return
 	}
 	fmt.Fprintf(w, "topology        cluster: 3 nats-server (R3 streams and buckets), redis primary + replica + 3 sentinels; %d faults\n", len(r.Faults))
+	if len(r.PartitionHops) > 0 {
+		hops := map[string]int{}
+		for name, n := range r.PartitionHops {
+			hops[name] = int(n)
+		}
+		fmt.Fprintf(w, "partitions      hops stored beyond partition 0: %s\n", counts(hops))
+	}
 	for _, f := range r.Faults {
 		rec, first := "-", "none"
 		if f.Recovered > 0 {

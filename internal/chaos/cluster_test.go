@@ -16,7 +16,9 @@ import (
 // fault happens once: a NATS node paused, a stage restarted onto a backlog,
 // the Redis primary SIGKILLed (Sentinel promotes the replica), the gates
 // stream leader's node SIGKILLed (a new leader is elected), the executor
-// stopped for 5 s (under execute's retry budget). No call is lost or
+// stopped for 5 s (under execute's retry budget). The gate streams have P
+// = 2 partitions, so each stage's hops go through two streams with leaders
+// of their own and every reader sums over both. No call is lost or
 // executed twice, and every run of the executor is accounted for.
 func TestRunCluster_failovers_lose_and_double_no_call(t *testing.T) {
 	dir := t.TempDir()
@@ -27,6 +29,7 @@ func TestRunCluster_failovers_lose_and_double_no_call(t *testing.T) {
 		Calls: 300, Rate: 20, KillEvery: 1500 * time.Millisecond, AckWait: 3 * time.Second,
 		Settle: 3 * time.Minute, ReplayWait: time.Minute, Dir: dir, Log: &log,
 		ExecutorDown: 5 * time.Second, RSSEvery: time.Second, RSSAfter: 2 * time.Second,
+		Partitions: 2,
 	})
 	var out strings.Builder
 	rep.Print(&out)
@@ -69,6 +72,11 @@ func TestRunCluster_failovers_lose_and_double_no_call(t *testing.T) {
 	a := rep.Accounting
 	if a.DistinctRuns != a.Executed+sum(a.RanNotExec) || a.Unexplained != 0 {
 		t.Errorf("accounting: %d executed, %d runs, %v ran otherwise, %d unexplained", a.Executed, a.DistinctRuns, a.RanNotExec, a.Unexplained)
+	}
+	for _, st := range []string{streams.Parse, streams.Validate, streams.Execute} { // every call passes them
+		if name := streams.PartitionStream(st, 1); rep.PartitionHops[name] == 0 {
+			t.Errorf("no hop went through %s (partitions %v)", name, rep.PartitionHops)
+		}
 	}
 	if rep.Accepted < 290 || rep.Executed == 0 {
 		t.Fatalf("accepted %d, executed %d: the mix did not flow", rep.Accepted, rep.Executed)

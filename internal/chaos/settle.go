@@ -59,6 +59,20 @@ func idle(ctx context.Context, js jetstream.JetStream) error {
 				return err
 			}
 		}
+		if !streams.Laned(st) {
+			continue
+		}
+		ps, err := streams.PartitionStreamsOf(ctx, js, st)
+		if err != nil {
+			return err
+		}
+		for _, p := range ps { // its durables in each partition stream, under the same names
+			for _, d := range streams.Durables(st, 0) {
+				if err := testenv.ConsumerIdle(ctx, js, streams.PartitionStream(st, p), d); err != nil {
+					return fmt.Errorf("partition %d: %w", p, err)
+				}
+			}
+		}
 	}
 	return nil
 }

@@ -105,10 +105,17 @@ func (c *overviewCache) compute(ctx context.Context, now time.Time) *overview {
 	ov.TimesFrom = from
 	for _, st := range streams.Table() {
 		row := stageRow{Name: st.Name}
-		cons, err := c.s.cfg.JS.Consumer(ctx, st.Stream, st.Consumer.Name)
 		var ci *jetstream.ConsumerInfo
-		if err == nil {
-			ci, err = cons.Info(ctx)
+		var err error
+		if streams.Partitioned(st.Name) {
+			// Its backlog as toolgate_consumer_pending counts it: its
+			// lanes, execute's groups' calls, every partition stream.
+			ci, err = metrics.JetStreamInfo(c.s.cfg.JS, streams.StreamOf)(ctx, st.Name)
+		} else {
+			var cons jetstream.Consumer
+			if cons, err = c.s.cfg.JS.Consumer(ctx, st.Stream, st.Consumer.Name); err == nil {
+				ci, err = cons.Info(ctx)
+			}
 		}
 		if err != nil {
 			row.Err = shortErr(err)
@@ -150,9 +157,10 @@ func (c *overviewCache) compute(ctx context.Context, now time.Time) *overview {
 }
 
 // gateHops are the streams whose messages the console reads for a lane's
-// oldest waiting input: the gates' hops, never the producers' input.
+// oldest waiting input: the gates' hops (their partitions' included),
+// never the producers' input.
 func gateHops(stream string) bool {
-	return stream == streams.StreamGates || stream == streams.StreamExecute || slices.Contains(streams.LaneStreams(), stream)
+	return stream == streams.StreamGates || stream == streams.StreamExecute || slices.Contains(streams.LaneStreams(), stream) || streams.IsPartitionStream(stream)
 }
 
 // tenantRows adds each lane's share of execute: of the calls delivered to execute

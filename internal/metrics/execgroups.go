@@ -86,38 +86,60 @@ func openUntil(ci *jetstream.ConsumerInfo) (time.Time, bool) {
 type ExecutorGroups func(ctx context.Context) ([]ExecutorGroup, error)
 
 // JetStreamExecutorGroups reads the group durables of streams.StreamExecute
-// in js, sorted by group.
+// and of execute's partition streams that exist in js, sorted by group: a
+// group's in flight and queue are the sums over its durables in every
+// partition (its lanes included); its concurrency, limit and circuit are
+// its partition 0 durable's (the breaker pauses every partition's alike),
+// or the first partition's that has it.
 func JetStreamExecutorGroups(js jetstream.JetStream) ExecutorGroups {
 	return func(ctx context.Context) ([]ExecutorGroup, error) {
-		st, err := js.Stream(ctx, streams.StreamExecute)
+		names := []string{streams.StreamExecute}
+		more, err := partitionStreams(ctx, js, streams.Execute)
 		if err != nil {
 			return nil, err
 		}
+		names = append(names, more...)
 		prefix := streams.ExecuteDurable("")
 		var out []ExecutorGroup
+		at := map[string]int{}          // group -> its index in out
 		lanes := map[string][2]uint64{} // group -> its lanes' in flight and queue
-		l := st.ListConsumers(ctx)
-		for ci := range l.Info() {
-			if grp, _, ok := streams.SplitExecuteLaneDurable(ci.Name); ok { // a fairness lane of the group
-				n := lanes[grp]
-				lanes[grp] = [2]uint64{n[0] + uint64(ci.NumAckPending), n[1] + ci.NumPending}
-				continue
+		for i, name := range names {
+			st, err := js.Stream(ctx, name)
+			if err != nil {
+				if i > 0 {
+					continue // deleted since listed (streams apply --prune)
+				}
+				return nil, err
 			}
-			grp, ok := strings.CutPrefix(ci.Name, prefix)
-			if !ok || !streams.ValidGroup(grp) {
-				continue
+			l := st.ListConsumers(ctx)
+			for ci := range l.Info() {
+				if grp, _, ok := streams.SplitExecuteLaneDurable(ci.Name); ok { // a fairness lane of the group
+					n := lanes[grp]
+					lanes[grp] = [2]uint64{n[0] + uint64(ci.NumAckPending), n[1] + ci.NumPending}
+					continue
+				}
+				grp, ok := strings.CutPrefix(ci.Name, prefix)
+				if !ok || !streams.ValidGroup(grp) {
+					continue
+				}
+				if j, ok := at[grp]; ok { // the group in a further partition
+					out[j].InFlight += ci.NumAckPending
+					out[j].Queue += ci.NumPending
+					continue
+				}
+				g := ExecutorGroup{Group: grp, InFlight: ci.NumAckPending, Queue: ci.NumPending,
+					Concurrency: Configured(ci), MaxAck: ci.Config.MaxAckPending, Circuit: CircuitOf(ci)}
+				if ci.Paused {
+					g.PausedUntil = time.Now().Add(ci.PauseRemaining)
+				} else if until, ok := openUntil(ci); ok && g.Circuit == CircuitOpen {
+					g.PausedUntil = until
+				}
+				at[grp] = len(out)
+				out = append(out, g)
 			}
-			g := ExecutorGroup{Group: grp, InFlight: ci.NumAckPending, Queue: ci.NumPending,
-				Concurrency: Configured(ci), MaxAck: ci.Config.MaxAckPending, Circuit: CircuitOf(ci)}
-			if ci.Paused {
-				g.PausedUntil = time.Now().Add(ci.PauseRemaining)
-			} else if until, ok := openUntil(ci); ok && g.Circuit == CircuitOpen {
-				g.PausedUntil = until
+			if err := l.Err(); err != nil {
+				return nil, err
 			}
-			out = append(out, g)
-		}
-		if err := l.Err(); err != nil {
-			return nil, err
 		}
 		for i := range out {
 			n := lanes[out[i].Group]

@@ -207,16 +207,47 @@ func JetStreamFirstPending(js jetstream.JetStream, stream func(stage string) str
 			older(msg.Time)
 		}
 		if streams.Laned(stage) { // its lanes' stream holds its hops only: its first is the oldest
-			if ls, err := js.Stream(ctx, streams.LaneStream(stage)); err == nil {
-				if si, err := ls.Info(ctx); err == nil && si.State.Msgs > 0 {
-					if msg, err := ls.GetMsg(ctx, si.State.FirstSeq); err == nil {
-						older(msg.Time)
-					}
-				}
-			}
+			older(firstStored(ctx, js, streams.LaneStream(stage)))
 		}
+		older(firstInPartitions(ctx, js, stage))
 		return oldest, nil
 	}
+}
+
+// firstStored is when the first message of stream was stored (zero: none,
+// or not readable).
+func firstStored(ctx context.Context, js jetstream.JetStream, stream string) time.Time {
+	st, err := js.Stream(ctx, stream)
+	if err != nil {
+		return time.Time{}
+	}
+	si, err := st.Info(ctx)
+	if err != nil || si.State.Msgs == 0 {
+		return time.Time{}
+	}
+	msg, err := st.GetMsg(ctx, si.State.FirstSeq)
+	if err != nil {
+		return time.Time{}
+	}
+	return msg.Time
+}
+
+// firstInPartitions is when the oldest message of stage's partition
+// streams beyond partition 0 was stored (zero: none): each holds that
+// stage's hops only (execute's: its groups' calls and retries), a work
+// queue, so its first message is its oldest waiting.
+func firstInPartitions(ctx context.Context, js jetstream.JetStream, stage string) time.Time {
+	names, err := partitionStreams(ctx, js, stage)
+	if err != nil {
+		return time.Time{}
+	}
+	var oldest time.Time
+	for _, name := range names {
+		if t := firstStored(ctx, js, name); !t.IsZero() && (oldest.IsZero() || t.Before(oldest)) {
+			oldest = t
+		}
+	}
+	return oldest
 }
 
 // executeStream is the info of the executor groups' stream (a work queue:
@@ -251,5 +282,25 @@ func executeOldest(ctx context.Context, js jetstream.JetStream, ci *jetstream.Co
 			older(msg.Time)
 		}
 	}
+	older(firstInPartitions(ctx, js, streams.Execute))
 	return oldest, nil
+}
+
+// partitionStreams names stage's partition streams beyond partition 0
+// that exist (streams.PartitionStreamsOf): what every reader of a
+// partitioned stage's backlog reads besides partition 0, whatever this
+// process's P.
+func partitionStreams(ctx context.Context, js jetstream.JetStream, stage string) ([]string, error) {
+	if !streams.Partitioned(stage) {
+		return nil, nil
+	}
+	ps, err := streams.PartitionStreamsOf(ctx, js, stage)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, 0, len(ps))
+	for _, p := range ps {
+		out = append(out, streams.PartitionStream(stage, p))
+	}
+	return out, nil
 }

@@ -152,22 +152,40 @@ func laneToken(tok string) (idx int, batch, ok bool) {
 }
 
 // gateLaneDurables lists the lane durables of the laned gate stages
-// (<stage>_<lane>, each in its stage's lanes' stream) and of the executor
-// groups whose index is in lanes.
+// (<stage>_<lane>, each in its stage's lanes' stream and its partition
+// streams) and of the executor groups (in execute's stream and its
+// partition streams) whose index is in lanes.
 func gateLaneDurables(ctx context.Context, js jetstream.JetStream, lanes map[int]*TenantLane) ([]laneDurable, error) {
 	var out []laneDurable
-	for _, name := range append(streams.LaneStreams(), streams.StreamExecute) {
+	owner := map[string]string{} // stream -> the partitioned stage it holds
+	for _, stage := range streams.PartitionedStages() {
+		owner[streams.PartitionStream(stage, 0)] = stage
+		more, err := partitionStreams(ctx, js, stage)
+		if err != nil {
+			return nil, err
+		}
+		for _, name := range more {
+			owner[name] = stage
+		}
+	}
+	names := make([]string, 0, len(owner))
+	for name := range owner {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	for _, name := range names {
 		st, err := js.Stream(ctx, name)
 		if err != nil {
 			continue // not applied: nothing waits there
 		}
+		stage := owner[name]
 		l := st.ListConsumers(ctx)
 		for ci := range l.Info() {
 			var tok string
 			exec := false
-			if _, lane, ok := streams.SplitExecuteLaneDurable(ci.Name); ok && name == streams.StreamExecute {
+			if _, lane, ok := streams.SplitExecuteLaneDurable(ci.Name); ok && stage == streams.Execute {
 				tok, exec = lane, true
-			} else if i := strings.LastIndexByte(ci.Name, '_'); i > 0 && streams.Laned(ci.Name[:i]) && name == streams.LaneStream(ci.Name[:i]) {
+			} else if i := strings.LastIndexByte(ci.Name, '_'); i > 0 && ci.Name[:i] == stage && stage != streams.Execute {
 				tok = ci.Name[i+1:]
 			} else {
 				continue

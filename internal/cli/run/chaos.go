@@ -14,6 +14,7 @@ import (
 	"github.com/toolgate/toolgate/internal/chaos"
 
 	"github.com/toolgate/toolgate/internal/cli/cmdutil"
+	"github.com/toolgate/toolgate/streams"
 )
 
 // ChaosCmd runs every stage as its own process against one NATS server and
@@ -31,6 +32,7 @@ func ChaosCmd(args []string) error {
 	binDir := fs.String("bin", "", "directory of prebuilt stage binaries (make chaos builds them into bin/), and for --topology cluster its nats-server; empty: go build them at run time")
 	natsServer := fs.String("nats-server", "", "--topology cluster: the nats-server binary (the version toolgate embeds); empty: --bin's, else built from the module")
 	execDown := fs.Duration("executor-down", 30*time.Second, "--topology cluster: stop the tool's executor this long under load (keep it under execute's ~92 s retry budget, or calls are dead-lettered and counted); 0: never")
+	parts := fs.Int("partitions", 1, "--topology cluster: partitions of the gate stages' streams (P, as the stages' --partitions): each stage's partitions get leaders of their own, so the leader killed is one of several")
 	soak := fs.Duration("soak", 0, "run load at --rate for this long with no faults and report every stage process's RSS slope (MiB/min), failing on one that keeps growing; --n is ignored")
 	rssEvery := fs.Duration("rss-every", 5*time.Second, "how often every process's RSS is sampled")
 	rssAfter := fs.Duration("rss-after", time.Minute, "when after the load the last RSS sample is taken (the run waits for it); --hostile: how long valid load goes on after the attack settled, RSS at its end judged against its baseline (0: no after phase)")
@@ -68,6 +70,9 @@ func ChaosCmd(args []string) error {
 	if *topology != chaos.TopologySingle && *topology != chaos.TopologyCluster {
 		return cmdutil.UsageError("chaos --topology %q: want %s or %s", *topology, chaos.TopologySingle, chaos.TopologyCluster)
 	}
+	if *parts < 1 || *parts > streams.MaxPartitions || (*parts > 1 && *topology != chaos.TopologyCluster) {
+		return cmdutil.UsageError("chaos --partitions %d: want 1 to %d, more than 1 with --topology %s only", *parts, streams.MaxPartitions, chaos.TopologyCluster)
+	}
 	if *execDown <= 0 {
 		*execDown = -1 // Config: negative is never
 	}
@@ -97,7 +102,7 @@ func ChaosCmd(args []string) error {
 	rep, err := chaos.Run(ctx, chaos.Config{
 		Calls: *n, Rate: *rate, KillEvery: *every, AckWait: *ackWait, Settle: *settle, Seed: *seed, Dir: dir, Log: os.Stderr,
 		Topology: *topology, Bins: bins, NATSServer: *natsServer,
-		ExecutorDown: *execDown, Soak: *soak, RSSEvery: *rssEvery, RSSAfter: *rssAfter,
+		ExecutorDown: *execDown, Partitions: *parts, Soak: *soak, RSSEvery: *rssEvery, RSSAfter: *rssAfter,
 	})
 	if err != nil {
 		return err

@@ -28,3 +28,13 @@ func TestChaos_bad_rss_flags_are_refused(t *testing.T) {
 		}
 	}
 }
+
+// --partitions above 1 needs the cluster topology, and at most
+// streams.MaxPartitions; refused before anything starts.
+func TestChaos_partitions_need_the_cluster_topology(t *testing.T) {
+	for _, args := range [][]string{{"--partitions", "2"}, {"--topology", "cluster", "--partitions", "0"}, {"--topology", "cluster", "--partitions", "65"}} {
+		if err := ChaosCmd(args); err == nil || !strings.Contains(err.Error(), "--partitions") {
+			t.Errorf("%v: error %v, want a usage error naming --partitions", args, err)
+		}
+	}
+}
