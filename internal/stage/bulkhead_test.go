@@ -180,39 +180,7 @@ func TestBulkhead_a_dead_group_opens_its_circuit_and_every_waiting_call_runs_onc
 			t.Fatalf("weather call %d: %v, want executed", i, rs[0])
 		}
 	}
-	var mu sync.Mutex
-	runs := map[string]int{}
-	sub, err := p.nc.Subscribe(streams.Exec("erp_invoice"), func(m *nats.Msg) {
-		if m.Header.Get(execute.HeaderQuery) != "" {
-			_ = m.Respond([]byte(`{"known":false}`))
-			return
-		}
-		mu.Lock()
-		runs[m.Header.Get(streams.HeaderCallID)]++
-		mu.Unlock()
-		_ = m.Respond([]byte(`{"ok":true,"result":{"done":true}}`))
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = sub.Unsubscribe() })
-	for i := range calls {
-		rid := fmt.Sprintf("resp-dead-%d", i)
-		if rs := p.waitResults(rid, 1); rs[0]["status"] != "executed" {
-			t.Fatalf("erp call %d: %v, want executed once its executor came back", i, rs[0])
-		}
-	}
-	mu.Lock()
-	ran := maps.Clone(runs)
-	mu.Unlock()
-	if len(ran) != calls {
-		t.Fatalf("%d calls ran, want %d", len(ran), calls)
-	}
-	for id, n := range ran {
-		if n != 1 {
-			t.Fatalf("call %s ran %d times, want once", id, n)
-		}
-	}
+	p.executorBack(t, calls)
 	// The probe's success closes the breaker at once, but the durable is
 	// restored (MaxAckPending, pause) by a consumer update of its own, which
 	// can land after the last waiting call ran one at a time: read until it did.
@@ -382,5 +350,45 @@ tools:
 	}
 	if h := fmt.Sprint(letters[0].Envelope.History); !strings.Contains(h, "attempt 1 of 2") {
 		t.Fatalf("history %s: want the wait's attempt 1 of 2", h)
+	}
+}
+
+// executorBack serves erp_invoice again, as an executor that came back
+// would, and checks that each of the calls that waited for it
+// (resp-dead-0 … resp-dead-<calls-1>) is executed, and run exactly once.
+func (p *pipe) executorBack(t *testing.T, calls int) {
+	t.Helper()
+	var mu sync.Mutex
+	runs := map[string]int{}
+	sub, err := p.nc.Subscribe(streams.Exec("erp_invoice"), func(m *nats.Msg) {
+		if m.Header.Get(execute.HeaderQuery) != "" {
+			_ = m.Respond([]byte(`{"known":false}`))
+			return
+		}
+		mu.Lock()
+		runs[m.Header.Get(streams.HeaderCallID)]++
+		mu.Unlock()
+		_ = m.Respond([]byte(`{"ok":true,"result":{"done":true}}`))
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = sub.Unsubscribe() })
+	for i := range calls {
+		rid := fmt.Sprintf("resp-dead-%d", i)
+		if rs := p.waitResults(rid, 1); rs[0]["status"] != "executed" {
+			t.Fatalf("erp call %d: %v, want executed once its executor came back", i, rs[0])
+		}
+	}
+	mu.Lock()
+	ran := maps.Clone(runs)
+	mu.Unlock()
+	if len(ran) != calls {
+		t.Fatalf("%d calls ran, want %d", len(ran), calls)
+	}
+	for id, n := range ran {
+		if n != 1 {
+			t.Fatalf("call %s ran %d times, want once", id, n)
+		}
 	}
 }

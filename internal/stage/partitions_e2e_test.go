@@ -3,15 +3,10 @@ package stage
 import (
 	"context"
 	"fmt"
-	"maps"
-	"sync"
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats.go"
 	"github.com/rs/zerolog"
-
-	"github.com/toolgate/toolgate/internal/execute"
 
 	"github.com/toolgate/toolgate/internal/seal"
 	"github.com/toolgate/toolgate/internal/testenv"
@@ -254,39 +249,7 @@ func TestPartitions_an_open_circuit_holds_every_partition(t *testing.T) {
 			return nil
 		})
 	}
-	var mu sync.Mutex
-	runs := map[string]int{}
-	sub, err := p.nc.Subscribe(streams.Exec("erp_invoice"), func(m *nats.Msg) {
-		if m.Header.Get(execute.HeaderQuery) != "" {
-			_ = m.Respond([]byte(`{"known":false}`))
-			return
-		}
-		mu.Lock()
-		runs[m.Header.Get(streams.HeaderCallID)]++
-		mu.Unlock()
-		_ = m.Respond([]byte(`{"ok":true,"result":{"done":true}}`))
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = sub.Unsubscribe() })
-	for i := range calls {
-		rid := fmt.Sprintf("resp-dead-%d", i)
-		if rs := p.waitResults(rid, 1); rs[0]["status"] != "executed" {
-			t.Fatalf("erp call %d: %v, want executed once its executor came back", i, rs[0])
-		}
-	}
-	mu.Lock()
-	ran := maps.Clone(runs)
-	mu.Unlock()
-	if len(ran) != calls {
-		t.Fatalf("%d calls ran, want %d", len(ran), calls)
-	}
-	for id, n := range ran {
-		if n != 1 {
-			t.Fatalf("call %s ran %d times, want once", id, n)
-		}
-	}
+	p.executorBack(t, calls)
 	for stream, durable := range durables {
 		testenv.Eventually(t, 10*time.Second, 20*time.Millisecond, func() error {
 			c, err := p.js.Consumer(ctx, stream, durable)
