@@ -117,6 +117,12 @@ func TestTraffic_tells_the_stores_of_each_stream(t *testing.T) {
 	if len(per.StoresBy) != 1 || per.StoresBy["A"] != 1.5 {
 		t.Fatalf("stores per call by stream = %v, want A 1.5 alone", per.StoresBy)
 	}
+	if ex := (PerCall{StoresBy: map[string]float64{"A": 2, "KV_toolgate_exec_replay": 1.25}}).ExecutorStores(); ex != 1.25 {
+		t.Fatalf("executors' stores = %v, want the replay bucket's 1.25", ex)
+	}
+	if ex := per.ExecutorStores(); ex != 0 {
+		t.Fatalf("executors' stores = %v with no executor, want 0", ex)
+	}
 	if got := FormatStoresBy(map[string]float64{"X": 0.4, "Y": 1, "W": 1}); got != "W 1.00, Y 1.00, X 0.40" {
 		t.Fatalf("FormatStoresBy = %q", got)
 	}

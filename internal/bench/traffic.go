@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/toolgate/toolgate/pkg/wire"
 )
 
 // Traffic is what a run asked of NATS: the messages clients sent the
@@ -87,6 +89,18 @@ func (t Traffic) Per(n int) PerCall {
 	}
 	return p
 }
+
+// ExecutorStores is the part of Stores that the executors write, not
+// toolgate: their durable records of the requests they took
+// (wire.ExecReplayBucket, written by pkg/toolserver), the executor's cost as
+// its signature check is.
+func (p PerCall) ExecutorStores() float64 {
+	return p.StoresBy[ExecutorStream]
+}
+
+// ExecutorStream is the stream of the executors' records of the requests
+// they took (wire.ExecReplayBucket's).
+const ExecutorStream = "KV_" + wire.ExecReplayBucket
 
 // FormatStoresBy writes stores per call by stream, most first, as
 // "NAME 1.00, …".

@@ -41,6 +41,10 @@ func printReport(w io.Writer, r bench.Report) {
 			tr.Ceiling.Messages, tr.Ceiling.Stores, tr.Pipeline.Messages, tr.Pipeline.Stores, tr.Bound(), tr.StoreBound())
 		if len(tr.Pipeline.StoresBy) > 0 {
 			fmt.Fprintf(w, "pipeline stores per call by stream: %s\n", bench.FormatStoresBy(tr.Pipeline.StoresBy))
+			if ex := tr.Pipeline.ExecutorStores(); ex > 0 {
+				fmt.Fprintf(w, "of the pipeline's %.1f stores per call, toolgate's %.1f and the executors' %.1f (their records of the requests they took, %s, written by pkg/toolserver)\n",
+					tr.Pipeline.Stores, tr.Pipeline.Stores-ex, ex, bench.ExecutorStream)
+			}
 		}
 	}
 	printMemory(w, r)
