@@ -280,18 +280,34 @@ func PartitionStreamsOf(ctx context.Context, js jetstream.JetStream, stage strin
 	return ps, nil
 }
 
+// PartitionStreamNames names the partition streams of stage that exist,
+// p >= 1, in order of p (PartitionStreamsOf); none for a stage that is not
+// partitioned.
+func PartitionStreamNames(ctx context.Context, js jetstream.JetStream, stage string) ([]string, error) {
+	if !Partitioned(stage) {
+		return nil, nil
+	}
+	ps, err := PartitionStreamsOf(ctx, js, stage)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, 0, len(ps))
+	for _, p := range ps {
+		out = append(out, PartitionStream(stage, p))
+	}
+	return out, nil
+}
+
 // AllPartitionStreams lists every partition stream (p >= 1) of every
 // partitioned stage that exists.
 func AllPartitionStreams(ctx context.Context, js jetstream.JetStream) ([]string, error) {
 	var out []string
 	for _, stage := range PartitionedStages() {
-		ps, err := PartitionStreamsOf(ctx, js, stage)
+		names, err := PartitionStreamNames(ctx, js, stage)
 		if err != nil {
 			return nil, err
 		}
-		for _, p := range ps {
-			out = append(out, PartitionStream(stage, p))
-		}
+		out = append(out, names...)
 	}
 	return out, nil
 }

@@ -398,16 +398,12 @@ func (h *clusterHavoc) backlogRestart(ctx context.Context, rng *rand.Rand) error
 // partition 0 (cfg.Partitions > 1): a laned stage's durables there, and
 // execute's groups' calls (its stream's messages).
 func (h *clusterHavoc) partitionsBacklog(ctx context.Context, st string) uint64 {
-	if !streams.Partitioned(st) {
-		return 0
-	}
-	ps, err := streams.PartitionStreamsOf(ctx, h.js, st)
+	names, err := streams.PartitionStreamNames(ctx, h.js, st)
 	if err != nil {
 		return 0
 	}
 	var n uint64
-	for _, p := range ps {
-		name := streams.PartitionStream(st, p)
+	for _, name := range names {
 		if st == streams.Execute {
 			if s, err := h.js.Stream(ctx, name); err == nil {
 				n += s.CachedInfo().State.Msgs

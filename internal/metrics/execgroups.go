@@ -94,7 +94,7 @@ type ExecutorGroups func(ctx context.Context) ([]ExecutorGroup, error)
 func JetStreamExecutorGroups(js jetstream.JetStream) ExecutorGroups {
 	return func(ctx context.Context) ([]ExecutorGroup, error) {
 		names := []string{streams.StreamExecute}
-		more, err := partitionStreams(ctx, js, streams.Execute)
+		more, err := streams.PartitionStreamNames(ctx, js, streams.Execute)
 		if err != nil {
 			return nil, err
 		}

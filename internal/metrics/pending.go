@@ -120,20 +120,16 @@ func JetStreamInfo(js jetstream.JetStream, stream func(stage string) string) Con
 }
 
 // addPartitions adds to ci what waits in stage's partition streams beyond
-// partition 0 (streams.PartitionStreamsOf), whichever exist: a laned
+// partition 0 (streams.PartitionStreamNames), whichever exist: a laned
 // stage's durables there (its main durable and lanes, under their
 // partition 0 names), execute's streams' messages (its groups' calls and
 // scheduled retries). What may not be read is left out.
 func addPartitions(ctx context.Context, js jetstream.JetStream, stage string, ci *jetstream.ConsumerInfo) {
-	if !streams.Partitioned(stage) {
-		return
-	}
-	ps, err := streams.PartitionStreamsOf(ctx, js, stage)
+	names, err := streams.PartitionStreamNames(ctx, js, stage)
 	if err != nil {
 		return
 	}
-	for _, p := range ps {
-		name := streams.PartitionStream(stage, p)
+	for _, name := range names {
 		if stage == streams.Execute {
 			if st, err := js.Stream(ctx, name); err == nil {
 				ci.NumPending += st.CachedInfo().State.Msgs
@@ -237,7 +233,7 @@ func firstStored(ctx context.Context, js jetstream.JetStream, stream string) tim
 // stage's hops only (execute's: its groups' calls and retries), a work
 // queue, so its first message is its oldest waiting.
 func firstInPartitions(ctx context.Context, js jetstream.JetStream, stage string) time.Time {
-	names, err := partitionStreams(ctx, js, stage)
+	names, err := streams.PartitionStreamNames(ctx, js, stage)
 	if err != nil {
 		return time.Time{}
 	}
@@ -284,23 +280,4 @@ func executeOldest(ctx context.Context, js jetstream.JetStream, ci *jetstream.Co
 	}
 	older(firstInPartitions(ctx, js, streams.Execute))
 	return oldest, nil
-}
-
-// partitionStreams names stage's partition streams beyond partition 0
-// that exist (streams.PartitionStreamsOf): what every reader of a
-// partitioned stage's backlog reads besides partition 0, whatever this
-// process's P.
-func partitionStreams(ctx context.Context, js jetstream.JetStream, stage string) ([]string, error) {
-	if !streams.Partitioned(stage) {
-		return nil, nil
-	}
-	ps, err := streams.PartitionStreamsOf(ctx, js, stage)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]string, 0, len(ps))
-	for _, p := range ps {
-		out = append(out, streams.PartitionStream(stage, p))
-	}
-	return out, nil
 }

@@ -160,7 +160,7 @@ func gateLaneDurables(ctx context.Context, js jetstream.JetStream, lanes map[int
 	owner := map[string]string{} // stream -> the partitioned stage it holds
 	for _, stage := range streams.PartitionedStages() {
 		owner[streams.PartitionStream(stage, 0)] = stage
-		more, err := partitionStreams(ctx, js, stage)
+		more, err := streams.PartitionStreamNames(ctx, js, stage)
 		if err != nil {
 			return nil, err
 		}

@@ -164,11 +164,6 @@ func partitionsOf(js jetstream.JetStream, stage string) func(context.Context) ([
 	return func(ctx context.Context) ([]string, error) {
 		ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		defer cancel()
-		ps, err := streams.PartitionStreamsOf(ctx, js, stage)
-		var out []string
-		for _, p := range ps {
-			out = append(out, streams.PartitionStream(stage, p))
-		}
-		return out, err
+		return streams.PartitionStreamNames(ctx, js, stage)
 	}
 }
