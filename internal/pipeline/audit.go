@@ -5,6 +5,7 @@ import (
 
 	"github.com/toolgate/toolgate/internal/call"
 	"github.com/toolgate/toolgate/internal/redact"
+	"github.com/toolgate/toolgate/pkg/wire"
 	"github.com/toolgate/toolgate/streams"
 )
 
@@ -15,35 +16,14 @@ const (
 	EventDryRun   = "tool_call_dry_run"  // every gate passed; nothing ran by request
 )
 
-// AuditEvent is what toolgate.audit.<status> carries: the seed's
-// ToolCallFailureEvent in snake_case (like every toolgate message), for
-// failures and successes alike, so the audit stream is the complete
-// long-term record. It never holds the raw arguments: their sha256 and a
+// AuditEvent is a call's audit event (wire.AuditEvent, the public
+// contract): the seed's ToolCallFailureEvent in snake_case (like every
+// toolgate message), for failures and successes alike. It rides in the
+// call's result (Result.Audit), and on toolgate.audit.<status> too with
+// Emitter.AuditStream. It never holds the raw arguments: their sha256 and a
 // redacted copy only. FailureType uses toolgate's class names
 // (schema_invalid where the seed says invalid_schema).
-type AuditEvent struct {
-	EventType            string      `json:"event_type"`
-	TraceID              string      `json:"trace_id"` // the response id: every call of one response shares it
-	Provider             string      `json:"provider"`
-	ModelID              string      `json:"model_id,omitempty"`
-	CallID               string      `json:"call_id"`
-	ResponseID           string      `json:"response_id"`
-	ToolName             string      `json:"tool_name"`
-	FinishReason         string      `json:"finish_reason,omitempty"`
-	RawArgumentsHash     string      `json:"raw_arguments_hash"`
-	RawArgumentsRedacted string      `json:"raw_arguments_redacted,omitempty"`
-	Status               call.Status `json:"status"`
-	FailureType          string      `json:"failure_type,omitempty"`
-	Stage                string      `json:"stage"` // the stage that decided the outcome
-	Errors               []string    `json:"errors,omitempty"`
-	RepairAttempts       int         `json:"repair_attempts"`
-	Replays              int         `json:"replays,omitempty"`
-	ToolRevision         uint64      `json:"tool_revision,omitempty"`
-	Tenant               string      `json:"tenant,omitempty"`
-	Principal            string      `json:"principal,omitempty"`
-	Identity             string      `json:"identity"` // verified or unverified (IdentityOf)
-	OccurredAt           time.Time   `json:"occurred_at"`
-}
+type AuditEvent = wire.AuditEvent
 
 // AuditOf builds the audit event of a terminal envelope emitted by stage.
 // sensitive are the tool's sensitive_fields; errors go through redact.Text

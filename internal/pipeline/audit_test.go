@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"encoding/json"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -73,7 +74,10 @@ func TestAuditOf_failed_call_holds_hash_and_redacted_arguments_never_the_secrets
 	}
 }
 
-func TestOutputs_terminal_call_publishes_audit_on_its_status_and_keeps_raw_in_the_dlq(t *testing.T) {
+// A terminal call's result carries its audit event, redacted (issue 30:
+// one stored message ends a call), and nothing goes to toolgate.audit.> by
+// default; with AuditStream (--audit-stream) the same event goes there too.
+func TestOutputs_terminal_call_carries_its_audit_in_the_result_and_keeps_raw_in_the_dlq(t *testing.T) {
 	var seen []string
 	em := &Emitter{
 		Transition: func(stage string, e call.Envelope) { seen = append(seen, stage+":"+string(e.Status)) },
@@ -84,20 +88,31 @@ func TestOutputs_terminal_call_publishes_audit_on_its_status_and_keeps_raw_in_th
 	if err != nil {
 		t.Fatal(err)
 	}
-	var audit, dlq []byte
+	var dlq []byte
 	for _, o := range outs {
-		switch o.Subject {
-		case streams.Audit("failed"):
-			audit = o.Data
-		case streams.DLQ("validate", "schema_invalid"):
+		switch {
+		case strings.HasPrefix(o.Subject, "toolgate.audit."):
+			t.Errorf("audit event published on %s without the option: it rides in the result", o.Subject)
+		case o.Subject == streams.DLQ("validate", "schema_invalid"):
 			dlq = o.Data
 		}
 	}
-	if audit == nil || dlq == nil {
-		t.Fatalf("outputs %v lack the audit event or the dead letter", subjects(outs))
+	r := resultOut(t, outs)
+	if r.Audit == nil || dlq == nil {
+		t.Fatalf("outputs %v: result audit %v, dead letter %d bytes; want both", subjects(outs), r.Audit, len(dlq))
 	}
-	if strings.Contains(string(audit), "DE89370400440532013000") {
-		t.Error("the tool's sensitive field reached the audit event")
+	audit, _ := json.Marshal(r.Audit)
+	for _, secret := range []string{"DE89370400440532013000", apiKey, card} {
+		if strings.Contains(string(audit), secret) {
+			t.Errorf("the result's audit event holds %q: %s", secret, audit)
+		}
+	}
+	if r.Audit.RawArgumentsHash != redact.Hash([]byte(e.RawArguments)) || r.Audit.EventType != EventFailed ||
+		r.Audit.FailureType != "schema_invalid" || r.Audit.Stage != "repair" || r.Audit.CallID != e.CallID {
+		t.Errorf("the result's audit event is not the call's: %s", audit)
+	}
+	if !strings.Contains(r.Audit.RawArgumentsRedacted, redact.Placeholder) {
+		t.Errorf("redacted arguments %q masked nothing", r.Audit.RawArgumentsRedacted)
 	}
 	if !strings.Contains(string(dlq), apiKey) || !strings.Contains(string(dlq), card) {
 		t.Error("the dead letter does not keep the raw arguments")
@@ -106,18 +121,38 @@ func TestOutputs_terminal_call_publishes_audit_on_its_status_and_keeps_raw_in_th
 		t.Errorf("hook saw %v, want one repair:failed transition", seen)
 	}
 
+	// --audit-stream: the same event on toolgate.audit.<status> too.
+	em.AuditStream = true
+	outs, err = em.Outputs("repair", e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var streamed []byte
+	for _, o := range outs {
+		if o.Subject == streams.Audit("failed") {
+			streamed = o.Data
+		}
+	}
+	var ev AuditEvent
+	if streamed == nil || json.Unmarshal(streamed, &ev) != nil {
+		t.Fatalf("with AuditStream: outputs %v lack the audit event", subjects(outs))
+	}
+	if got := resultOut(t, outs).Audit; got == nil || !reflect.DeepEqual(*got, ev) {
+		t.Errorf("the streamed event %+v differs from the result's %+v", ev, got)
+	}
+
 	next := call.New("resp-ok", 0, time.Now())
 	outs, err = em.Outputs("accumulate", next)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, o := range outs {
-		if strings.HasPrefix(o.Subject, "toolgate.audit.") {
-			t.Errorf("non-terminal transition published audit %s", o.Subject)
+		if strings.HasPrefix(o.Subject, "toolgate.audit.") || strings.HasPrefix(o.Subject, "toolgate.results.") {
+			t.Errorf("non-terminal transition published %s", o.Subject)
 		}
 	}
-	if len(seen) != 2 {
-		t.Errorf("hook saw %d transitions, want 2", len(seen))
+	if len(seen) != 3 {
+		t.Errorf("hook saw %d transitions, want 3", len(seen))
 	}
 }
 

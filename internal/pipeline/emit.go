@@ -49,8 +49,9 @@ type StatusRecord struct {
 }
 
 // Outputs turns one envelope a gate returned into what the worker publishes.
-// A terminal envelope also gets an audit event on toolgate.audit.<status>
-// (redacted: the raw arguments stay in the dead-letter stream only). The
+// A terminal envelope's result carries its audit event (redacted: the raw
+// arguments stay in the dead-letter stream only), and with AuditStream the
+// event goes to toolgate.audit.<status> as well. The
 // emitter's Transition is told of it. A pass verdict of a gate that seals
 // (seal.Passes) is sealed first with the emitter's Seals.
 func (em *Emitter) Outputs(stage string, e call.Envelope) ([]worker.Output, error) {
@@ -93,8 +94,11 @@ func (em *Emitter) Outputs(stage string, e call.Envelope) ([]worker.Output, erro
 	if !e.Status.Terminal() {
 		return outs, nil // waiting, e.g. for a human decision
 	}
-	audit := em.fitJSON(em.fitAudit(AuditOf(stage, pub, em.sensitive(e.ToolName))), e.CallID, e.ResponseID)
-	outs = append(outs, worker.Output{Subject: streams.Audit(string(e.Status)), MsgID: id("audit"), Header: hdr(), Data: audit})
+	ev := em.fitAudit(AuditOf(stage, pub, em.sensitive(e.ToolName)))
+	if em.auditStream() { // the separate audit stream too, for its subscribers (--audit-stream)
+		audit := em.fitJSON(ev, e.CallID, e.ResponseID)
+		outs = append(outs, worker.Output{Subject: streams.Audit(string(e.Status)), MsgID: id("audit"), Header: hdr(), Data: audit})
+	}
 	if !e.Status.OK() {
 		fstage, failure := streams.FailedAt(e)
 		h := hdr()
@@ -106,10 +110,11 @@ func (em *Emitter) Outputs(stage string, e call.Envelope) ([]worker.Output, erro
 		}
 		outs = append(outs, worker.Output{Subject: streams.DLQ(fstage, failure), MsgID: id("dlq"), Header: h, Data: em.fitEnvelope(e, body)})
 	}
-	// The result last, once the record, the audit event and the dead letter
-	// are stored: a producer that has it (toolgate publish --wait) and asks
-	// an operator finds them (toolgate status, dlq ls --call).
-	res := em.resultJSON(e)
+	// The result last, once the record and the dead letter are stored: a
+	// producer that has it (toolgate publish --wait) and asks an operator
+	// finds them (toolgate status, dlq ls --call). It carries the audit
+	// event (Result.Audit): one stored message ends the call (issue 30).
+	res := em.resultJSON(e, &ev)
 	return append(outs, worker.Output{Subject: streams.Results(e.Request.Tenant, e.ResponseID), MsgID: id("result"), Header: hdr(), Data: res, After: true}), nil
 }
 
@@ -178,29 +183,44 @@ func (em *Emitter) statusOf(stage string, e, pub call.Envelope) StatusRecord {
 	return rec
 }
 
-// ResultOf builds the result message of a terminal envelope, fitted to what
-// NATS can store: errors cut to TextMax each, and a tool result over
-// result.Limit of the max payload (the executors' read limit too), or one
-// whose three copies in result, text and message would not fit, carried
-// once, cut to an excerpt with its size and sha256, which the text and the
-// message name instead of repeating.
+// ResultOf builds the result message of a terminal envelope, without its
+// audit event (Outputs adds it: Result.Audit), fitted to what NATS can
+// store: errors cut to TextMax each, and a tool result over result.Limit of
+// the max payload (the executors' read limit too), or one whose three
+// copies in result, text and message would not fit, carried once, cut to
+// an excerpt with its size and sha256, which the text and the message name
+// instead of repeating.
 func (em *Emitter) ResultOf(e call.Envelope) Result {
-	r, _ := em.result(e)
+	r, _ := em.result(e, nil)
 	return r
 }
 
-// resultJSON is the encoded ResultOf(e), encoded once.
-func (em *Emitter) resultJSON(e call.Envelope) []byte {
-	r, data := em.result(e)
+// resultJSON is the encoded result of e carrying the audit event ev (nil:
+// none), encoded once when it fits. What does not fit loses, in this
+// order, the audit's large parts (cutAudit), half the tool result, the
+// audit's errors and arguments but their sizes and sha256 (shortAudit); as
+// a last resort the result is its cut form, the short audit beside it: the
+// audit is never dropped.
+func (em *Emitter) resultJSON(e call.Envelope, ev *AuditEvent) []byte {
+	r, data := em.result(e, ev)
 	if data != nil {
 		return data
 	}
-	return em.fitJSON(r, e.CallID, e.ResponseID)
+	data, err := wirejson.Marshal(r)
+	if err == nil && len(data) <= em.bodyBudget() {
+		return data
+	}
+	if ev != nil {
+		r.Audit = shortAudit(*ev)
+		if short, err := wirejson.Marshal(r); err == nil && len(short) <= em.bodyBudget() {
+			return short
+		}
+	}
+	return em.cutFormAudit(data, err, e.CallID, e.ResponseID, r.Audit)
 }
 
-// result is ResultOf(e) and, when it had to be encoded to be measured and
-// fits, its encoding.
-func (em *Emitter) result(e call.Envelope) (Result, []byte) {
+// result is the result of e carrying ev and, when it fits, its encoding.
+func (em *Emitter) result(e call.Envelope, ev *AuditEvent) (Result, []byte) {
 	budget := em.bodyBudget()
 	o := result.Outcome{
 		Provider: e.Provider, CallID: e.CallID, ProviderCallID: e.ProviderCallID, Tool: e.ToolName, Kind: e.ProviderKind,
@@ -211,13 +231,31 @@ func (em *Emitter) result(e call.Envelope) (Result, []byte) {
 		o.Status = string(e.Failure) // the model needs the class, not "failed"
 	}
 	r := resultOf(e, o)
-	if _, cut := result.IsCut(o.Result); !cut && len(o.Result) > 0 {
+	r.Audit = ev
+	fits := func() []byte {
 		data, err := wirejson.Marshal(r)
 		if err == nil && len(data) <= budget {
+			return data
+		}
+		return nil
+	}
+	if data := fits(); data != nil {
+		return r, data
+	}
+	if ev != nil { // the audit's large parts first: the result is the producer's
+		r.Audit = cutAudit(*ev)
+		if data := fits(); data != nil {
 			return r, data
 		}
+	}
+	if _, cut := result.IsCut(o.Result); !cut && len(o.Result) > 0 {
 		o.Result = result.Cut(e.Result, len(e.Result)/2, ExcerptMax)
+		audit := r.Audit
 		r = resultOf(e, o)
+		r.Audit = audit
+		if data := fits(); data != nil {
+			return r, data
+		}
 	}
 	return r, nil
 }
@@ -234,16 +272,6 @@ func resultOf(e call.Envelope, o result.Outcome) Result {
 		ResponseCalls: e.Batch.Size, Model: e.Model, Replays: e.Replays, ToolRevision: e.ToolRevision,
 		ArgumentsHash: redact.Hash([]byte(e.RawArguments)), IdempotencyKey: e.IdempotencyKey, Identity: IdentityOf(e),
 	}
-}
-
-// fitAudit bounds an audit event's errors, and its redacted arguments when
-// the event would not fit.
-func (em *Emitter) fitAudit(ev AuditEvent) AuditEvent {
-	ev.Errors = FitErrors(ev.Errors)
-	if len(ev.RawArgumentsRedacted) > em.bodyBudget()/2 {
-		ev.RawArgumentsRedacted = result.CutText(ev.RawArgumentsRedacted, ExcerptMax)
-	}
-	return ev
 }
 
 // StatusOf builds the status record of an envelope, its errors bounded by

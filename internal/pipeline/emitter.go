@@ -57,6 +57,12 @@ type Emitter struct {
 	// execute subject, whose durable ends a call of a tool no longer
 	// registered.
 	ExecGroup func(tool string) (string, bool)
+	// AuditStream publishes each terminal call's audit event on
+	// toolgate.audit.<status> as well (--audit-stream), for deployments
+	// whose SIEM subscribes there. false: the event rides in the call's
+	// result only (Result.Audit), one stored message and two NATS messages
+	// fewer per call (issue 30).
+	AuditStream bool
 	// Partitions is P, the partitions of the gate stages' streams
 	// (streams.Partition): a hop to a laned stage or to an executor group
 	// goes to its call's partition. 0 or 1: partition 0, the layout

@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -10,13 +11,14 @@ import (
 )
 
 // A tool name that is not registered (here a secret pasted as a name) is
-// hashed in every header, the status record, the audit event and the batch
+// hashed in every header, the status record, the audit event (the result's
+// and the audit stream's) and the batch
 // mark (whose error the other calls of an atomic batch would quote); the dead
 // letter's body keeps it as evidence, and the result keeps it for the
 // producer who sent it. A registered name stays as it is.
 func TestOutputs_unregistered_tool_name_is_hashed_outside_the_dead_letter(t *testing.T) {
 	const secret = "sk_live_SECRET123"
-	em := &Emitter{Registered: func(n string) bool { return n == "create_invoice" }}
+	em := &Emitter{Registered: func(n string) bool { return n == "create_invoice" }, AuditStream: true}
 	e := call.New("r1", 0, time.Unix(0, 0))
 	e.Provider, e.ToolName, e.RawArguments = "openai-chat", secret, `{"a":1}`
 	// One of two calls: its failed batch mark names it to the other call's abort.
@@ -50,6 +52,14 @@ func TestOutputs_unregistered_tool_name_is_hashed_outside_the_dead_letter(t *tes
 			}
 		case strings.HasPrefix(o.Subject, "toolgate.results."):
 			result++
+			var r Result
+			if err := json.Unmarshal(o.Data, &r); err != nil || r.Audit == nil {
+				t.Fatalf("result without its audit event (%v): %s", err, o.Data)
+			}
+			audit, _ := json.Marshal(r.Audit)
+			if strings.Contains(string(audit), secret) || !strings.HasPrefix(r.Audit.ToolName, "unregistered:") {
+				t.Errorf("the result's audit event names the unregistered tool in clear: %s", audit)
+			}
 		default:
 			if strings.Contains(o.Subject, streams.BucketBatches) {
 				marks++

@@ -9,11 +9,12 @@ import (
 
 // A call's result is its last output, held until the others are stored
 // (worker.Output.After): a producer that has the result and asks an
-// operator finds the call's status record, audit event and dead letter
-// (toolgate publish --wait, then toolgate status or dlq ls --call).
-// Before, the result came second and was stored in parallel with them.
+// operator finds the call's status record, dead letter and, with
+// AuditStream, the audit event on its stream (toolgate publish --wait, then
+// toolgate status or dlq ls --call). Before, the result came second and was
+// stored in parallel with them.
 func TestOutputs_the_result_comes_last_once_record_audit_and_dead_letter_are_stored(t *testing.T) {
-	em := &Emitter{}
+	em := &Emitter{AuditStream: true}
 	e := secretCall(t)
 	e.RepairAttempts = 1 // it was repaired before, so it wrote a record and writes its final one (ResultIsRecord)
 	outs, err := em.Outputs("repair", e)

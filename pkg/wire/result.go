@@ -50,6 +50,11 @@ type Result struct {
 	// Identity is how the call's identity was established: verified,
 	// asserted or unverified.
 	Identity string `json:"identity,omitempty"`
+	// Audit is the call's audit event (redacted: never the raw arguments),
+	// carried in its result so that one stored message ends a call (issue
+	// 30). Absent from a toolgate that predates it: its audit events are on
+	// toolgate.audit.<status> only.
+	Audit *AuditEvent `json:"audit,omitempty"`
 }
 
 // ResponseResult is the result of a response as a whole, published on
