@@ -71,6 +71,7 @@ func Flags(fs *flag.FlagSet, getenv func(string) string, d Defaults) func() (Fla
 	ackWait := fs.Duration("ack-wait", 0, "how long a delivery may stay unacked before it is redelivered, and the grace added to a tool's timeout in an execute claim's lease; default 30s (TOOLGATE_ACK_WAIT; every stage of one deployment must agree)")
 	approvalTTL := fs.String("approval-ttl", def("TOOLGATE_APPROVAL_TTL", "15m"), "how long a call waits for a human decision (toolgate approve/deny) before it ends as approval_expired (TOOLGATE_APPROVAL_TTL; the policy stage)")
 	hops := fs.String("hop-encoding", def("TOOLGATE_HOP_ENCODING", "binary"), "how envelopes travel between gates: binary (the protobuf wire format, about 5x cheaper to write and 3x to read than JSON) or json, for a rollout while stages of a version that reads only JSON still run; every stage reads both (TOOLGATE_HOP_ENCODING)")
+	auditStream := fs.String("audit-stream", def("TOOLGATE_AUDIT_STREAM", "false"), "also publish each terminal call's audit event on toolgate.audit.<status> (the TOOLGATE_AUDIT stream), for a SIEM that subscribes there; default false: the audit event rides in the call's result only (its \"audit\" field), one stored message and two NATS messages fewer per call (TOOLGATE_AUDIT_STREAM)")
 	tolerant := fs.String("tolerant-providers", def("TOOLGATE_TOLERANT_PROVIDERS", ""), "providers whose responses always get recovery of calls written as text, comma separated, e.g. ollama (TOOLGATE_TOLERANT_PROVIDERS)")
 	repairConfig := RepairFlags(fs, getenv)
 	execConfig := ExecFlags(fs, getenv) // flags_exec.go
@@ -104,6 +105,10 @@ func Flags(fs *flag.FlagSet, getenv func(string) string, d Defaults) func() (Fla
 		if err != nil {
 			return Flagged{}, err
 		}
+		withAudit, err := strconv.ParseBool(*auditStream)
+		if err != nil {
+			return Flagged{}, fmt.Errorf("--audit-stream %q: want true or false", *auditStream)
+		}
 		ttl, err := time.ParseDuration(*approvalTTL)
 		if err != nil || ttl <= 0 {
 			return Flagged{}, fmt.Errorf("--approval-ttl %q: want a positive duration such as 15m or 2h", *approvalTTL)
@@ -135,6 +140,7 @@ func Flags(fs *flag.FlagSet, getenv func(string) string, d Defaults) func() (Fla
 		cfg.Exec = execCfg
 		cfg.ApprovalTTL = ttl
 		cfg.JSONHops = jsonHops
+		cfg.AuditStream = withAudit
 		if natsURL != nil {
 			cfg.NATSURL = *natsURL
 		}

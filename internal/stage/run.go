@@ -98,6 +98,11 @@ type Config struct {
 	// reads only JSON still run.
 	JSONHops bool
 
+	// AuditStream: each terminal call's audit event goes to
+	// toolgate.audit.<status> as well as in its result
+	// (TOOLGATE_AUDIT_STREAM; pipeline.Emitter.AuditStream).
+	AuditStream bool
+
 	// Circuit configures the executor groups' circuit breakers (execute;
 	// breaker.go); zero: the defaults.
 	Circuit Circuit
@@ -206,7 +211,7 @@ func run(ctx context.Context, cfg Config, binds map[string]Binding, ready chan<-
 	}
 	may := grantsOf(cfg)
 	emit := &pipeline.Emitter{Transition: transitionHook(m, log, reg), Sensitive: sensitiveOf(reg), Registered: registeredIn(reg), MaxPayload: nc.MaxPayload(), Seals: seals,
-		Waits: approvalWaits(js, cfg.ApprovalTTL), Notify: notifier(nc, may), JSONHops: cfg.JSONHops,
+		Waits: approvalWaits(js, cfg.ApprovalTTL), Notify: notifier(nc, may), JSONHops: cfg.JSONHops, AuditStream: cfg.AuditStream,
 		Lane: cfg.Settings.Fair.LaneFunc(), ExecGroup: execGroupIn(reg), Partitions: cfg.Settings.Fair.PartitionCount()}
 	defer watchCluster(m, cfg.Stages, js, may)() // metrics_sources.go
 	m.KnownTools(reg.Names)
