@@ -69,6 +69,10 @@ type Settings struct {
 	InMaxAge     time.Duration // raw provider input kept for assembly and evidence
 	DLQMaxAge    time.Duration // dead letters hold full raw arguments: keep them briefly
 	ResultMaxAge time.Duration
+	// AuditMaxAge is how long audit events are kept: TOOLGATE_AUDIT's, and
+	// TOOLGATE_RESULTS' too, since each result carries its call's audit
+	// event (ResultsMaxAge).
+	AuditMaxAge time.Duration
 	CallsMaxAge  time.Duration // call status records
 	IdemTTL      time.Duration // idempotency records in the embedded store
 	// ResponseIDTTL is how long a response id stays claimed: longer than
@@ -90,6 +94,7 @@ func DefaultSettings() Settings {
 		InMaxAge:      24 * time.Hour,
 		DLQMaxAge:     7 * 24 * time.Hour,
 		ResultMaxAge:  7 * 24 * time.Hour,
+		AuditMaxAge:   7 * 24 * time.Hour,
 		CallsMaxAge:   7 * 24 * time.Hour,
 		IdemTTL:       24 * time.Hour,
 		ResponseIDTTL: 7 * 24 * time.Hour,
@@ -148,11 +153,17 @@ func (s Settings) StreamConfigs() []jetstream.StreamConfig {
 	// (partitions.go), each like its partition 0.
 	out = append(out, s.partitionStreamConfigs(out)...)
 	return append(out,
-		base(StreamResults, []string{subjectResults + ">"}, s.ResultMaxAge),
+		base(StreamResults, []string{subjectResults + ">"}, s.ResultsMaxAge()),
 		base(StreamDLQ, []string{subjectDLQ + ">"}, s.DLQMaxAge),
-		base(StreamAudit, []string{subjectAudit + ">"}, s.DLQMaxAge),
+		base(StreamAudit, []string{subjectAudit + ">"}, s.AuditMaxAge),
 	)
 }
+
+// ResultsMaxAge is how long TOOLGATE_RESULTS keeps a result: ResultMaxAge,
+// or AuditMaxAge when that is longer, since a result carries its call's
+// audit event (wire.Result.Audit, issue 30) and the audit keeps its own
+// retention.
+func (s Settings) ResultsMaxAge() time.Duration { return max(s.ResultMaxAge, s.AuditMaxAge) }
 
 // ConsumerConfig is the durable pull consumer that every replica of a stage
 // shares: the stage's row in Table with s's defaults. An unknown stage gets
