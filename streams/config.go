@@ -73,8 +73,8 @@ type Settings struct {
 	// TOOLGATE_RESULTS' too, since each result carries its call's audit
 	// event (ResultsMaxAge).
 	AuditMaxAge time.Duration
-	CallsMaxAge  time.Duration // call status records
-	IdemTTL      time.Duration // idempotency records in the embedded store
+	CallsMaxAge time.Duration // call status records
+	IdemTTL     time.Duration // idempotency records in the embedded store
 	// ResponseIDTTL is how long a response id stays claimed: longer than
 	// approvals wait and dead letters are replayed.
 	ResponseIDTTL time.Duration
