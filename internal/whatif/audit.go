@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sort"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -25,11 +26,14 @@ const (
 
 // AuditSource is where the console's what-if reads the recorded calls: the
 // status records (their fate) and the audit events (arguments as the gates
-// saw them, redacted: TOOLGATE_AUDIT), both of which the console user may
-// read — never TOOLGATE_IN, which holds what producers sent, tokens too. A
-// call whose audit arguments were redacted (their hash is not the recorded
-// hash of the arguments) is counted as not re-evaluated, never run on
-// redacted values, so what it re-runs is exactly what the gates saw.
+// saw them, redacted), both of which the console user may read — never
+// TOOLGATE_IN, which holds what producers sent, tokens too. An audit event
+// rides in its call's result (TOOLGATE_RESULTS, wire.Result.Audit, issue
+// 30); events written before that, or with the stages' --audit-stream, are
+// on TOOLGATE_AUDIT too, and each call counts once. A call whose audit
+// arguments were redacted (their hash is not the recorded hash of the
+// arguments) is counted as not re-evaluated, never run on redacted values,
+// so what it re-runs is exactly what the gates saw.
 type AuditSource struct {
 	JS    jetstream.JetStream
 	Since time.Time
@@ -47,41 +51,19 @@ func RunAudit(ctx context.Context, src AuditSource, ev *Evaluator) (*Report, err
 	if err != nil {
 		return nil, err
 	}
-	st, err := src.JS.Stream(ctx, streams.StreamAudit)
-	if err != nil {
-		return nil, fmt.Errorf("whatif: read %s: %w", streams.StreamAudit, err)
-	}
+	events := auditEvents{recs: recs, first: map[string]pipeline.AuditEvent{}}
 	start := src.Since.Add(-slack)
-	c, err := st.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{FilterSubjects: []string{streams.Audit(">")},
-		DeliverPolicy: jetstream.DeliverByStartTimePolicy, OptStartTime: &start})
-	if err != nil {
-		return nil, fmt.Errorf("whatif: read %s: %w", streams.StreamAudit, err)
+	// The results' audit events, then the audit stream's (before the
+	// upgrade, or --audit-stream): a call found in both counts once.
+	if err := readStream(ctx, src.JS, streams.StreamResults, streams.ResultsAll(), start, events.result); err != nil {
+		return nil, err
 	}
-	info, err := st.Info(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("whatif: read %s: %w", streams.StreamAudit, err)
+	if err := readStream(ctx, src.JS, streams.StreamAudit, streams.Audit(">"), start, events.event); err != nil {
+		return nil, err
 	}
-	last := info.State.LastSeq
 	w := window{ev: ev, rep: rep, recs: recs, tool: src.Tool}
-	for last > 0 {
-		if err := ctx.Err(); err != nil {
-			return nil, fmt.Errorf("whatif: read %s: %w", streams.StreamAudit, err)
-		}
-		m, err := c.Next(jetstream.FetchMaxWait(5 * time.Second))
-		if err != nil {
-			if errors.Is(err, jetstream.ErrNoMessages) && ctx.Err() == nil {
-				break // nothing at or after the window's start
-			}
-			return nil, fmt.Errorf("whatif: read %s: %w", streams.StreamAudit, err)
-		}
-		md, err := m.Metadata()
-		if err != nil {
-			return nil, fmt.Errorf("whatif: read %s: %w", streams.StreamAudit, err)
-		}
-		w.audit(ctx, m.Data())
-		if md.Sequence.Stream >= last {
-			break
-		}
+	for _, e := range events.ordered() {
+		w.audit(ctx, e)
 	}
 	w.finish()
 	for _, rec := range recs {
@@ -92,13 +74,106 @@ func RunAudit(ctx context.Context, src AuditSource, ev *Evaluator) (*Report, err
 	return rep, nil
 }
 
-// audit re-evaluates the call of one audit event, the first of the call's
-// (a replay's later events carry the same arguments, or repaired ones).
-func (w *window) audit(ctx context.Context, data []byte) {
+// readStream hands visit the body of every message on filter that stream
+// holds from start on, up to its last message when the read began.
+func readStream(ctx context.Context, js jetstream.JetStream, stream, filter string, start time.Time, visit func([]byte)) error {
+	fail := func(err error) error { return fmt.Errorf("whatif: read %s: %w", stream, err) }
+	st, err := js.Stream(ctx, stream)
+	if err != nil {
+		return fail(err)
+	}
+	c, err := st.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{FilterSubjects: []string{filter},
+		DeliverPolicy: jetstream.DeliverByStartTimePolicy, OptStartTime: &start})
+	if err != nil {
+		return fail(err)
+	}
+	info, err := st.Info(ctx)
+	if err != nil {
+		return fail(err)
+	}
+	last := info.State.LastSeq
+	for last > 0 {
+		if err := ctx.Err(); err != nil {
+			return fail(err)
+		}
+		m, err := c.Next(jetstream.FetchMaxWait(5 * time.Second))
+		if err != nil {
+			if errors.Is(err, jetstream.ErrNoMessages) && ctx.Err() == nil {
+				return nil // nothing (more) at or after the window's start
+			}
+			return fail(err)
+		}
+		md, err := m.Metadata()
+		if err != nil {
+			return fail(err)
+		}
+		visit(m.Data())
+		if md.Sequence.Stream >= last {
+			return nil
+		}
+	}
+	return nil
+}
+
+// auditEvents holds the first audit event of each call of the window
+// (recs), wherever it was read: the one of the fewest replays, the
+// earliest of those (a replay's later events carry the same arguments, or
+// repaired ones), so a call whose event is both in its result and on the
+// audit stream counts once.
+type auditEvents struct {
+	recs  map[string]*Recorded
+	first map[string]pipeline.AuditEvent
+	order []string
+}
+
+// result takes the audit event a result carries (none: a result of before
+// issue 30, whose event is on the audit stream).
+func (a *auditEvents) result(data []byte) {
+	var r struct {
+		CallID string               `json:"call_id"`
+		Audit  *pipeline.AuditEvent `json:"audit"`
+	}
+	if json.Unmarshal(data, &r) != nil || r.Audit == nil || r.Audit.CallID != r.CallID {
+		return
+	}
+	a.add(*r.Audit)
+}
+
+// event takes an event of the audit stream.
+func (a *auditEvents) event(data []byte) {
 	var ev pipeline.AuditEvent
 	if json.Unmarshal(data, &ev) != nil {
 		return
 	}
+	a.add(ev)
+}
+
+func (a *auditEvents) add(ev pipeline.AuditEvent) {
+	if _, ok := a.recs[ev.CallID]; !ok {
+		return
+	}
+	had, ok := a.first[ev.CallID]
+	if !ok {
+		a.order = append(a.order, ev.CallID)
+	}
+	if !ok || ev.Replays < had.Replays || (ev.Replays == had.Replays && ev.OccurredAt.Before(had.OccurredAt)) {
+		a.first[ev.CallID] = ev
+	}
+}
+
+// ordered is the events held, one per call, oldest first.
+func (a *auditEvents) ordered() []pipeline.AuditEvent {
+	out := make([]pipeline.AuditEvent, 0, len(a.order))
+	for _, id := range a.order {
+		out = append(out, a.first[id])
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].OccurredAt.Before(out[j].OccurredAt) })
+	return out
+}
+
+// audit re-evaluates the call of one audit event, the first of the call's
+// (auditEvents).
+func (w *window) audit(ctx context.Context, ev pipeline.AuditEvent) {
 	rec, ok := w.recs[ev.CallID]
 	if !ok || rec.done {
 		return

@@ -15,7 +15,9 @@ import (
 )
 
 // TestRunAudit_as_the_console_user: the console's what-if reads the status
-// records and the audit events — what the console user may read — and
+// records and the audit events — what the console user may read: in the
+// calls' results, and on the audit stream for older ones, each call counted
+// once wherever its event is — and
 // reports what the what-if over the raw input reports; a call whose audit
 // arguments are redacted is counted as not re-evaluated, never run on the
 // redacted values.
@@ -38,12 +40,26 @@ func TestRunAudit_as_the_console_user(t *testing.T) {
 		if i == 3 { // a transfer of 700 whose amount is sensitive: redacted in the audit
 			sensitive = []string{"amount"}
 		}
-		data, _ := json.Marshal(pipeline.AuditOf("policy", e, sensitive))
-		m := nats.NewMsg(streams.Audit(string(e.Status)))
-		m.Header.Set(streams.HeaderCallID, e.CallID)
-		m.Data = data
-		if _, err := admin.PublishMsg(ctx, m); err != nil {
-			t.Fatal(err)
+		audit := pipeline.AuditOf("policy", e, sensitive)
+		// Where it is: in the call's result (issue 30), on the audit stream
+		// only (a call of before the upgrade), or both (--audit-stream).
+		if i%3 != 1 {
+			data, _ := json.Marshal(pipeline.Result{CallID: e.CallID, ResponseID: e.ResponseID, Tool: e.ToolName, Status: e.Status, Audit: &audit})
+			m := nats.NewMsg(streams.Results(e.Request.Tenant, e.ResponseID))
+			m.Header.Set(streams.HeaderCallID, e.CallID)
+			m.Data = data
+			if _, err := admin.PublishMsg(ctx, m); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if i%3 != 0 {
+			data, _ := json.Marshal(audit)
+			m := nats.NewMsg(streams.Audit(string(e.Status)))
+			m.Header.Set(streams.HeaderCallID, e.CallID)
+			m.Data = data
+			if _, err := admin.PublishMsg(ctx, m); err != nil {
+				t.Fatal(err)
+			}
 		}
 	}
 	ev := evaluator(t, newToolsLimits)
@@ -71,5 +87,30 @@ func TestRunAudit_as_the_console_user(t *testing.T) {
 	cut, err := RunAudit(ctx, AuditSource{JS: console, Since: time.Now().Add(-time.Hour), MaxCalls: 5}, ev)
 	if err != nil || cut.Skipped[SkipCut] != 16 {
 		t.Fatalf("bounded run: %v %v", err, cut.Skipped)
+	}
+}
+
+// A call's audit event read from its result and again from the audit
+// stream (--audit-stream), and a replay's later event, are one call: the
+// first event of the fewest replays is kept; a call of no record of the
+// window is not held.
+func TestAuditEvents_one_per_call_wherever_it_was_read(t *testing.T) {
+	at := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	recs := map[string]*Recorded{"r1-0": {}, "r2-0": {}}
+	a := auditEvents{recs: recs, first: map[string]pipeline.AuditEvent{}}
+	first := pipeline.AuditEvent{CallID: "r1-0", OccurredAt: at, RawArgumentsRedacted: `{"a":1}`}
+	replay := pipeline.AuditEvent{CallID: "r1-0", OccurredAt: at.Add(time.Hour), Replays: 1, RawArgumentsRedacted: `{"a":2}`}
+	res, _ := json.Marshal(pipeline.Result{CallID: "r1-0", Audit: &replay})
+	a.result(res)
+	old, _ := json.Marshal(first)
+	a.event(old)
+	a.event(old)
+	other, _ := json.Marshal(pipeline.AuditEvent{CallID: "r2-0", OccurredAt: at.Add(-time.Minute)})
+	a.event(other)
+	stranger, _ := json.Marshal(pipeline.Result{CallID: "r9-0", Audit: &pipeline.AuditEvent{CallID: "r9-0"}})
+	a.result(stranger)
+	got := a.ordered()
+	if len(got) != 2 || got[0].CallID != "r2-0" || got[1].CallID != "r1-0" || got[1].RawArgumentsRedacted != `{"a":1}` {
+		t.Fatalf("events %+v: want r2-0, then r1-0's first (replays 0)", got)
 	}
 }
