@@ -14,6 +14,7 @@ import (
 	"github.com/toolgate/toolgate/internal/call"
 	"github.com/toolgate/toolgate/internal/dlq"
 	"github.com/toolgate/toolgate/internal/pipeline"
+	"github.com/toolgate/toolgate/internal/records"
 	"github.com/toolgate/toolgate/internal/redact"
 	"github.com/toolgate/toolgate/streams"
 )
@@ -197,6 +198,13 @@ func (s *Server) storyOf(ctx context.Context, id string) (*story, error) {
 		}
 	}
 	if st.RawArgs == "" {
+		if ev, err := s.resultAudit(ctx, id, st.Result); err != nil {
+			st.Problems = append(st.Problems, "result: "+shortErr(err))
+		} else if ev != nil {
+			st.RawArgs, st.RawFrom = ev.RawArgumentsRedacted, "the audit event in its result ("+ev.EventType+")"
+		}
+	}
+	if st.RawArgs == "" { // a result of before issue 30, or none: the audit stream
 		if ev, err := s.auditOf(ctx, id, since); err != nil {
 			st.Problems = append(st.Problems, "audit: "+shortErr(err))
 		} else if ev != nil {
@@ -230,7 +238,26 @@ func (s *Server) approvalOf(ctx context.Context, id string) (*approval.Record, e
 	return &a, nil
 }
 
-// auditOf finds the call's audit event: the audit stream is read from
+// resultAudit is the audit event the call's result carries (issue 30):
+// res, the result the story found, or else the one internal/records finds
+// on the subject the call id names; nil when there is no result or it
+// predates the fold (its event is on the audit stream: auditOf).
+func (s *Server) resultAudit(ctx context.Context, id string, res *pipeline.Result) (*pipeline.AuditEvent, error) {
+	if res == nil {
+		found, err := records.Reader{JS: s.cfg.JS}.Result(ctx, id)
+		if err != nil || found == nil {
+			return nil, err
+		}
+		res = found
+	}
+	if res.Audit == nil || res.Audit.CallID != id {
+		return nil, nil
+	}
+	return res.Audit, nil
+}
+
+// auditOf finds the call's audit event on the audit stream (events written
+// before the results carried them, or with --audit-stream): it is read from
 // since, headers only, up to maxScan events; the matching one is fetched.
 func (s *Server) auditOf(ctx context.Context, id string, since time.Time) (*pipeline.AuditEvent, error) {
 	st, err := s.cfg.JS.Stream(ctx, streams.StreamAudit)

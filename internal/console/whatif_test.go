@@ -15,9 +15,17 @@ import (
 	"github.com/toolgate/toolgate/streams"
 )
 
+// Where a seeded call's audit event is: in its result (issue 30), on the
+// audit stream only (a call of before the upgrade), or both
+// (--audit-stream).
+const (
+	inResult = 1 << iota
+	onStream
+)
+
 // seedAuditedCall records an executed get_weather call as the pipeline
-// does: its status record and its audit event, as the admin.
-func (r *rig) seedAuditedCall(id, args string) {
+// does: its status record and its audit event where says, as the admin.
+func (r *rig) seedAuditedCall(id, args string, where int) {
 	r.t.Helper()
 	ctx := context.Background()
 	e := call.New("rwi", 0, time.Now())
@@ -35,12 +43,22 @@ func (r *rig) seedAuditedCall(id, args string) {
 	if _, err := calls.Put(ctx, id, rec); err != nil {
 		r.t.Fatal(err)
 	}
-	ev, _ := json.Marshal(pipeline.AuditOf("execute", e, nil))
-	m := nats.NewMsg(streams.Audit(string(e.Status)))
-	m.Header.Set(streams.HeaderCallID, id)
-	m.Data = ev
-	if _, err := r.js.PublishMsg(ctx, m); err != nil {
-		r.t.Fatal(err)
+	audit := pipeline.AuditOf("execute", e, nil)
+	publish := func(subject string, v any) {
+		m := nats.NewMsg(subject)
+		m.Header.Set(streams.HeaderCallID, id)
+		m.Data, _ = json.Marshal(v)
+		if _, err := r.js.PublishMsg(ctx, m); err != nil {
+			r.t.Fatal(err)
+		}
+	}
+	if where&inResult != 0 {
+		res := (&pipeline.Emitter{}).ResultOf(e)
+		res.Audit = &audit
+		publish(streams.Results(e.Request.Tenant, e.ResponseID), res)
+	}
+	if where&onStream != 0 {
+		publish(streams.Audit(string(e.Status)), audit)
 	}
 }
 
@@ -51,8 +69,9 @@ func (r *rig) seedAuditedCall(id, args string) {
 func TestWhatIf_a_viewer_runs_it_as_the_console_user(t *testing.T) {
 	r := newRigAs(t, map[string]Role{viewerToken: Viewer}, map[string]string{viewerToken: "vera"}, true)
 	r.session(viewerToken)
-	r.seedAuditedCall("wi-1-0", `{"city":"Rio de Janeiro"}`)
-	r.seedAuditedCall("wi-2-0", `{"city":"Oslo"}`)
+	r.seedAuditedCall("wi-1-0", `{"city":"Rio de Janeiro"}`, inResult)
+	r.seedAuditedCall("wi-2-0", `{"city":"Oslo"}`, onStream)
+	r.seedAuditedCall("wi-3-0", `{"city":"Bergen"}`, inResult|onStream)
 	csrf := r.csrf(Prefix + "tools")
 	def := `
 tools:
@@ -61,7 +80,7 @@ tools:
     policy: {risk: read}
 `
 	code, body := r.post(Prefix+"tools/whatif", url.Values{"csrf": {csrf}, "definition": {def}, "since": {"1h"}})
-	for _, want := range []string{"2 seen, 1 unchanged", "would go to repair: schema_invalid", `href="/console/calls/wi-1-0"`, "1 call(s) that passed every gate would now be refused"} {
+	for _, want := range []string{"3 seen, 2 unchanged", "would go to repair: schema_invalid", `href="/console/calls/wi-1-0"`, "1 call(s) that passed every gate would now be refused"} {
 		if code != 200 || !strings.Contains(body, want) {
 			t.Fatalf("POST whatif: %d, want %q:\n%s", code, want, body)
 		}
