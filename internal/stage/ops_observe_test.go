@@ -21,9 +21,9 @@ func TestOps_audit_of_a_call_carrying_an_api_key_and_a_card_contains_neither(t *
 		t.Fatalf("result %v, want schema_invalid (unknown properties)", rs[0])
 	}
 	o.waitResults("resp-fine", 1)
-	var audit string
+	var audit string // the audit events ride in the results (issue 30)
 	testenv.Eventually(t, 5*time.Second, 20*time.Millisecond, func() error {
-		audit = o.streamText(streams.StreamAudit, "")
+		audit = o.resultAuditText()
 		if !strings.Contains(audit, "resp-secret-0") || !strings.Contains(audit, "resp-fine-0") {
 			return fmt.Errorf("audit events missing: %s", audit)
 		}
@@ -31,14 +31,17 @@ func TestOps_audit_of_a_call_carrying_an_api_key_and_a_card_contains_neither(t *
 	})
 	for _, secret := range []string{key, "AbCdEfGhIjKlMnOpQrSt123", card, "4111111111111111"} {
 		if strings.Contains(audit, secret) {
-			t.Errorf("the audit stream holds %q", secret)
+			t.Errorf("the results' audit events hold %q", secret)
 		}
 	}
-	for _, want := range []string{streams.Audit("failed") + " ", `"event_type":"tool_call_failed"`, `"failure_type":"schema_invalid"`,
-		streams.Audit("executed") + " ", `"event_type":"tool_call_executed"`, `"raw_arguments_hash":"sha256:`, `"trace_id":"resp-secret"`} {
+	for _, want := range []string{`"status":"failed"`, `"event_type":"tool_call_failed"`, `"failure_type":"schema_invalid"`,
+		`"status":"executed"`, `"event_type":"tool_call_executed"`, `"raw_arguments_hash":"sha256:`, `"trace_id":"resp-secret"`} {
 		if !strings.Contains(audit, want) {
 			t.Errorf("audit lacks %s", want)
 		}
+	}
+	if s := o.streamText(streams.StreamAudit, ""); s != "" {
+		t.Errorf("the audit stream was written without --audit-stream: %.300s", s)
 	}
 	var dead string // stored on its own stream, after the result and the audit event
 	testenv.Eventually(t, 5*time.Second, 20*time.Millisecond, func() error {

@@ -54,7 +54,11 @@ func (s *syncBuffer) String() string {
 
 // startOps runs every stage with examples/tools.yaml and executors for
 // create_invoice and get_weather; get_weather in "Atlantis" fails.
-func startOps(t *testing.T) *ops {
+func startOps(t *testing.T) *ops { t.Helper(); return startOpsWith(t, nil) }
+
+// startOpsWith is startOps with configure applied to the stages' Config
+// too (nil: none).
+func startOpsWith(t *testing.T, configure func(*Config)) *ops {
 	t.Helper()
 	o := &ops{metrics: metrics.New(), log: &syncBuffer{}, runs: map[string]int{}, seals: sealtest.Keys(t)}
 	o.pipe = startRig(t, rig{
@@ -69,6 +73,9 @@ func startOps(t *testing.T) *ops {
 		},
 		configure: func(c *Config) {
 			c.Metrics, c.Log, c.Seals = o.metrics, zerolog.New(o.log).Level(zerolog.InfoLevel), o.seals
+			if configure != nil {
+				configure(c)
+			}
 		},
 	})
 	var err error

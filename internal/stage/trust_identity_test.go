@@ -374,27 +374,19 @@ func TestTrust_dev_mode_identity_is_recorded_unverified(t *testing.T) {
 	}
 }
 
-// auditOf is the audit event of callID.
+// auditOf is the audit event of callID, as its result carries it (issue
+// 30).
 func auditOf(t *testing.T, p *pipe, callID string) pipeline.AuditEvent {
 	t.Helper()
 	var found pipeline.AuditEvent
 	testenv.Eventually(t, 10*time.Second, 20*time.Millisecond, func() error {
-		c, err := p.js.OrderedConsumer(p.ctx, streams.StreamAudit, jetstream.OrderedConsumerConfig{})
-		if err != nil {
-			return err
-		}
-		batch, err := c.FetchNoWait(1000)
-		if err != nil {
-			return err
-		}
-		for m := range batch.Messages() {
-			var ev pipeline.AuditEvent
-			if json.Unmarshal(m.Data(), &ev) == nil && ev.CallID == callID {
+		for _, ev := range p.resultAudits() {
+			if ev.CallID == callID {
 				found = ev
 				return nil
 			}
 		}
-		return errors.New("no audit event of " + callID)
+		return errors.New("no result carrying the audit event of " + callID)
 	})
 	return found
 }

@@ -27,7 +27,7 @@ func TestTrust_unknown_tool_name_never_leaves_in_clear(t *testing.T) {
 	rec := o.status("leak-0")
 
 	where := map[string]string{
-		"the audit event":           o.streamText(streams.StreamAudit, ""),
+		"the audit event":           o.resultAuditText() + o.streamText(streams.StreamAudit, ""),
 		"the status record":         o.streamText("KV_"+streams.BucketCalls, ""),
 		"the metrics":               o.scrape(),
 		"the log":                   o.log.String(),
