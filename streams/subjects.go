@@ -127,7 +127,7 @@ func Progress(tenant, responseID string) string { return wire.Progress(tenant, r
 // ProgressAll matches every progress event.
 func ProgressAll() string { return subjectProgress + ">" }
 
-// Audit carries one audit event per terminal outcome.
+// Audit carries one audit event per terminal outcome with --audit-stream (by default the event rides in the result).
 func Audit(status string) string { return subjectAudit + status }
 
 // CallStatus is the key-value subject of a call's status record: publishing
