@@ -24,15 +24,16 @@ import (
 const (
 	SlowTool  = "bench_erp_slow"
 	DeadTool  = "bench_erp_dead"
-	OtherTool = "get_weather" // examples/tools.yaml
+	FastTool  = "bench_erp_fast" // the control: DeadTool's burst to an executor that answers at once
+	OtherTool = "get_weather"    // examples/tools.yaml
 )
 
-// BulkheadToolsYAML defines SlowTool and DeadTool, applied only for the
+// BulkheadToolsYAML defines SlowTool, DeadTool and FastTool, applied only for the
 // bulkhead scenarios (their idle durables stay out of the other runs).
 func BulkheadToolsYAML() []byte {
 	var b strings.Builder
 	b.WriteString("tools:\n")
-	for _, name := range []string{SlowTool, DeadTool} {
+	for _, name := range []string{SlowTool, DeadTool, FastTool} {
 		fmt.Fprintf(&b, `  - name: %s
     description: Posts a document to the ERP. Bench only.
     input_schema:
@@ -65,6 +66,10 @@ type Bulkhead struct {
 	// first in, first out within a lane, so without lanes the other calls
 	// wait behind the burst's there, whatever execute's bulkheads do.
 	Tenants bool
+	// Control marks a scenario that measures what its burst costs the
+	// other calls with every executor healthy: its figures are the floor
+	// of the others', not a goal of their own.
+	Control bool
 }
 
 // The tenants of a Bulkhead run with Tenants.
@@ -73,17 +78,28 @@ const (
 	OtherTenant = "other"
 )
 
-// BulkheadScenarios are the issue's two scenarios.
+// BulkheadScenarios are the issue's two scenarios and healthy-burst, the
+// control of dead-executor: the same burst to a group whose executor
+// answers at once. What dead-executor's other calls wait beyond the
+// control's is the dead group's doing; what the control shows too is the
+// burst's (the gates up to parse do not know a call's tool).
 func BulkheadScenarios() []Bulkhead {
 	return []Bulkhead{
 		{Name: "slow-tool", About: "300 calls to a tool whose executor takes 1 s, " + OtherTool + " at 20/s", Tool: SlowTool, Burst: 300, OtherRate: 20, Alone: 5 * time.Second},
 		{Name: "dead-executor", About: "3,000 calls to a group with no responders, back after 20 s, " + OtherTool + " at 20/s", Tool: DeadTool, Burst: 3000, OtherRate: 20, Alone: 5 * time.Second, Down: 20 * time.Second},
+		{Name: "healthy-burst", About: "dead-executor's control: 3,000 calls to a group whose executor answers at once, " + OtherTool + " at 20/s", Tool: FastTool, Burst: 3000, OtherRate: 20, Alone: 5 * time.Second, Control: true},
 	}
 }
 
 // BulkheadFigures are what a Bulkhead run measured.
 type BulkheadFigures struct {
 	OtherAlone, OtherDuring Stats
+	// OtherWaiting is OtherDuring's calls published after the burst's last
+	// call left parse and, with Down, before the executor came back: while
+	// the burst's calls wait in their own group (dead-executor) or run
+	// (the control), once every gate knows their tool. What OtherDuring
+	// adds to it is the burst's pass through the gates up to parse.
+	OtherWaiting Stats
 	// Burst is the burst's calls, publish to result (how long they waited).
 	Burst Stats
 	// CircuitOpened is from the burst's first publish to the first time
@@ -338,6 +354,7 @@ func (b Bulkhead) Run(ctx context.Context, nc *nats.Conn, js jetstream.JetStream
 		}
 	}
 	f.SlowestOther = slowest(during, sent, got, hist)
+	f.OtherWaiting = sentBetween(during, sent, got, parsed, back)
 	f.OtherAlone.Count, f.OtherDuring.Count = len(f.OtherAlone.Latencies), len(f.OtherDuring.Latencies)
 	f.OtherAlone.Elapsed, f.OtherDuring.Elapsed = b.Alone, burstEnd.Sub(burstStart)
 	f.Burst.Elapsed = last.Sub(burstStart)
@@ -349,6 +366,20 @@ func (b Bulkhead) Run(ctx context.Context, nc *nats.Conn, js jetstream.JetStream
 	}
 	f.Twice, f.PeakConcurrency = x.counts()
 	return f, nil
+}
+
+// sentBetween is the latencies of rids published after from and, unless
+// to is zero, before to; none when from is zero (the burst never left
+// parse).
+func sentBetween(rids []string, sent, got map[string]time.Time, from, to time.Time) Stats {
+	s := Stats{Name: OtherTool + " after parse"}
+	for _, rid := range rids {
+		if at0 := sent[rid]; !from.IsZero() && at0.After(from) && (to.IsZero() || at0.Before(to)) {
+			s.Latencies = append(s.Latencies, got[rid].Sub(at0))
+		}
+	}
+	s.Count = len(s.Latencies)
+	return s
 }
 
 // lastAt is the time of the last step of hist at stage; zero: none.
