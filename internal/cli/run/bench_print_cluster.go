@@ -1,0 +1,42 @@
+package run
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/toolgate/toolgate/internal/bench"
+	"github.com/toolgate/toolgate/streams"
+)
+
+// printCluster prints, on a cluster, the pipeline's messages and stores
+// per call as the client sees them and as the nodes did them, each node's
+// stores, leadership and CPU, and each stream's leader.
+func printCluster(w io.Writer, c *bench.ClusterPerCall, p bench.PerCall) {
+	if c == nil {
+		return
+	}
+	fmt.Fprintf(w, "cluster, pipeline per call: messages between toolgate and the servers %.1f; all the servers' together %.1f (the routes' too: publishes forwarded to a stream's leader, the replication of every store); stores: the client's %.1f (each message once, as a stream's sequence counts it), the cluster's total %.1f (every replica's, from each node's /jsz)\n",
+		c.ClientMessages, p.Messages, p.Stores, c.Stores)
+	fmt.Fprintln(w, "| node | stores per call (its replicas) | stores per call it leads | share of the hops (streams) it leads | share of all stores it leads | client messages per call | CPU s per 1,000 calls |\n|---|---|---|---|---|---|---|")
+	for _, n := range c.Nodes {
+		fmt.Fprintf(w, "| %s | %.2f | %.2f | %.0f %% | %.0f %% | %.1f | %.2f |\n", n.Name, n.Stores, n.Led, 100*n.HopShare, 100*n.StoreShare, n.ClientMessages, n.CPUPer1000)
+	}
+	fmt.Fprintf(w, "leaders of the partitioned gate streams: %s\n", c.FormatLeaders(partitioned))
+	fmt.Fprintf(w, "leaders of the other streams and buckets that stored: %s\n", c.FormatLeaders(func(s string) bool { return !partitioned(s) }))
+}
+
+// partitioned reports whether stream is the gates stream or a partition
+// stream of a partitioned gate stage (streams.PartitionStream).
+func partitioned(stream string) bool {
+	if stream == streams.StreamGates {
+		return true
+	}
+	for _, stage := range streams.PartitionedStages() {
+		for p := range streams.MaxPartitions {
+			if stream == streams.PartitionStream(stage, p) {
+				return true
+			}
+		}
+	}
+	return false
+}
