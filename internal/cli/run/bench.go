@@ -138,6 +138,10 @@ func BenchCmd(args []string) error {
 	if err != nil {
 		return err
 	}
+	th0, err := bench.ReadTraffic(ctx, rig.Counters, rig.JS)
+	if err != nil {
+		return err
+	}
 	gc0 := bench.ReadGC()
 	c2 := rig.CPU()
 	rig.Metrics.TakeLongestGaps()
@@ -147,6 +151,10 @@ func BenchCmd(args []string) error {
 	}
 	rep.StandStills = append(rep.StandStills, bench.Longest(fmt.Sprintf("offered load, %.0f calls/s", rep.Tail.OfferedRate), rig.Metrics.TakeLongestGaps()))
 	rep.Tail.CPUPer1000 = ratio((rig.CPU()-c2).Seconds()*1000, float64(paced.Count))
+	th1, err := bench.ReadTraffic(ctx, rig.Counters, rig.JS)
+	if err != nil {
+		return err
+	}
 	rep.Tail.GC = bench.ReadGC().Since(gc0)
 	h1, err := bench.ReadHandlerTimes(rig.Metrics)
 	if err != nil {
@@ -162,7 +170,7 @@ func BenchCmd(args []string) error {
 		CPUPer1000:    ratio(cpu.Seconds()*1000, float64(full.Count)), PeakRSS: bench.Self().PeakRSS,
 		NATSPeakRSS: rig.NATSPeakRSS(),
 	}
-	rep.Traffic = bench.TrafficFigures{Ceiling: best.Traffic, Pipeline: tp1.Since(tc1).Per(full.Count)}
+	rep.Traffic = bench.TrafficFigures{Ceiling: best.Traffic, Pipeline: tp1.Since(tc1).Per(full.Count), Half: th1.Since(th0).Per(paced.Count)}
 
 	if len(scenarios) > 0 {
 		fmt.Printf("4/4 cost curve: %d scenarios, each as fast as it goes\n", len(scenarios))

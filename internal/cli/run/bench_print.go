@@ -47,7 +47,7 @@ func printReport(w io.Writer, r bench.Report) {
 			}
 		}
 	}
-	printCluster(w, r.Traffic.Pipeline.Cluster, r.Traffic.Pipeline)
+	printCluster(w, r.Traffic)
 	printMemory(w, r)
 
 	t := r.Tail
