@@ -92,6 +92,7 @@ func (c *Cluster) Start(i int) error {
 	}
 	cmd := exec.Command(c.bin, "-c", n.conf)
 	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.SysProcAttr = endWithParent()
 	if err := cmd.Start(); err != nil {
 		logf.Close()
 		return fmt.Errorf("natsproc: start %s: %w", n.name, err)
