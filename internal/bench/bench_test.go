@@ -29,7 +29,7 @@ func TestStats_percentiles(t *testing.T) {
 func TestCeiling_every_message_crosses_every_hop_once(t *testing.T) {
 	s := testenv.RunJetStream(t)
 	nc, js := testenv.Connect(t, s)
-	st, err := Ceiling(context.Background(), nc, js, 300, 1024, jetstream.FileStorage, OneStream)
+	st, err := Ceiling(context.Background(), nc, js, 300, 1024, FileStorage(1), OneStream)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,7 +60,7 @@ func TestTraffic_counts_the_ceilings_stores_and_messages(t *testing.T) {
 			t.Fatal(err)
 		}
 		const n = 200
-		st, err := Ceiling(ctx, nc, js, n, 256, jetstream.FileStorage, layout)
+		st, err := Ceiling(ctx, nc, js, n, 256, FileStorage(1), layout)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -24,12 +24,12 @@ const Hops = 7
 // gate logic, stored as layout says, using the same worker, storage, fetch
 // batch and asynchronous publish settings as the pipeline. The best
 // layout's figure is the upper bound the pipeline is compared against.
-func Ceiling(ctx context.Context, nc *nats.Conn, js jetstream.JetStream, n, size int, storage jetstream.StorageType, layout Layout) (Stats, error) {
+func Ceiling(ctx context.Context, nc *nats.Conn, js jetstream.JetStream, n, size int, storage Storage, layout Layout) (Stats, error) {
 	streams := layout.streams()
 	for _, s := range streams {
 		_ = js.DeleteStream(ctx, s.name)
 		if _, err := js.CreateStream(ctx, jetstream.StreamConfig{
-			Name: s.name, Subjects: s.subjects, Storage: storage,
+			Name: s.name, Subjects: s.subjects, Storage: storage.Type, Replicas: max(storage.Replicas, 1),
 			Retention: jetstream.WorkQueuePolicy, Duplicates: 2 * time.Minute,
 		}); err != nil {
 			return Stats{}, fmt.Errorf("bench: %w", err)

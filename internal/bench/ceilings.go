@@ -14,7 +14,7 @@ import (
 // cold machine, and returns one CeilingRun per layout: the faster of its
 // runs (a ceiling is an upper bound) and its traffic per message. parts > 1
 // adds Partitioned(parts).
-func Ceilings(ctx context.Context, s Counters, nc *nats.Conn, js jetstream.JetStream, n, size int, storage jetstream.StorageType, parts ...int) ([]CeilingRun, error) {
+func Ceilings(ctx context.Context, s Counters, nc *nats.Conn, js jetstream.JetStream, n, size int, storage Storage, parts ...int) ([]CeilingRun, error) {
 	layouts := Layouts(parts...)
 	back := slices.Clone(layouts)
 	slices.Reverse(back)
@@ -38,6 +38,7 @@ func Ceilings(ctx context.Context, s Counters, nc *nats.Conn, js jetstream.JetSt
 		}
 		tr := t1.Since(t0)
 		tr.Stores = st.Stored // its streams are gone by now
+		tr.Cluster = nil      // and so are their replicas' stores on each node
 		r := &runs[slices.Index(layouts, l)]
 		r.Layout = l.String()
 		r.Rates = append(r.Rates, st.Rate())

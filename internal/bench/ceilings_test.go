@@ -4,8 +4,6 @@ import (
 	"context"
 	"testing"
 
-	"github.com/nats-io/nats.go/jetstream"
-
 	"github.com/toolgate/toolgate/internal/testenv"
 )
 
@@ -15,7 +13,7 @@ func TestCeiling_stream_per_hop_stores_each_hop_in_its_own_stream(t *testing.T) 
 	s := testenv.RunJetStream(t)
 	nc, js := testenv.Connect(t, s)
 	ctx := context.Background()
-	st, err := Ceiling(ctx, nc, js, 100, 128, jetstream.FileStorage, StreamPerHop)
+	st, err := Ceiling(ctx, nc, js, 100, 128, FileStorage(1), StreamPerHop)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,7 +35,7 @@ func TestCeiling_stream_per_hop_stores_each_hop_in_its_own_stream(t *testing.T) 
 func TestCeilings_each_layout_twice_and_the_highest(t *testing.T) {
 	s := testenv.RunJetStream(t)
 	nc, js := testenv.Connect(t, s)
-	runs, err := Ceilings(context.Background(), Embedded{S: s}, nc, js, 100, 128, jetstream.FileStorage)
+	runs, err := Ceilings(context.Background(), Embedded{S: s}, nc, js, 100, 128, FileStorage(1))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,7 +65,7 @@ func BenchmarkCeiling(b *testing.B) {
 			s := testenv.RunJetStream(b)
 			nc, js := testenv.Connect(b, s)
 			b.ResetTimer()
-			st, err := Ceiling(context.Background(), nc, js, max(b.N, 100), 1024, jetstream.FileStorage, layout)
+			st, err := Ceiling(context.Background(), nc, js, max(b.N, 100), 1024, FileStorage(1), layout)
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -50,26 +50,34 @@ func (n NoCounters) Varz(context.Context) (*server.Varz, error) {
 type Monitor struct{ URL string }
 
 func (m Monitor) Varz(ctx context.Context) (*server.Varz, error) {
+	var v server.Varz
+	if err := getJSON(ctx, strings.TrimSuffix(m.URL, "/")+"/varz", &v); err != nil {
+		return nil, fmt.Errorf("bench: counters: %w", err)
+	}
+	return &v, nil
+}
+
+// getJSON decodes what GET url answers into v, within 10 s.
+func getJSON(ctx context.Context, url string, v any) error {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimSuffix(m.URL, "/")+"/varz", nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
-		return nil, fmt.Errorf("bench: counters: %w", err)
+		return err
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("bench: counters: %w", err)
+		return err
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		body, _ := io.ReadAll(io.LimitReader(resp.Body, 256))
-		return nil, fmt.Errorf("bench: counters: GET %s: %s %s", req.URL, resp.Status, body)
+		return fmt.Errorf("GET %s: %s %s", req.URL, resp.Status, body)
 	}
-	var v server.Varz
-	if err := json.NewDecoder(resp.Body).Decode(&v); err != nil {
-		return nil, fmt.Errorf("bench: counters: %s: %w", req.URL, err)
+	if err := json.NewDecoder(resp.Body).Decode(v); err != nil {
+		return fmt.Errorf("%s: %w", req.URL, err)
 	}
-	return &v, nil
+	return nil
 }
 
 // System reads the counters over a connection of the system account

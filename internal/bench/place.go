@@ -13,6 +13,10 @@ const (
 	NATSChild
 	// NATSExternal: a server elsewhere (--nats URL): neither measured.
 	NATSExternal
+	// NATSCluster: three nats-server child processes clustered by routes,
+	// every stream and bucket on all three (R3): their peak RSS is printed
+	// apart and their CPU added to the process's.
+	NATSCluster
 )
 
 // MarshalText writes the place by name in the --json report.
@@ -24,6 +28,8 @@ func (p NATSPlace) String() string {
 		return "child process"
 	case NATSExternal:
 		return "external"
+	case NATSCluster:
+		return "3-node cluster"
 	}
 	return "embedded"
 }
@@ -35,6 +41,8 @@ func (p NATSPlace) CPUWhat() string {
 		return "process + redis-server + nats-server"
 	case NATSExternal:
 		return "process + redis-server; the external nats-server not counted"
+	case NATSCluster:
+		return "process + redis-server + the three nats-servers"
 	}
 	return "process + redis-server"
 }

@@ -89,6 +89,9 @@ type Pipeline struct {
 type TrafficFigures struct {
 	Ceiling  PerCall `json:"ceiling"`
 	Pipeline PerCall `json:"pipeline"`
+	// Half is step 3's (the offered load): on a cluster, each node's CPU
+	// per call at a second load beside the pipeline's maximum.
+	Half PerCall `json:"half"`
 }
 
 // Bound is 100 * ceiling messages / pipeline messages, 0 when unknown.

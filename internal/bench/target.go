@@ -14,14 +14,14 @@ import (
 
 // Target is a running pipeline to measure: a connection to its NATS, the
 // server's counters (for the bytes clients sent it), the pids of its
-// redis-server and of a nats-server child process (0: not measured, or in
-// this process) and the stages' metrics.
+// redis-server and of the nats-server child processes (none: not measured,
+// or in this process) and the stages' metrics.
 type Target struct {
 	NC       *nats.Conn
 	JS       jetstream.JetStream
 	Counters Counters
 	RedisPID int
-	NATSPID  int
+	NATSPIDs []int
 	Metrics  *metrics.Metrics
 }
 
@@ -35,7 +35,22 @@ func (t Target) varz(ctx context.Context) (*server.Varz, error) {
 	return v, err
 }
 
-// CPU is this process's CPU time plus redis-server's and, when it runs as
-// a child process, nats-server's: with the server embedded its CPU is in
-// this process's, so the sum means the same either way.
-func (t Target) CPU() time.Duration { return Self().CPU + ProcCPU(t.RedisPID) + ProcCPU(t.NATSPID) }
+// CPU is this process's CPU time plus redis-server's and, when they run as
+// child processes, the nats-servers': with the server embedded its CPU is
+// in this process's, so the sum means the same either way.
+func (t Target) CPU() time.Duration {
+	c := Self().CPU + ProcCPU(t.RedisPID)
+	for _, pid := range t.NATSPIDs {
+		c += ProcCPU(pid)
+	}
+	return c
+}
+
+// NATSPeakRSS is the peak RSS of the nats-server child processes, summed.
+func (t Target) NATSPeakRSS() int64 {
+	var sum int64
+	for _, pid := range t.NATSPIDs {
+		sum += ProcPeakRSS(pid)
+	}
+	return sum
+}

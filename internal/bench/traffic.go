@@ -22,6 +22,9 @@ type Traffic struct {
 	Stores  int64 `json:"stores"`
 	// ByStream is Stores per stream (a bucket's stream is KV_<bucket>).
 	ByStream map[string]int64 `json:"stores_by_stream,omitempty"`
+	// Cluster is what each node of a cluster did (ClusterMonitor); nil on
+	// one server.
+	Cluster *ClusterTraffic `json:"cluster,omitempty"`
 }
 
 // ReadTraffic reads the server's message counters and the last sequence of
@@ -40,6 +43,11 @@ func ReadTraffic(ctx context.Context, c Counters, js jetstream.JetStream) (Traff
 		return Traffic{}, fmt.Errorf("bench: traffic: %w", err)
 	default:
 		t.InMsgs, t.OutMsgs = v.InMsgs, v.OutMsgs
+		if cm, ok := c.(ClusterMonitor); ok {
+			if t.Cluster, err = readClusterTraffic(ctx, cm, v); err != nil {
+				return Traffic{}, err
+			}
+		}
 	}
 	t.ByStream = map[string]int64{}
 	streams := js.ListStreams(ctx)
@@ -55,7 +63,7 @@ func ReadTraffic(ctx context.Context, c Counters, js jetstream.JetStream) (Traff
 
 // Since is the traffic between t0 and t.
 func (t Traffic) Since(t0 Traffic) Traffic {
-	d := Traffic{InMsgs: t.InMsgs - t0.InMsgs, OutMsgs: t.OutMsgs - t0.OutMsgs, Stores: t.Stores - t0.Stores}
+	d := Traffic{InMsgs: t.InMsgs - t0.InMsgs, OutMsgs: t.OutMsgs - t0.OutMsgs, Stores: t.Stores - t0.Stores, Cluster: t.Cluster.since(t0.Cluster)}
 	for name, n := range t.ByStream {
 		if n -= t0.ByStream[name]; n != 0 {
 			if d.ByStream == nil {
@@ -73,6 +81,9 @@ type PerCall struct {
 	Stores   float64 `json:"stores"`
 	// StoresBy is Stores per stream, for the streams that stored any.
 	StoresBy map[string]float64 `json:"stores_by_stream,omitempty"`
+	// Cluster is the per-call figures of each node of a cluster; nil on
+	// one server.
+	Cluster *ClusterPerCall `json:"cluster,omitempty"`
 }
 
 // Per divides t over n calls.
@@ -87,6 +98,7 @@ func (t Traffic) Per(n int) PerCall {
 		}
 		p.StoresBy[name] = float64(s) / float64(n)
 	}
+	p.Cluster = t.Cluster.per(t.ByStream, n)
 	return p
 }
 

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
+
+	"github.com/toolgate/toolgate/internal/natsproc"
 )
 
 var (
@@ -38,7 +40,7 @@ func testBins(t *testing.T) map[string]string {
 		if binsMap, binsErr = Build(binsDir); binsErr != nil {
 			return
 		}
-		if _, binsErr = BuildNATSServer(binsDir); binsErr != nil {
+		if _, binsErr = natsproc.Build(binsDir); binsErr != nil {
 			return
 		}
 		binsMap, binsErr = LoadBins(binsDir)

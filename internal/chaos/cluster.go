@@ -11,6 +11,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/toolgate/toolgate/internal/natsproc"
 	"github.com/toolgate/toolgate/internal/testenv"
 	"github.com/toolgate/toolgate/streams"
 )
@@ -44,17 +45,14 @@ func runCluster(ctx context.Context, cfg Config) (Report, error) {
 	}
 	if bin == "" {
 		var err error
-		if bin, err = BuildNATSServer(filepath.Join(cfg.Dir, "bin")); err != nil {
+		if bin, err = natsproc.Build(filepath.Join(cfg.Dir, "bin")); err != nil {
 			return rep, err
 		}
 		logf("built nats-server")
 	}
-	if err := checkNATSServer(bin); err != nil {
-		return rep, err
-	}
-	nc3, err := startNATSCluster(bin, filepath.Join(cfg.Dir, "nats"))
+	nc3, err := natsproc.StartCluster(bin, filepath.Join(cfg.Dir, "nats"))
 	if nc3 != nil {
-		defer nc3.stop(10 * time.Second)
+		defer nc3.Stop(10 * time.Second)
 	}
 	if err != nil {
 		return rep, err
@@ -122,7 +120,7 @@ func runCluster(ctx context.Context, cfg Config) (Report, error) {
 		defer close(produced)
 		produceHeld(loadCtx, js, prefix, cfg.Calls, cfg.Rate, time.Minute, acc, held)
 	}()
-	mem := startRSS(cfg.RSSEvery, append(stageTargets(procs), nc3.rssTargets()...))
+	mem := startRSS(cfg.RSSEvery, append(stageTargets(procs), clusterRSSTargets(nc3)...))
 	mem.markLoadStart()
 	loadStart := time.Now()
 	h := &clusterHavoc{cfg: cfg, procs: procs, exe: exe, nats: nc3, redis: ss, js: js, rep: &rep, logf: logf, start: loadStart, acc: acc, faulted: faulted}
@@ -137,7 +135,7 @@ func runCluster(ctx context.Context, cfg Config) (Report, error) {
 	mem.markLoadEnd()
 	rep.Load = time.Since(loadStart)
 	// The judge and the replay need every node current again.
-	if err := nc3.waitHealthy(2 * time.Minute); err != nil {
+	if err := nc3.WaitHealthy(2 * time.Minute); err != nil {
 		logf("warning: the NATS cluster is not healthy after the faults: %v", err)
 	}
 	if cfg.Soak > 0 {

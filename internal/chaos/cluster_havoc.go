@@ -10,6 +10,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/toolgate/toolgate/internal/natsproc"
 	"github.com/toolgate/toolgate/internal/testenv"
 	"github.com/toolgate/toolgate/streams"
 )
@@ -48,7 +49,7 @@ type clusterHavoc struct {
 	cfg   Config
 	procs []*proc
 	exe   *Executor
-	nats  *natsCluster
+	nats  *natsproc.Cluster
 	redis *sentinelSet
 	js    jetstream.JetStream
 	rep   *Report
@@ -226,7 +227,7 @@ func (a *accepted) count() int {
 func (h *clusterHavoc) newLeader(ctx context.Context, stream, old string, total time.Duration) (string, error) {
 	var leader string
 	err := testenv.Poll(total, 50*time.Millisecond, func() error {
-		l, err := streamLeader(ctx, h.js, stream)
+		l, err := natsproc.StreamLeader(ctx, h.js, stream)
 		if err != nil {
 			return err
 		}
@@ -243,7 +244,7 @@ func (h *clusterHavoc) newLeader(ctx context.Context, stream, old string, total 
 func (h *clusterHavoc) gatesLeader(ctx context.Context) (int, string, error) {
 	var name string
 	err := testenv.Poll(time.Minute, 100*time.Millisecond, func() error {
-		l, err := streamLeader(ctx, h.js, streams.StreamGates)
+		l, err := natsproc.StreamLeader(ctx, h.js, streams.StreamGates)
 		if err == nil && l == "" {
 			err = errors.New("chaos: no leader")
 		}
@@ -253,7 +254,7 @@ func (h *clusterHavoc) gatesLeader(ctx context.Context) (int, string, error) {
 	if err != nil {
 		return -1, "", err
 	}
-	i := h.nats.index(name)
+	i := h.nats.Index(name)
 	if i < 0 {
 		return -1, "", fmt.Errorf("chaos: stream leader %q is no node of the cluster", name)
 	}
@@ -266,7 +267,7 @@ func (h *clusterHavoc) killLeader(ctx context.Context, _ *rand.Rand) error {
 		return err
 	}
 	t0 := time.Now()
-	h.nats.kill(i)
+	h.nats.Kill(i)
 	h.logf("SIGKILL %s, leader of %s", name, streams.StreamGates)
 	leader, err := h.newLeader(ctx, streams.StreamGates, name, 2*time.Minute)
 	if err != nil {
@@ -274,7 +275,7 @@ func (h *clusterHavoc) killLeader(ctx context.Context, _ *rand.Rand) error {
 	}
 	rec := time.Since(t0)
 	h.logf("%s leads %s after %v; restarting %s", leader, streams.StreamGates, rec.Round(time.Millisecond), name)
-	if err := h.nats.start(i); err != nil {
+	if err := h.nats.Start(i); err != nil {
 		return err
 	}
 	h.record(Fault{Kind: FaultKillLeader, Target: name, when: t0, Recovered: rec, Note: "new leader " + leader})
@@ -331,7 +332,7 @@ func (h *clusterHavoc) pauseNode(ctx context.Context, _ *rand.Rand) error {
 	}
 	const pause = 4 * time.Second
 	t0 := time.Now()
-	h.nats.pause(i)
+	h.nats.Pause(i)
 	h.logf("SIGSTOP %s, leader of %s, for %v", name, streams.StreamGates, pause)
 	pctx, cancel := context.WithTimeout(ctx, pause)
 	leader, lerr := h.newLeader(pctx, streams.StreamGates, name, pause)
@@ -343,7 +344,7 @@ func (h *clusterHavoc) pauseNode(ctx context.Context, _ *rand.Rand) error {
 	if d := time.Until(t0.Add(pause)); d > 0 {
 		time.Sleep(d) // the partition's length, not a wait for a condition
 	}
-	h.nats.resume(i)
+	h.nats.Resume(i)
 	note := fmt.Sprintf("paused %v, new leader %s", pause, leader)
 	if lerr != nil {
 		note = fmt.Sprintf("paused %v, no other leader elected during the pause", pause)

@@ -14,13 +14,14 @@ import (
 	"sync"
 	"time"
 
+	"github.com/toolgate/toolgate/internal/natsproc"
 	"github.com/toolgate/toolgate/internal/testenv"
 )
 
 // BuildToolgate compiles services/toolgate into dir and returns its path.
 func BuildToolgate(dir string) (string, error) {
 	bin := filepath.Join(dir, "toolgate")
-	cmd := exec.Command(goTool(), "build", "-o", bin, "github.com/toolgate/toolgate/services/toolgate")
+	cmd := exec.Command(natsproc.GoTool(), "build", "-o", bin, "github.com/toolgate/toolgate/services/toolgate")
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Run(); err != nil {
@@ -31,7 +32,7 @@ func BuildToolgate(dir string) (string, error) {
 
 // moduleDir is the root of the toolgate module (for examples/tools.yaml).
 func moduleDir() (string, error) {
-	out, err := exec.Command(goTool(), "env", "GOMOD").Output()
+	out, err := exec.Command(natsproc.GoTool(), "env", "GOMOD").Output()
 	mod := strings.TrimSpace(string(out))
 	if err != nil || mod == "" || mod == os.DevNull {
 		return "", fmt.Errorf("chaos: run inside the toolgate module (go env GOMOD: %q, %v)", mod, err)

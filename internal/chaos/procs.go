@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/toolgate/toolgate/internal/natsproc"
 	"github.com/toolgate/toolgate/internal/testenv"
 	"github.com/toolgate/toolgate/streams"
 )
@@ -24,7 +25,7 @@ func Build(dir string) (map[string]string, error) {
 	for _, st := range streams.Names() {
 		args = append(args, "github.com/toolgate/toolgate/services/"+st)
 	}
-	cmd := exec.Command(goTool(), args...)
+	cmd := exec.Command(natsproc.GoTool(), args...)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Run(); err != nil {
@@ -39,17 +40,6 @@ func Build(dir string) (map[string]string, error) {
 		bins[st] = p
 	}
 	return bins, nil
-}
-
-// goTool is the go command: on PATH, or in $GOROOT/bin (set by `go test`).
-func goTool() string {
-	if p, err := exec.LookPath("go"); err == nil {
-		return p
-	}
-	if root := os.Getenv("GOROOT"); root != "" {
-		return filepath.Join(root, "bin", "go")
-	}
-	return "go"
 }
 
 // proc supervises one stage process: it is started again whenever it exits

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/toolgate/toolgate/internal/natsproc"
 )
 
 // soak waits for the load of a soak to end: no faults, the load alone,
@@ -35,11 +37,11 @@ func stageTargets(procs []*proc) []rssTarget {
 	return out
 }
 
-// rssTargets are the cluster's nats-server nodes.
-func (c *natsCluster) rssTargets() []rssTarget {
-	out := make([]rssTarget, 0, len(c.nodes))
-	for _, n := range c.nodes {
-		out = append(out, rssTarget{name: n.name, pid: func() int { return int(n.running.Load()) }})
+// clusterRSSTargets are the cluster's nats-server nodes.
+func clusterRSSTargets(c *natsproc.Cluster) []rssTarget {
+	out := make([]rssTarget, 0, len(c.Nodes()))
+	for _, n := range c.Nodes() {
+		out = append(out, rssTarget{name: n.Name(), pid: n.PID})
 	}
 	return out
 }

@@ -51,12 +51,15 @@ type Options struct {
 	// embedded one (external.go: the rig refuses a server that holds
 	// toolgate's streams, and deletes the ones it made on Close);
 	// NATSOpts connect to it (credentials). Counters read its counters
-	// (nil: unavailable), and NATSPID is its process when it is this
-	// process's child (its CPU is then counted with the pipeline's).
+	// (nil: unavailable), and NATSPIDs are its processes when they are this
+	// process's children (their CPU is then counted with the pipeline's).
+	// Replicas is the replicas of every stream and bucket (3 on a
+	// three-node cluster; 0: 1).
 	NATSURL  string
 	NATSOpts []nats.Option
 	Counters bench.Counters
-	NATSPID  int
+	NATSPIDs []int
+	Replicas int
 }
 
 // Rig is the pipeline the bench measures: an embedded nats-server with
@@ -98,7 +101,7 @@ func Start(o Options) (r *Rig, err error) {
 		}
 		natsURL, r.Counters = r.NATS.URL(), bench.Embedded{S: r.NATS.Server()}
 	} else {
-		r.Counters, r.NATSPID = o.Counters, o.NATSPID
+		r.Counters, r.NATSPIDs = o.Counters, o.NATSPIDs
 		if r.Counters == nil {
 			r.Counters = bench.NoCounters{Why: "no way to read the external server's counters was given"}
 		}
@@ -125,7 +128,8 @@ func Start(o Options) (r *Rig, err error) {
 	}
 	settings := streams.DefaultSettings()
 	settings.Fair = o.Fair
-	if err = streams.Ensure(ctx, r.JS, settings); err != nil {
+	settings.Replicas = max(o.Replicas, 1)
+	if err = ensure(ctx, r.JS, settings); err != nil {
 		return r, err
 	}
 	kv, err := r.JS.KeyValue(ctx, streams.BucketTools)
@@ -242,4 +246,18 @@ func loadTools(file string) ([]tool.Definition, error) {
 		return nil, fmt.Errorf("bench: tools: %w", err)
 	}
 	return tool.Load(file, data)
+}
+
+// ensure applies the streams and buckets. On a cluster just formed (R3)
+// the meta leader may not be elected yet: until then Ensure fails, and is
+// tried again for a minute.
+func ensure(ctx context.Context, js jetstream.JetStream, s streams.Settings) error {
+	if s.Replicas <= 1 {
+		return streams.Ensure(ctx, js, s)
+	}
+	return testenv.Poll(time.Minute, 250*time.Millisecond, func() error {
+		ectx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+		return streams.Ensure(ectx, js, s)
+	})
 }

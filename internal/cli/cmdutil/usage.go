@@ -54,7 +54,7 @@ func UsageOf(name string) []string {
 			"chaos --hostile [--duration 10s] [--rate 50] [--mem-cap 4GiB] [--inputs a,b] [--rss-after 1m] [--keep]",
 		}
 	case "bench":
-		return []string{"bench [--n 20000] [--size 1024] [--half 10s] [--rate 0] [--scenarios all|none|LIST] [--json FILE] [--tools FILE] [--redis URL] [--cpuprofile FILE] [--hop-encoding binary|json] [--nats embedded|embedded-process|URL]"}
+		return []string{"bench [--n 20000] [--size 1024] [--half 10s] [--rate 0] [--scenarios all|none|LIST] [--json FILE] [--tools FILE] [--redis URL] [--cpuprofile FILE] [--hop-encoding binary|json] [--nats embedded|embedded-process|cluster|URL]"}
 	case "version":
 		return []string{"version   (also --version: the module version and VCS revision)"}
 	case "help":

@@ -10,8 +10,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/nats-io/nats.go/jetstream"
-
 	"github.com/toolgate/toolgate/internal/bench"
 	"github.com/toolgate/toolgate/internal/bench/benchrig"
 	"github.com/toolgate/toolgate/internal/stage"
@@ -38,9 +36,9 @@ func BenchCmd(args []string) error {
 	hops := fs.String("hop-encoding", "binary", "how envelopes travel between gates: binary or json (to compare the two)")
 	neighbour := fs.Int("neighbour", 0, "instead of the steps: the noisy-neighbour and priority scenarios (issue 37) with a burst of this many calls (30000 for the goals), tenants noisy and quiet")
 	quietRate := fs.Float64("quiet-rate", 20, "with --neighbour: the quiet tenant's calls per second")
-	natsAt := fs.String("nats", natsEmbedded, "the nats-server the steps run on: embedded (in this process), "+natsChild+" (a nats-server child process: toolgate's own peak RSS and the server's printed apart, its CPU added), or the URL of an external server, connected to as the other commands connect (the URL's user, TOOLGATE_NATS_USER and TOOLGATE_NATS_PASSWORD, or the admin's password file). The bench applies toolgate's own streams and buckets there and deletes them when it ends, so it refuses a server that already holds any (TOOLGATE_*, KV_toolgate_*, empty ones too): give it a nats-server of its own (not TOOLGATE_NATS_URL: never a deployment's by default)")
+	natsAt := fs.String("nats", natsEmbedded, "the nats-server the steps run on: embedded (in this process), "+natsChild+" (a nats-server child process: toolgate's own peak RSS and the server's printed apart, its CPU added), "+natsCluster+" (three nats-server child processes clustered by routes, every stream and bucket R3, as chaos --topology cluster runs them: the servers' counters read from each node's monitoring port and summed, each stream's leader and each node's share of the hops it leads printed; on one machine the three servers share its cores, so read it as a cost measurement, not a throughput), or the URL of an external server, connected to as the other commands connect (the URL's user, TOOLGATE_NATS_USER and TOOLGATE_NATS_PASSWORD, or the admin's password file). The bench applies toolgate's own streams and buckets there and deletes them when it ends, so it refuses a server that already holds any (TOOLGATE_*, KV_toolgate_*, empty ones too): give it a nats-server of its own (not TOOLGATE_NATS_URL: never a deployment's by default)")
 	natsMonitor := fs.String("nats-monitor", "", "with --nats URL: where to read the server's message counters (Varz), its monitoring port (http://HOST:8222) or a user of its system account (nats://USER:PASSWORD@HOST:4222); empty: the messages per call are printed as unavailable")
-	natsServer := fs.String("nats-server", "", "with --nats "+natsChild+": the nats-server binary (the version toolgate embeds); empty: built from the module with go build, as make chaos does")
+	natsServer := fs.String("nats-server", "", "with --nats "+natsChild+" or "+natsCluster+": the nats-server binary (the version toolgate embeds); empty: built from the module with go build, as make chaos does")
 	tenants := fs.String("tenants", "", "the pipeline's tenant list (fairness lanes on, as toolgate up --tenants), comma separated; the steps' calls are the first tenant's: what fair shares cost per call (issue 37)")
 	parts := fs.Int("partitions", 1, "partitions of the gate stages' streams the pipeline runs with (as toolgate up --partitions); above 1 the ceiling is measured partitioned too, one stream per hop in each partition: run with 1, 2 and 4 side by side (issue 37)")
 	ops, err := cmdutil.ParseFlags(fs, args)
@@ -102,7 +100,7 @@ func BenchCmd(args []string) error {
 	fmt.Printf("machine: %s\n", rep.Machine)
 	fmt.Println(at.describe())
 	fmt.Printf("1/4 ceiling: %d messages of %d B through %d chained JetStream hops (file storage, fetch batch 100, async publish), in each layout of %s, twice in the order A B B A\n", *n, *size, bench.Hops, layoutNames(*parts))
-	ceilings, err := bench.Ceilings(ctx, rig.Counters, rig.NC, rig.JS, *n, *size, jetstream.FileStorage, *parts)
+	ceilings, err := bench.Ceilings(ctx, rig.Counters, rig.NC, rig.JS, *n, *size, bench.FileStorage(at.opts.Replicas), *parts)
 	if err != nil {
 		return err
 	}
@@ -140,6 +138,10 @@ func BenchCmd(args []string) error {
 	if err != nil {
 		return err
 	}
+	th0, err := bench.ReadTraffic(ctx, rig.Counters, rig.JS)
+	if err != nil {
+		return err
+	}
 	gc0 := bench.ReadGC()
 	c2 := rig.CPU()
 	rig.Metrics.TakeLongestGaps()
@@ -149,6 +151,10 @@ func BenchCmd(args []string) error {
 	}
 	rep.StandStills = append(rep.StandStills, bench.Longest(fmt.Sprintf("offered load, %.0f calls/s", rep.Tail.OfferedRate), rig.Metrics.TakeLongestGaps()))
 	rep.Tail.CPUPer1000 = ratio((rig.CPU()-c2).Seconds()*1000, float64(paced.Count))
+	th1, err := bench.ReadTraffic(ctx, rig.Counters, rig.JS)
+	if err != nil {
+		return err
+	}
 	rep.Tail.GC = bench.ReadGC().Since(gc0)
 	h1, err := bench.ReadHandlerTimes(rig.Metrics)
 	if err != nil {
@@ -162,9 +168,9 @@ func BenchCmd(args []string) error {
 		PerCeiling: ratio(100*full.Rate(), best.Best.CallsPerSec), PerOneStream: ratio(100*full.Rate(), one.Best.CallsPerSec),
 		LayoutPenalty: ratio(100*(best.Best.CallsPerSec-one.Best.CallsPerSec), best.Best.CallsPerSec),
 		CPUPer1000:    ratio(cpu.Seconds()*1000, float64(full.Count)), PeakRSS: bench.Self().PeakRSS,
-		NATSPeakRSS: bench.ProcPeakRSS(rig.NATSPID),
+		NATSPeakRSS: rig.NATSPeakRSS(),
 	}
-	rep.Traffic = bench.TrafficFigures{Ceiling: best.Traffic, Pipeline: tp1.Since(tc1).Per(full.Count)}
+	rep.Traffic = bench.TrafficFigures{Ceiling: best.Traffic, Pipeline: tp1.Since(tc1).Per(full.Count), Half: th1.Since(th0).Per(paced.Count)}
 
 	if len(scenarios) > 0 {
 		fmt.Printf("4/4 cost curve: %d scenarios, each as fast as it goes\n", len(scenarios))
@@ -178,7 +184,7 @@ func BenchCmd(args []string) error {
 		rep.Scenarios = append(rep.Scenarios, c)
 		rep.StandStills = append(rep.StandStills, bench.Longest(c.Name, rig.Metrics.TakeLongestGaps()))
 	}
-	rep.Pipeline.PeakRSSLast, rep.Pipeline.NATSPeakRSSLast = bench.Self().PeakRSS, bench.ProcPeakRSS(rig.NATSPID)
+	rep.Pipeline.PeakRSSLast, rep.Pipeline.NATSPeakRSSLast = bench.Self().PeakRSS, rig.NATSPeakRSS()
 	if err := rig.Close(); err != nil {
 		return fmt.Errorf("bench: pipeline: %w", err)
 	}

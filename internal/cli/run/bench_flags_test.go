@@ -60,7 +60,9 @@ func TestBench_nats_flags_out_of_their_mode_are_usage_errors(t *testing.T) {
 	}{
 		{[]string{"--nats-monitor", "http://127.0.0.1:8222"}, "--nats-monitor is for --nats URL"},
 		{[]string{"--nats", "embedded-process", "--nats-monitor", "http://127.0.0.1:8222"}, "--nats-monitor is for --nats URL"},
-		{[]string{"--nats", "nats://127.0.0.1:1", "--nats-server", "/bin/true"}, "--nats-server is for --nats embedded-process"},
+		{[]string{"--nats", "cluster", "--nats-monitor", "http://127.0.0.1:8222"}, "--nats-monitor is for --nats URL"},
+		{[]string{"--nats", "nats://127.0.0.1:1", "--nats-server", "/bin/true"}, "--nats-server is for --nats embedded-process or cluster"},
+		{[]string{"--nats", "cluster", "--neighbour", "10"}, "are for the steps"},
 		{[]string{"--nats", "nats://127.0.0.1:1", "--neighbour", "10"}, "are for the steps"},
 		{[]string{"--nats", "embedded-process", "--scenarios", bulkheadNames()}, "are for the steps"},
 	} {

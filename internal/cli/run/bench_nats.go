@@ -12,28 +12,30 @@ import (
 	"github.com/toolgate/toolgate/internal/authz"
 	"github.com/toolgate/toolgate/internal/bench"
 	"github.com/toolgate/toolgate/internal/bench/benchrig"
-	"github.com/toolgate/toolgate/internal/chaos"
 	"github.com/toolgate/toolgate/internal/cli/cmdutil"
+	"github.com/toolgate/toolgate/internal/natsproc"
 )
 
 // The values of bench --nats beside a URL.
 const (
 	natsEmbedded = "embedded"         // in this process, as always
 	natsChild    = "embedded-process" // a nats-server child process
+	natsCluster  = "cluster"          // three nats-server child processes, R3
 )
 
 // benchNATS is where the bench's nats-server runs (--nats), and how the rig
 // reaches it and reads its counters.
 type benchNATS struct {
 	place  bench.NATSPlace
-	server *chaos.NATSServer // natsChild
-	opts   benchrig.Options  // NATSURL, NATSOpts, Counters, NATSPID
+	server *natsproc.Server // natsChild
+	opts   benchrig.Options // NATSURL, NATSOpts, Counters, NATSPIDs, Replicas
 	close  func()
 }
 
 // openBenchNATS reads --nats: embedded (nothing to do: the rig embeds the
 // server), embedded-process (start serverBin, or the nats-server the module
-// requires built into dir, as make chaos does), or the URL of an external
+// requires built into dir, as make chaos does), cluster (three of them
+// clustered, every stream and bucket R3: openBenchCluster), or the URL of an external
 // server, connected to as the other commands connect (cmdutil.CredentialsFor:
 // the URL's user, TOOLGATE_NATS_USER and TOOLGATE_NATS_PASSWORD, or the
 // admin's password file), whose counters are read from monitor.
@@ -49,24 +51,25 @@ func openBenchNATS(ctx context.Context, where, monitor, serverBin, dir string) (
 		if monitor != "" {
 			return nil, cmdutil.UsageError("--nats-monitor is for --nats URL (the child's counters are read from its own monitoring port)")
 		}
-		bin := serverBin
-		if bin == "" {
-			fmt.Println("building the nats-server the module requires (go build; --nats-server BIN skips it)")
-			var err error
-			if bin, err = chaos.BuildNATSServer(dir); err != nil {
-				return nil, err
-			}
+		bin, err := serverBinary(serverBin, dir)
+		if err != nil {
+			return nil, err
 		}
-		s, err := chaos.StartNATSServer(bin, dir)
+		s, err := natsproc.StartServer(bin, dir)
 		if err != nil {
 			return nil, fmt.Errorf("bench: --nats %s: %w", natsChild, err)
 		}
 		b.place, b.server, b.close = bench.NATSChild, s, s.Stop
-		b.opts.NATSURL, b.opts.Counters, b.opts.NATSPID = s.URL(), bench.Monitor{URL: s.MonitorURL()}, s.PID()
+		b.opts.NATSURL, b.opts.Counters, b.opts.NATSPIDs = s.URL(), bench.Monitor{URL: s.MonitorURL()}, []int{s.PID()}
 		return b, nil
+	case natsCluster:
+		if monitor != "" {
+			return nil, cmdutil.UsageError("--nats-monitor is for --nats URL (the nodes' counters are read from their own monitoring ports)")
+		}
+		return openBenchCluster(b, serverBin, dir)
 	}
 	if serverBin != "" {
-		return nil, cmdutil.UsageError("--nats-server is for --nats %s", natsChild)
+		return nil, cmdutil.UsageError("--nats-server is for --nats %s or %s", natsChild, natsCluster)
 	}
 	c, done, err := bench.OpenCounters(ctx, monitor)
 	if err != nil {
@@ -84,7 +87,9 @@ func openBenchNATS(ctx context.Context, where, monitor, serverBin, dir string) (
 func (b *benchNATS) describe() string {
 	switch b.place {
 	case bench.NATSChild:
-		return fmt.Sprintf("nats-server: a child process (pid %d, %s), its memory and CPU read apart", b.opts.NATSPID, b.opts.NATSURL)
+		return fmt.Sprintf("nats-server: a child process (pid %d, %s), its memory and CPU read apart", b.opts.NATSPIDs[0], b.opts.NATSURL)
+	case bench.NATSCluster:
+		return fmt.Sprintf("nats-server: a 3-node cluster of child processes (pids %v, %s), every stream and bucket R3; their memory and CPU read apart, their counters from each node's monitoring port and summed", b.opts.NATSPIDs, b.opts.NATSURL)
 	case bench.NATSExternal:
 		return fmt.Sprintf("nats-server: external at %s (not measured; toolgate's streams made there are deleted at the end)", b.opts.NATSURL)
 	}
@@ -93,7 +98,7 @@ func (b *benchNATS) describe() string {
 
 // withRig copies where the server is into the rig's options.
 func (b *benchNATS) withRig(o benchrig.Options) benchrig.Options {
-	o.NATSURL, o.NATSOpts, o.Counters, o.NATSPID = b.opts.NATSURL, b.opts.NATSOpts, b.opts.Counters, b.opts.NATSPID
+	o.NATSURL, o.NATSOpts, o.Counters, o.NATSPIDs, o.Replicas = b.opts.NATSURL, b.opts.NATSOpts, b.opts.Counters, b.opts.NATSPIDs, b.opts.Replicas
 	return o
 }
 

@@ -47,6 +47,7 @@ func printReport(w io.Writer, r bench.Report) {
 			}
 		}
 	}
+	printCluster(w, r.Traffic)
 	printMemory(w, r)
 
 	t := r.Tail
@@ -143,6 +144,9 @@ func printMemory(w io.Writer, r bench.Report) {
 	switch r.NATS {
 	case bench.NATSChild:
 		fmt.Fprintf(w, "peak memory (RSS): toolgate's own (this process) %.0f MiB after steps 1-3, %.0f MiB after the scenarios; nats-server's (the child process) %.0f MiB, %.0f MiB\n",
+			mib(p.PeakRSS), mib(p.PeakRSSLast), mib(p.NATSPeakRSS), mib(p.NATSPeakRSSLast))
+	case bench.NATSCluster:
+		fmt.Fprintf(w, "peak memory (RSS): toolgate's own (this process) %.0f MiB after steps 1-3, %.0f MiB after the scenarios; the three nats-servers' peaks summed %.0f MiB, %.0f MiB\n",
 			mib(p.PeakRSS), mib(p.PeakRSSLast), mib(p.NATSPeakRSS), mib(p.NATSPeakRSSLast))
 	case bench.NATSExternal:
 		fmt.Fprintf(w, "peak memory (RSS): toolgate's own (this process) %.0f MiB after steps 1-3, %.0f MiB after the scenarios; nats-server's: external, not measured\n",

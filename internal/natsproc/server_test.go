@@ -1,4 +1,4 @@
-package chaos
+package natsproc
 
 import (
 	"context"
@@ -14,13 +14,13 @@ import (
 // runs it: JetStream on its client port, its counters on its monitoring
 // port, and a process of its own whose peak RSS and CPU can be read apart
 // from this one's; Stop ends it.
-func TestStartNATSServer_one_process_with_its_own_memory_and_counters(t *testing.T) {
+func TestStartServer_one_process_with_its_own_memory_and_counters(t *testing.T) {
 	dir := t.TempDir()
-	bin, err := BuildNATSServer(dir)
+	bin, err := Build(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := StartNATSServer(bin, dir)
+	s, err := StartServer(bin, dir)
 	if err != nil {
 		t.Fatal(err)
 	}
