@@ -14,7 +14,6 @@ import (
 	"github.com/toolgate/toolgate/internal/call"
 	"github.com/toolgate/toolgate/internal/dlq"
 	"github.com/toolgate/toolgate/internal/pipeline"
-	"github.com/toolgate/toolgate/internal/records"
 	"github.com/toolgate/toolgate/internal/redact"
 	"github.com/toolgate/toolgate/streams"
 )
@@ -198,9 +197,7 @@ func (s *Server) storyOf(ctx context.Context, id string) (*story, error) {
 		}
 	}
 	if st.RawArgs == "" {
-		if ev, err := s.resultAudit(ctx, id, st.Result); err != nil {
-			st.Problems = append(st.Problems, "result: "+shortErr(err))
-		} else if ev != nil {
+		if ev := resultAudit(id, st.Result); ev != nil {
 			st.RawArgs, st.RawFrom = ev.RawArgumentsRedacted, "the audit event in its result ("+ev.EventType+")"
 		}
 	}
@@ -238,22 +235,15 @@ func (s *Server) approvalOf(ctx context.Context, id string) (*approval.Record, e
 	return &a, nil
 }
 
-// resultAudit is the audit event the call's result carries (issue 30):
-// res, the result the story found, or else the one internal/records finds
-// on the subject the call id names; nil when there is no result or it
-// predates the fold (its event is on the audit stream: auditOf).
-func (s *Server) resultAudit(ctx context.Context, id string, res *pipeline.Result) (*pipeline.AuditEvent, error) {
-	if res == nil {
-		found, err := records.Reader{JS: s.cfg.JS}.Result(ctx, id)
-		if err != nil || found == nil {
-			return nil, err
-		}
-		res = found
+// resultAudit is the audit event the call's result res carries (issue
+// 30); nil when there is no result (the story read the response's results
+// above) or it predates the fold (its event is on the audit stream:
+// auditOf).
+func resultAudit(id string, res *pipeline.Result) *pipeline.AuditEvent {
+	if res == nil || res.Audit == nil || res.Audit.CallID != id {
+		return nil
 	}
-	if res.Audit == nil || res.Audit.CallID != id {
-		return nil, nil
-	}
-	return res.Audit, nil
+	return res.Audit
 }
 
 // auditOf finds the call's audit event on the audit stream (events written

@@ -206,10 +206,9 @@ func (em *Emitter) resultJSON(e call.Envelope, ev *AuditEvent) []byte {
 	if data != nil {
 		return data
 	}
+	// r did not fit (result tried it last); its encoding is what the cut
+	// form names by size and sha256.
 	data, err := wirejson.Marshal(r)
-	if err == nil && len(data) <= em.bodyBudget() {
-		return data
-	}
 	if ev != nil {
 		r.Audit = shortAudit(*ev)
 		if short, err := wirejson.Marshal(r); err == nil && len(short) <= em.bodyBudget() {
