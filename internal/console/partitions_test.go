@@ -12,6 +12,7 @@ import (
 
 	"github.com/toolgate/toolgate/internal/testenv"
 	"github.com/toolgate/toolgate/streams"
+	"github.com/toolgate/toolgate/streams/streamstest"
 )
 
 // With P = 2, calls waiting in partition 1 only show on the overview, read
@@ -24,28 +25,8 @@ func TestOverview_counts_a_backlog_in_partition_1(t *testing.T) {
 	defer cancel()
 	set := streams.DefaultSettings()
 	set.Storage = jetstream.MemoryStorage
-	set.Fair = streams.Fair{Tenants: []string{"noisy", "quiet"}, Partitions: 2}
-	if err := streams.Ensure(ctx, r.js, set); err != nil {
-		t.Fatal(err)
-	}
-	for p := range 2 {
-		for _, c := range set.ExecuteGroupPartitionConsumers("erp", 4, p) {
-			if _, err := r.js.CreateOrUpdateConsumer(ctx, c.Stream, set.Config(c)); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
+	set = streamstest.Partition1Backlog(ctx, t, r.js, set)
 	noisy, quiet := set.Fair.LaneIndex("noisy"), set.Fair.LaneIndex("quiet")
-	for subj, n := range map[string]int{
-		streams.PartitionGateLane(streams.Validate, streams.LaneToken(noisy, true), 1): 2,
-		streams.PartitionExecuteSubject("erp", streams.LaneToken(quiet, false), 1):     3,
-	} {
-		for range n {
-			if _, err := r.js.Publish(ctx, subj, []byte("{}")); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
 	want := []string{
 		`data-live="stage.validate.pending">2<`,
 		`<tr data-group="erp"><td>erp</td><td class="num">0/4</td><td class="num">3</td>`,

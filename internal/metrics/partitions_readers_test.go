@@ -8,6 +8,7 @@ import (
 
 	"github.com/toolgate/toolgate/internal/testenv"
 	"github.com/toolgate/toolgate/streams"
+	"github.com/toolgate/toolgate/streams/streamstest"
 )
 
 // With P = 2, calls waiting in partition 1 only show in every reader of
@@ -20,29 +21,9 @@ func TestReaders_count_a_backlog_in_partition_1(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	set := streams.DefaultSettings()
-	set.Fair = streams.Fair{Tenants: []string{"noisy", "quiet"}, Partitions: 2}
-	if err := streams.Ensure(ctx, js, set); err != nil {
-		t.Fatal(err)
-	}
-	for p := range 2 {
-		for _, c := range set.ExecuteGroupPartitionConsumers("erp", 4, p) {
-			if _, err := js.CreateOrUpdateConsumer(ctx, c.Stream, set.Config(c)); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	noisy, quiet := set.Fair.LaneIndex("noisy"), set.Fair.LaneIndex("quiet")
 	before := time.Now().Add(-time.Second)
-	for subj, n := range map[string]int{
-		streams.PartitionGateLane(streams.Validate, streams.LaneToken(noisy, true), 1): 2,
-		streams.PartitionExecuteSubject("erp", streams.LaneToken(quiet, false), 1):     3,
-	} {
-		for range n {
-			if _, err := js.Publish(ctx, subj, []byte("{}")); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
+	set = streamstest.Partition1Backlog(ctx, t, js, set)
+	noisy, quiet := set.Fair.LaneIndex("noisy"), set.Fair.LaneIndex("quiet")
 
 	t.Run("executor groups", func(t *testing.T) {
 		groups := JetStreamExecutorGroups(js)
