@@ -50,6 +50,7 @@ func (m LeaderMove) String() string {
 const (
 	stepDownTries = 3
 	stepDownWait  = 2 * time.Second
+	settleWait    = 5 * time.Second
 )
 
 // SpreadLeaders moves the leaders of toolgate's gate streams (TOOLGATE_GATES and each
@@ -84,8 +85,9 @@ func SpreadLeaders(ctx context.Context, js jetstream.JetStream) ([]LeaderMove, e
 // gateLeaderStreams reads the gate streams' peers; none for a stream of
 // one replica or on a server that is not clustered.
 func gateLeaderStreams(ctx context.Context, js jetstream.JetStream) (leaderStream, []leaderStage, error) {
+	deadline := time.Now().Add(settleWait) // one wait for all the streams
 	peers := func(name string) (leaderStream, error) {
-		info, err := streamInfo(ctx, js, name)
+		info, err := settledInfo(ctx, js, name, deadline)
 		if err != nil {
 			return leaderStream{}, err
 		}
@@ -131,6 +133,25 @@ func streamPeers(info *jetstream.StreamInfo) []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// settledInfo is name's info once it has a leader and all its replicas
+// (a stream just created elects its leader a moment later), or as it is
+// at deadline: a node down leaves a replica out.
+func settledInfo(ctx context.Context, js jetstream.JetStream, name string, deadline time.Time) (*jetstream.StreamInfo, error) {
+	for {
+		info, err := streamInfo(ctx, js, name)
+		if err != nil {
+			return nil, err
+		}
+		c := info.Cluster
+		if c == nil || info.Config.Replicas <= 1 || (c.Leader != "" && len(c.Replicas) >= info.Config.Replicas-1) || time.Now().After(deadline) {
+			return info, nil
+		}
+		if err := sleep(ctx, 100*time.Millisecond); err != nil {
+			return nil, err
+		}
+	}
 }
 
 func streamInfo(ctx context.Context, js jetstream.JetStream, name string) (*jetstream.StreamInfo, error) {
