@@ -12,14 +12,14 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 )
 
-// Leaders of the gate streams on a cluster (issue 37, docs/design/layout.md
+// Leaders of toolgate's streams on a cluster (issue 37, docs/design/layout.md
 // "Partitions"). Each stream of a NATS cluster is a Raft group with one
 // leader, which orders, stores first and delivers its messages; the
 // servers place leaders by themselves, unevenly (one node led 55–57 % of
 // the hops at P = 4). SpreadLeaders moves them where leaderPlan says, by a
 // leader step-down that names the preferred server (nats-server 2.11).
 
-// LeaderMove is what SpreadLeaders found and did for one gate stream.
+// LeaderMove is what SpreadLeaders found and did for one stream.
 type LeaderMove struct {
 	Stream string `json:"stream"`
 	Before string `json:"before"` // its leader before
@@ -53,23 +53,25 @@ const (
 	settleWait    = 5 * time.Second
 )
 
-// SpreadLeaders moves the leaders of toolgate's gate streams (TOOLGATE_GATES and each
-// partitioned stage's partition streams)
-// over the cluster's nodes as leaderPlan places them, and returns one
-// LeaderMove per stream, in GateStreams' order. A stream already led by
-// its node is not touched, so a second call moves nothing. On a server
-// that is not clustered, or with streams of one replica, there is nothing
-// to place: no moves, no error. A step-down the server refuses, or an
-// election that goes elsewhere, is tried again a few times and then
-// reported in the move's Err; only failing to read the streams is an error.
+// SpreadLeaders moves the leaders of toolgate's streams over the
+// cluster's nodes as leaderPlan places them: the gate streams
+// (TOOLGATE_GATES and each partitioned stage's partition streams) first,
+// then the others (TOOLGATE_IN, _RESULTS, the buckets' streams, ...). It
+// returns one LeaderMove per stream, in the plan's order. A stream already
+// led by its node is not touched, so a second call moves nothing. On a
+// server that is not clustered, or with streams of one replica, there is
+// nothing to place: no moves, no error. A step-down the server refuses, or
+// an election that goes elsewhere, is tried again a few times and then
+// reported in the move's Err; only failing to read the streams is an
+// error.
 func SpreadLeaders(ctx context.Context, js jetstream.JetStream) ([]LeaderMove, error) {
-	gates, stages, err := gateLeaderStreams(ctx, js)
+	gates, stages, others, err := leaderStreams(ctx, js)
 	if err != nil || len(gates.Peers) == 0 {
 		return nil, err
 	}
-	want := leaderPlan(gates, stages)
+	want := leaderPlan(gates, stages, others)
 	var moves []LeaderMove
-	for _, s := range append([]leaderStream{gates}, flatten(stages)...) {
+	for _, s := range append(append([]leaderStream{gates}, flatten(stages)...), others...) {
 		if want[s.Name] == "" {
 			continue // one replica
 		}
@@ -82,9 +84,10 @@ func SpreadLeaders(ctx context.Context, js jetstream.JetStream) ([]LeaderMove, e
 	return moves, nil
 }
 
-// gateLeaderStreams reads the gate streams' peers; none for a stream of
-// one replica or on a server that is not clustered.
-func gateLeaderStreams(ctx context.Context, js jetstream.JetStream) (leaderStream, []leaderStage, error) {
+// leaderStreams reads the peers of toolgate's streams: the gate streams,
+// and the others in otherStreamOrder. A stream of one replica, or on a
+// server that is not clustered, has none.
+func leaderStreams(ctx context.Context, js jetstream.JetStream) (gates leaderStream, stages []leaderStage, others []leaderStream, err error) {
 	deadline := time.Now().Add(settleWait) // one wait for all the streams
 	peers := func(name string) (leaderStream, error) {
 		info, err := settledInfo(ctx, js, name, deadline)
@@ -93,27 +96,44 @@ func gateLeaderStreams(ctx context.Context, js jetstream.JetStream) (leaderStrea
 		}
 		return leaderStream{Name: name, Peers: streamPeers(info)}, nil
 	}
-	gates, err := peers(StreamGates)
-	if err != nil {
-		return gates, nil, err
+	if gates, err = peers(StreamGates); err != nil {
+		return gates, nil, nil, err
 	}
-	var stages []leaderStage
+	seen := map[string]bool{StreamGates: true}
 	for _, stage := range PartitionedStages() {
 		names, err := PartitionStreamNames(ctx, js, stage)
 		if err != nil {
-			return gates, nil, err
+			return gates, nil, nil, err
 		}
 		st := leaderStage{Laned: Laned(stage)}
 		for _, name := range append([]string{PartitionStream(stage, 0)}, names...) {
 			s, err := peers(name)
 			if err != nil {
-				return gates, nil, err
+				return gates, nil, nil, err
 			}
 			st.Partitions = append(st.Partitions, s)
+			seen[name] = true
 		}
 		stages = append(stages, st)
 	}
-	return gates, stages, nil
+	var rest []string
+	l := js.StreamNames(ctx)
+	for name := range l.Name() {
+		if ownStream(name) && !seen[name] {
+			rest = append(rest, name)
+		}
+	}
+	if err := l.Err(); err != nil {
+		return gates, nil, nil, fmt.Errorf("streams: list streams: %w", err)
+	}
+	for _, name := range otherStreamOrder(rest) {
+		s, err := peers(name)
+		if err != nil {
+			return gates, nil, nil, err
+		}
+		others = append(others, s)
+	}
+	return gates, stages, others, nil
 }
 
 // streamPeers are the servers holding a replica of a stream, its leader

@@ -2,10 +2,11 @@ package streams
 
 import (
 	"slices"
+	"strings"
 )
 
-// The leaders' plan (issue 37): which node should lead each gate stream of
-// a cluster, a pure function of the streams and their peers, so the same
+// The leaders' plan (issue 37): which node should lead each of toolgate's
+// streams on a cluster, a pure function of the streams and their peers, so the same
 // streams on the same nodes always get the same plan and a second spread
 // moves nothing.
 //
@@ -29,8 +30,15 @@ import (
 // When a constraint leaves no peer it is dropped: first TOOLGATE_GATES'
 // node, then the stage's (P > nodes: the stage's next partitions start a
 // new round over the nodes).
+//
+// Then toolgate's other streams and buckets (TOOLGATE_IN, _RESULTS, the
+// buckets' KV_toolgate_ streams, ...), each to the least loaded of its
+// peers, the busiest first (otherStreamOrder): left to the servers, the
+// input and the results, a store per call each, were led by TOOLGATE_GATES'
+// node in the bench and made it lead half the hops whatever the gate
+// streams' placement.
 
-// leaderStream is one gate stream of the plan: its name and the servers
+// leaderStream is one stream of the plan: its name and the servers
 // that hold a replica (its peers, leader included).
 type leaderStream struct {
 	Name  string
@@ -43,10 +51,11 @@ type leaderStage struct {
 	Partitions []leaderStream
 }
 
-// leaderPlan assigns each stream of gates and stages a node to lead it.
-func leaderPlan(gates leaderStream, stages []leaderStage) map[string]string {
+// leaderPlan assigns each stream of gates, stages and others a node to
+// lead it.
+func leaderPlan(gates leaderStream, stages []leaderStage, others []leaderStream) map[string]string {
 	pl := planner{want: map[string]string{}, load: map[string]int{}}
-	for _, s := range append([]leaderStream{gates}, flatten(stages)...) {
+	for _, s := range append(append([]leaderStream{gates}, flatten(stages)...), others...) {
 		for _, n := range s.Peers {
 			if !slices.Contains(pl.nodes, n) {
 				pl.nodes = append(pl.nodes, n)
@@ -70,7 +79,33 @@ func leaderPlan(gates leaderStream, stages []leaderStage) map[string]string {
 			used[pl.assign(s, used, avoid)] = true
 		}
 	}
+	for _, s := range others {
+		pl.assign(s, nil, nil)
+	}
 	return pl.want
+}
+
+// otherStreamOrder sorts toolgate's streams that are not gate streams in
+// the order the plan places them: the busiest first (stores per call in
+// the bench: TOOLGATE_IN and _RESULTS one each, the executors' replay
+// bucket 1.2, response ids 1.0, dead letters 0.4), then the others by
+// name.
+func otherStreamOrder(names []string) []string {
+	busy := []string{StreamIn, StreamResults, "KV_" + BucketExecReplay, "KV_" + BucketResponseIDs, StreamDLQ, "KV_" + BucketCalls, StreamAudit}
+	rank := func(n string) int {
+		if i := slices.Index(busy, n); i >= 0 {
+			return i
+		}
+		return len(busy)
+	}
+	out := slices.Clone(names)
+	slices.SortStableFunc(out, func(a, b string) int {
+		if ra, rb := rank(a), rank(b); ra != rb {
+			return ra - rb
+		}
+		return strings.Compare(a, b)
+	})
+	return out
 }
 
 func flatten(stages []leaderStage) []leaderStream {

@@ -41,7 +41,7 @@ func hopShares(want map[string]string, p int, lanes bool) map[string]float64 {
 
 func TestLeaderPlan_at_P_equal_nodes_each_node_leads_one_partition_of_every_stage_with_lanes_or_without(t *testing.T) {
 	gates, stages := planInput(3, "nats-2", "nats-0", "nats-1")
-	want := leaderPlan(gates, stages)
+	want := leaderPlan(gates, stages, nil)
 	for _, st := range stages {
 		led := map[string]string{}
 		for _, s := range st.Partitions {
@@ -69,7 +69,7 @@ func TestLeaderPlan_spreads_each_stage_and_the_streams_at_every_P(t *testing.T) 
 	nodes := []string{"nats-0", "nats-1", "nats-2"}
 	for p := 1; p <= 5; p++ {
 		gates, stages := planInput(p, nodes...)
-		want := leaderPlan(gates, stages)
+		want := leaderPlan(gates, stages, nil)
 		count := map[string]int{}
 		for _, s := range append([]leaderStream{gates}, flatten(stages)...) {
 			if !slices.Contains(nodes, want[s.Name]) {
@@ -99,7 +99,7 @@ func TestLeaderPlan_spreads_each_stage_and_the_streams_at_every_P(t *testing.T) 
 func TestLeaderPlan_is_deterministic_and_keeps_to_each_streams_peers(t *testing.T) {
 	g1, s1 := planInput(3, "a", "b", "c", "d", "e")
 	g2, s2 := planInput(3, "e", "d", "c", "b", "a")
-	if a, b := fmt.Sprint(leaderPlan(g1, s1)), fmt.Sprint(leaderPlan(g2, s2)); a != b {
+	if a, b := fmt.Sprint(leaderPlan(g1, s1, nil)), fmt.Sprint(leaderPlan(g2, s2, nil)); a != b {
 		t.Fatalf("the plan depends on the peers' order:\n%s\n%s", a, b)
 	}
 	// Five nodes, R3: each stream on three of them.
@@ -113,7 +113,7 @@ func TestLeaderPlan_is_deterministic_and_keeps_to_each_streams_peers(t *testing.
 			k++
 		}
 	}
-	want := leaderPlan(gates, stages)
+	want := leaderPlan(gates, stages, nil)
 	led := map[string]bool{}
 	for _, s := range append([]leaderStream{gates}, flatten(stages)...) {
 		if !slices.Contains(s.Peers, want[s.Name]) {
@@ -124,7 +124,28 @@ func TestLeaderPlan_is_deterministic_and_keeps_to_each_streams_peers(t *testing.
 	if len(led) != 5 {
 		t.Errorf("led by %d nodes, want 5", len(led))
 	}
-	if got := leaderPlan(leaderStream{Name: StreamGates}, nil); got[StreamGates] != "" {
+	if got := leaderPlan(leaderStream{Name: StreamGates}, nil, nil); got[StreamGates] != "" {
 		t.Errorf("a stream without peers is given %q", got[StreamGates])
+	}
+}
+
+// Toolgate's other streams come after the gate streams, the busiest first,
+// each to the least loaded node: at P = 3 the input and the results are led
+// by the two nodes that do not lead TOOLGATE_GATES (which, without lanes,
+// carries partition 0 of five stages).
+func TestLeaderPlan_places_the_input_and_the_results_off_the_gates_node(t *testing.T) {
+	nodes := []string{"nats-0", "nats-1", "nats-2"}
+	gates, stages := planInput(3, nodes...)
+	var others []leaderStream
+	for _, name := range otherStreamOrder([]string{"KV_" + BucketTools, StreamDLQ, StreamResults, "KV_" + BucketExecReplay, StreamIn}) {
+		others = append(others, leaderStream{Name: name, Peers: nodes})
+	}
+	if others[0].Name != StreamIn || others[1].Name != StreamResults || others[4].Name != "KV_"+BucketTools {
+		t.Fatalf("order %v", others)
+	}
+	want := leaderPlan(gates, stages, others)
+	g, in, res := want[StreamGates], want[StreamIn], want[StreamResults]
+	if in == g || res == g || in == res {
+		t.Errorf("TOOLGATE_GATES on %s, TOOLGATE_IN on %s, TOOLGATE_RESULTS on %s: want three nodes", g, in, res)
 	}
 }

@@ -15,8 +15,8 @@ import (
 type StreamLeader struct {
 	Stream string `json:"stream"`
 	Leader string `json:"leader"` // "" while none is elected, or not clustered
-	// Want is the node SpreadLeaders would give a gate stream; "" for the
-	// other streams, which it leaves where the servers put them.
+	// Want is the node SpreadLeaders places its leader on; "" where
+	// there is nothing to place (one replica, or not clustered).
 	Want     string        `json:"want,omitempty"`
 	Replicas []ReplicaPeer `json:"replicas"` // the followers, by name
 }
@@ -36,8 +36,7 @@ func ownStream(name string) bool {
 }
 
 // StreamLeaders lists toolgate's streams with their leaders and followers,
-// sorted by name, each gate stream with the node SpreadLeaders places it
-// on.
+// sorted by name, each with the node SpreadLeaders places its leader on.
 func StreamLeaders(ctx context.Context, js jetstream.JetStream) ([]StreamLeader, error) {
 	var out []StreamLeader
 	l := js.ListStreams(ctx)
@@ -61,14 +60,14 @@ func StreamLeaders(ctx context.Context, js jetstream.JetStream) ([]StreamLeader,
 		return nil, fmt.Errorf("streams: list streams: %w", err)
 	}
 	slices.SortFunc(out, func(a, b StreamLeader) int { return strings.Compare(a.Stream, b.Stream) })
-	gates, stages, err := gateLeaderStreams(ctx, js)
+	gates, stages, others, err := leaderStreams(ctx, js)
 	if errors.Is(err, jetstream.ErrStreamNotFound) {
 		return out, nil // not applied (yet): no plan
 	}
 	if err != nil || len(gates.Peers) == 0 {
 		return out, err
 	}
-	want := leaderPlan(gates, stages)
+	want := leaderPlan(gates, stages, others)
 	for i := range out {
 		out[i].Want = want[out[i].Stream]
 	}

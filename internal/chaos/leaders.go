@@ -10,7 +10,7 @@ import (
 	"github.com/toolgate/toolgate/streams"
 )
 
-// spreadLeaders places the gate streams' leaders over the cluster's nodes
+// spreadLeaders places toolgate's streams' leaders over the cluster's nodes
 // after the streams are applied, as `toolgate streams apply` does in a
 // deployment (streams.SpreadLeaders), and logs what it moved. A stream it
 // could not move is logged, not fatal: the faults move leaders anyway.
@@ -30,6 +30,6 @@ func spreadLeaders(ctx context.Context, js jetstream.JetStream, logf func(string
 			logf("leader not placed: %s", m)
 		}
 	}
-	logf("leaders of %d gate streams placed over the nodes (%d moved)", len(moves), moved)
+	logf("leaders of %d streams placed over the nodes (%d moved)", len(moves), moved)
 	return nil
 }

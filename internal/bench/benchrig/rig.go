@@ -71,7 +71,7 @@ type Rig struct {
 	NATS  *testenv.NATS
 	Tools []tool.Definition
 	// Leaders is what streams.SpreadLeaders did after the streams were
-	// applied on a cluster (Replicas > 1): the gate streams' leaders placed
+	// applied on a cluster (Replicas > 1): the streams' leaders placed
 	// over the nodes, as `toolgate streams apply` places them.
 	Leaders []streams.LeaderMove
 

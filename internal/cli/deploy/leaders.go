@@ -22,13 +22,13 @@ import (
 const spreadTimeout = 3 * time.Minute
 
 // streamsLeaders is `toolgate streams leaders`: each of toolgate's streams
-// with its leader and followers, and with --spread the gate streams'
+// with its leader and followers, and with --spread toolgate's streams'
 // leaders moved over the nodes first (after a node restart the survivors
 // lead everything). As the admin: no other user may step a leader down.
 func streamsLeaders(args []string) error {
 	fs := cmdutil.WithUsage(flag.NewFlagSet("streams leaders", flag.ContinueOnError), "streams", "leaders")
 	url := cmdutil.NATSFlag(fs)
-	spread := fs.Bool("spread", false, "first move the gate streams' leaders over the cluster's nodes (as `streams apply` does): each stage's partitions led by different nodes; only streams led elsewhere are moved, and each step-down pauses that stream's publishes for a moment")
+	spread := fs.Bool("spread", false, "first move toolgate's streams' leaders over the cluster's nodes (as `streams apply` does): each gate stage's partitions led by different nodes, then the other streams and buckets; only streams led elsewhere are moved, and each step-down pauses that stream's publishes for a moment")
 	asJSON := fs.Bool("json", false, "print the streams as JSON")
 	ops, err := cmdutil.ParseFlags(fs, args[1:])
 	if err != nil {
@@ -61,7 +61,7 @@ func streamsLeaders(args []string) error {
 	return printLeaders(os.Stdout, ls)
 }
 
-// spreadLeaders moves the gate streams' leaders (streams.SpreadLeaders) and
+// spreadLeaders moves toolgate's streams' leaders (streams.SpreadLeaders) and
 // prints a line per stream moved or left elsewhere (to stderr when quiet:
 // stdout is JSON then). On one server it prints nothing.
 func spreadLeaders(parent context.Context, js jetstream.JetStream, quiet bool) error {
@@ -82,7 +82,7 @@ func spreadLeaders(parent context.Context, js jetstream.JetStream, quiet bool) e
 		}
 	}
 	if len(moves) > 0 {
-		fmt.Fprintf(w, "leaders of %d gate streams placed over the nodes, %d not where planned\n", len(moves), failed)
+		fmt.Fprintf(w, "leaders of %d streams placed over the nodes, %d not where planned\n", len(moves), failed)
 	}
 	return err
 }

@@ -51,7 +51,7 @@ func partitioned(stream string) bool {
 	return false
 }
 
-// printLeaderMoves says, on a cluster, how the gate streams' leaders were
+// printLeaderMoves says, on a cluster, how toolgate's streams' leaders were
 // placed before the steps (streams.SpreadLeaders): how many were moved,
 // and any left elsewhere.
 func printLeaderMoves(w io.Writer, moves []streams.LeaderMove) {
@@ -67,5 +67,5 @@ func printLeaderMoves(w io.Writer, moves []streams.LeaderMove) {
 			fmt.Fprintln(w, "leader not placed:", m)
 		}
 	}
-	fmt.Fprintf(w, "leaders of the %d gate streams placed over the nodes as `toolgate streams apply` places them (%d moved from where the servers put them)\n", len(moves), moved)
+	fmt.Fprintf(w, "leaders of the %d streams and buckets placed over the nodes as `toolgate streams apply` places them (%d moved from where the servers put them)\n", len(moves), moved)
 }
