@@ -28,7 +28,7 @@ const spreadTimeout = 3 * time.Minute
 func streamsLeaders(args []string) error {
 	fs := cmdutil.WithUsage(flag.NewFlagSet("streams leaders", flag.ContinueOnError), "streams", "leaders")
 	url := cmdutil.NATSFlag(fs)
-	spread := fs.Bool("spread", false, "first move toolgate's streams' leaders over the cluster's nodes (as `streams apply` does): each gate stage's partitions led by different nodes, then the other streams and buckets; only streams led elsewhere are moved, and each step-down pauses that stream's publishes for a moment")
+	spread := fs.Bool("spread", false, "first move toolgate's streams' leaders over the cluster's nodes (as streams apply does): each gate stage's partitions led by different nodes, then the other streams and buckets; only streams led elsewhere are moved, and each step-down pauses that stream's publishes for a moment")
 	asJSON := fs.Bool("json", false, "print the streams as JSON")
 	ops, err := cmdutil.ParseFlags(fs, args[1:])
 	if err != nil {

@@ -37,7 +37,7 @@ func streamsApply(args []string) error {
 	replicas := fs.Int("replicas", defReplicas, "stream and bucket replicas, 3 on a production cluster (TOOLGATE_STREAM_REPLICAS)")
 	lanes := fs.Int("lanes", cmdutil.EnvInt("TOOLGATE_LANES", streams.DefaultLanes), "fairness lanes per laned stage, a durable each for interactive and batch calls; every stage must be given the same (TOOLGATE_LANES)")
 	parts := fs.Int("partitions", cmdutil.EnvInt("TOOLGATE_PARTITIONS", streams.DefaultPartitions), "partitions of the gate stages' streams; raising P creates partitions' streams, lowering it leaves the streams beyond P to drain (TOOLGATE_PARTITIONS; every stage must be given the same)")
-	spread := fs.Bool("spread-leaders", true, "on a cluster, move the streams' leaders over the nodes as `toolgate streams leaders --spread` does (each gate stage's partitions led by different nodes, then the other streams and buckets); nothing on one server")
+	spread := fs.Bool("spread-leaders", true, "on a cluster, move the streams' leaders over the nodes as toolgate streams leaders --spread does (each gate stage's partitions led by different nodes, then the other streams and buckets); nothing on one server")
 	prune := fs.Bool("prune", false, "also delete the partition streams beyond --partitions that are empty (once every process runs with the lowered P); one that still holds hops is kept to drain and named")
 	ops, err := cmdutil.ParseFlags(fs, args[1:])
 	if err != nil {
