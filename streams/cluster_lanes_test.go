@@ -106,6 +106,13 @@ func TestCluster_gate_streams_have_a_leader_each_spread_over_the_nodes(t *testin
 	if len(again) != len(moves) {
 		t.Errorf("second spread: %d streams, want %d", len(again), len(moves))
 	}
+	// A step-down the server refuses (no such peer) is tried a few
+	// times, then reported with the stream left where it was: no error.
+	m, err := moveLeader(ctx, js, StreamGates, "nats-9")
+	if err != nil || m.Err == "" || m.After != m.Before || m.Moved() {
+		t.Errorf("a refused step-down: %+v, %v; want it reported, the leader kept, no error", m, err)
+	}
+	t.Log(m)
 	nodes := map[string]bool{}
 	for _, name := range gateStreams {
 		l, err := leader(name)
