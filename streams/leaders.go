@@ -185,14 +185,19 @@ func streamInfo(ctx context.Context, js jetstream.JetStream, name string) (*jets
 // moveLeader asks name's leader to step down in favour of want until want
 // leads it, at most stepDownTries times.
 func moveLeader(ctx context.Context, js jetstream.JetStream, name, want string) (LeaderMove, error) {
-	info, err := streamInfo(ctx, js, name)
-	if err != nil {
-		return LeaderMove{}, err
-	}
 	m := LeaderMove{Stream: name, Want: want}
-	if info.Cluster != nil {
-		m.Before, m.After = info.Cluster.Leader, info.Cluster.Leader
+	info, err := streamInfo(ctx, js, name)
+	if err != nil { // read a moment ago: reported, the others still placed
+		m.Err = err.Error()
+		return m, ctx.Err()
 	}
+	if info.Cluster != nil {
+		m.Before = info.Cluster.Leader
+	}
+	if m.Before == "" { // an election under way: its outcome is where it was
+		m.Before = leaderOf(ctx, js, name, "", stepDownWait)
+	}
+	m.After = m.Before
 	var why []string
 	for try := 0; m.After != want && try < stepDownTries; try++ {
 		if try > 0 {
