@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -14,12 +15,13 @@ import (
 
 // On a three-node cluster with R3 settings every gate stream (TOOLGATE_GATES,
 // each laned stage's TOOLGATE_GATE_<STAGE>, TOOLGATE_GATE_EXECUTE) is a Raft
-// group of its own, so its leader can sit on any node: placed round the
-// nodes (a leader step-down naming the preferred server), the leaders are
+// group of its own, so its leader can sit on any node: placed by
+// SpreadLeaders (a leader step-down naming the preferred server), the leaders are
 // on all three, and each stage's lane hops are stored by its own stream's
 // leader. With every hop in TOOLGATE_GATES one node's leader stored them
-// all. Where the server puts them by itself is not asserted (it is not
-// deterministic); the test logs it.
+// all. Where the servers put them by themselves is uneven, so the test
+// first puts every leader on node 0 and then has SpreadLeaders move them:
+// a second spread moves nothing.
 //
 // It runs with P = 3 partitions (partitions.go): each partitioned stage's
 // three partition streams are led by the three nodes, and a hop of
@@ -54,31 +56,63 @@ func TestCluster_gate_streams_have_a_leader_each_spread_over_the_nodes(t *testin
 		}
 		return info.Cluster.Leader, nil
 	}
-	var seen []string
+	// Every gate stream led by node 0 first, so the spread below has to
+	// move them whatever the servers chose.
+	pile := servers[0].Name()
 	for _, name := range gateStreams {
-		var l string
-		testenv.Eventually(t, 30*time.Second, 100*time.Millisecond, func() (err error) { l, err = leader(name); return err })
-		seen = append(seen, name+"="+l)
-	}
-	t.Logf("leaders as the server placed them: %v", seen)
-
-	for i, name := range gateStreams {
-		want := servers[i%len(servers)].Name()
 		testenv.Eventually(t, 30*time.Second, 200*time.Millisecond, func() error {
 			l, err := leader(name)
-			if err != nil {
+			if err != nil || l == pile {
 				return err
 			}
-			if l == want {
-				return nil
-			}
-			req, _ := json.Marshal(map[string]any{"placement": map[string]string{"preferred": want}})
+			req, _ := json.Marshal(map[string]any{"placement": map[string]string{"preferred": pile}})
 			if _, err := nc.Request("$JS.API.STREAM.LEADER.STEPDOWN."+name, req, 5*time.Second); err != nil {
 				return err
 			}
-			return fmt.Errorf("%s led by %s, want %s", name, l, want)
+			return fmt.Errorf("%s led by %s, want %s", name, l, pile)
 		})
 	}
+	moves, err := SpreadLeaders(ctx, js)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	moved := 0
+	for i, m := range moves {
+		t.Log(m)
+		names = append(names, m.Stream)
+		if m.Err != "" || m.After != m.Want || (i < len(gateStreams) && m.Before != pile) {
+			t.Errorf("%+v: want it led by its node after (and by %s before, a gate stream)", m, pile)
+		}
+		if m.Moved() {
+			moved++
+		}
+	}
+	// The gate streams first, in their order, then the others: the input
+	// and the results first, the buckets' streams among them.
+	if len(names) < len(gateStreams)+2 || !slices.Equal(names[:len(gateStreams)], gateStreams) ||
+		names[len(gateStreams)] != StreamIn || names[len(gateStreams)+1] != StreamResults || !slices.Contains(names, "KV_"+BucketCalls) || moved == 0 {
+		t.Fatalf("moves of %v (%d moved), want one per gate stream %v, then the others", names, moved, gateStreams)
+	}
+	again, err := SpreadLeaders(ctx, js) // placed: a second spread moves nothing
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range again {
+		if m.Before != m.Want || m.After != m.Want || m.Moved() {
+			t.Errorf("second spread: %+v, want it left where it was", m)
+		}
+	}
+	if len(again) != len(moves) {
+		t.Errorf("second spread: %d streams, want %d", len(again), len(moves))
+	}
+	// A step-down the server refuses (no such peer) is tried a few
+	// times, then reported with the stream left where it was: no error.
+	m, err := moveLeader(ctx, js, StreamGates, "nats-9")
+	if err != nil || m.Err == "" || m.After != m.Before || m.Moved() {
+		t.Errorf("a refused step-down: %+v, %v; want it reported, the leader kept, no error", m, err)
+	}
+	t.Log(m)
 	nodes := map[string]bool{}
 	for _, name := range gateStreams {
 		l, err := leader(name)

@@ -91,6 +91,9 @@ func runCluster(ctx context.Context, cfg Config) (Report, error) {
 	if err != nil {
 		return rep, fmt.Errorf("chaos: R3 streams on the cluster: %w", err)
 	}
+	if err := spreadLeaders(ctx, js, logf); err != nil {
+		return rep, err
+	}
 	exe, err := NewExecutor(nc, cfg.ExecDelay)
 	if err != nil {
 		return rep, err

@@ -70,6 +70,10 @@ type Rig struct {
 	bench.Target
 	NATS  *testenv.NATS
 	Tools []tool.Definition
+	// Leaders is what streams.SpreadLeaders did after the streams were
+	// applied on a cluster (Replicas > 1): the streams' leaders placed
+	// over the nodes, as `toolgate streams apply` places them.
+	Leaders []streams.LeaderMove
 
 	redis   *testenv.Redis
 	owns    bool // toolgate's streams on the external server are the rig's: Close deletes them
@@ -131,6 +135,14 @@ func Start(o Options) (r *Rig, err error) {
 	settings.Replicas = max(o.Replicas, 1)
 	if err = ensure(ctx, r.JS, settings); err != nil {
 		return r, err
+	}
+	if settings.Replicas > 1 {
+		sctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
+		r.Leaders, err = streams.SpreadLeaders(sctx, r.JS)
+		cancel()
+		if err != nil {
+			return r, fmt.Errorf("bench: leaders: %w", err)
+		}
 	}
 	kv, err := r.JS.KeyValue(ctx, streams.BucketTools)
 	if err != nil {

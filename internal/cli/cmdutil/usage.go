@@ -40,7 +40,10 @@ func UsageOf(name string) []string {
 	case "deny":
 		return []string{"deny CALL-ID --by NAME [--reason TEXT]"}
 	case "streams":
-		return []string{"streams apply [--replicas N]"}
+		return []string{
+			"streams apply [--replicas N] [--lanes N] [--partitions P] [--prune] [--spread-leaders=false]",
+			"streams leaders [--spread] [--json]   (each stream's leader and followers; --spread moves them over a cluster's nodes, after a node restart)",
+		}
 	case "authz":
 		return []string{"authz render [--executor-groups G=T,T;G=T] [--tenants A,B]   (the NATS users of deploy/; up runs them)"}
 	case "secrets":

@@ -13,11 +13,21 @@ import (
 	"github.com/toolgate/toolgate/internal/cli/cmdutil"
 )
 
-// StreamsCmd applies the declared streams, buckets and consumers.
+// StreamsCmd applies the declared streams, buckets and consumers (apply),
+// or shows and places the streams' leaders on a cluster (leaders).
 func StreamsCmd(args []string) error {
-	if len(args) == 0 || args[0] != "apply" {
-		return cmdutil.UsageError("streams: want apply")
+	switch {
+	case len(args) > 0 && args[0] == "apply":
+		return streamsApply(args)
+	case len(args) > 0 && args[0] == "leaders":
+		return streamsLeaders(args)
 	}
+	return cmdutil.UsageError("streams: want apply or leaders")
+}
+
+// streamsApply is `toolgate streams apply`: Ensure, then on a cluster the
+// streams' leaders spread over the nodes.
+func streamsApply(args []string) error {
 	fs := cmdutil.WithUsage(flag.NewFlagSet("streams apply", flag.ContinueOnError), "streams", "apply")
 	url := cmdutil.NATSFlag(fs)
 	defReplicas, err := strconv.Atoi(cmdutil.Env("TOOLGATE_STREAM_REPLICAS", "1"))
@@ -27,6 +37,7 @@ func StreamsCmd(args []string) error {
 	replicas := fs.Int("replicas", defReplicas, "stream and bucket replicas, 3 on a production cluster (TOOLGATE_STREAM_REPLICAS)")
 	lanes := fs.Int("lanes", cmdutil.EnvInt("TOOLGATE_LANES", streams.DefaultLanes), "fairness lanes per laned stage, a durable each for interactive and batch calls; every stage must be given the same (TOOLGATE_LANES)")
 	parts := fs.Int("partitions", cmdutil.EnvInt("TOOLGATE_PARTITIONS", streams.DefaultPartitions), "partitions of the gate stages' streams; raising P creates partitions' streams, lowering it leaves the streams beyond P to drain (TOOLGATE_PARTITIONS; every stage must be given the same)")
+	spread := fs.Bool("spread-leaders", true, "on a cluster, move the streams' leaders over the nodes as toolgate streams leaders --spread does (each gate stage's partitions led by different nodes, then the other streams and buckets); nothing on one server")
 	prune := fs.Bool("prune", false, "also delete the partition streams beyond --partitions that are empty (once every process runs with the lowered P); one that still holds hops is kept to drain and named")
 	ops, err := cmdutil.ParseFlags(fs, args[1:])
 	if err != nil {
@@ -57,6 +68,11 @@ func StreamsCmd(args []string) error {
 		return err
 	}
 	fmt.Println("streams, buckets and consumers applied")
+	if *spread {
+		if err := spreadLeaders(ctx, js, false); err != nil {
+			return err
+		}
+	}
 	if *prune {
 		deleted, kept, err := streams.Prune(ctx, js, s)
 		for _, name := range deleted {

@@ -99,6 +99,7 @@ func BenchCmd(args []string) error {
 
 	fmt.Printf("machine: %s\n", rep.Machine)
 	fmt.Println(at.describe())
+	printLeaderMoves(os.Stdout, rig.Leaders)
 	fmt.Printf("1/4 ceiling: %d messages of %d B through %d chained JetStream hops (file storage, fetch batch 100, async publish), in each layout of %s, twice in the order A B B A\n", *n, *size, bench.Hops, layoutNames(*parts))
 	ceilings, err := bench.Ceilings(ctx, rig.Counters, rig.NC, rig.JS, *n, *size, bench.FileStorage(at.opts.Replicas), *parts)
 	if err != nil {

@@ -16,7 +16,8 @@ import (
 // each node stored every message the client stored (R3 on three nodes),
 // the cluster's total is three times the client's, the routes carried more
 // messages than the clients did, every stream that stored has a leader
-// among the nodes, and the nodes' shares of the hops they lead add up to
+// among the nodes (the gate streams' where streams.SpreadLeaders placed
+// them), and the nodes' shares of the hops they lead add up to
 // the whole.
 func TestBenchCluster_runs_the_pipeline_R3_on_three_nodes_and_sums_each_nodes_counters(t *testing.T) {
 	dir := t.TempDir()
@@ -31,6 +32,16 @@ func TestBenchCluster_runs_the_pipeline_R3_on_three_nodes_and_sums_each_nodes_co
 		t.Fatal(err)
 	}
 	defer rig.Close()
+
+	// The gate streams' leaders placed as `streams apply` places them.
+	if g := 1 + 2*len(streams.PartitionedStages()); len(rig.Leaders) <= g || rig.Leaders[g].Stream != streams.StreamIn {
+		t.Errorf("leaders placed: %v, want TOOLGATE_GATES, each stage's two partitions, then TOOLGATE_IN and the others", rig.Leaders)
+	}
+	for _, m := range rig.Leaders {
+		if m.Err != "" || m.After != m.Want {
+			t.Errorf("leader not placed: %s", m)
+		}
+	}
 
 	list := rig.JS.ListStreams(ctx)
 	count := 0

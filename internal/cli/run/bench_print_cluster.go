@@ -50,3 +50,22 @@ func partitioned(stream string) bool {
 	}
 	return false
 }
+
+// printLeaderMoves says, on a cluster, how toolgate's streams' leaders were
+// placed before the steps (streams.SpreadLeaders): how many were moved,
+// and any left elsewhere.
+func printLeaderMoves(w io.Writer, moves []streams.LeaderMove) {
+	if len(moves) == 0 {
+		return
+	}
+	moved := 0
+	for _, m := range moves {
+		if m.Moved() {
+			moved++
+		}
+		if m.Err != "" {
+			fmt.Fprintln(w, "leader not placed:", m)
+		}
+	}
+	fmt.Fprintf(w, "leaders of the %d streams and buckets placed over the nodes as `toolgate streams apply` places them (%d moved from where the servers put them)\n", len(moves), moved)
+}

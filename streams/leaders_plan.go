@@ -1,0 +1,167 @@
+package streams
+
+import (
+	"slices"
+	"strings"
+)
+
+// The leaders' plan (issue 37): which node should lead each of toolgate's
+// streams on a cluster, a pure function of the streams and their peers, so the same
+// streams on the same nodes always get the same plan and a second spread
+// moves nothing.
+//
+// The streams are taken in a fixed order: TOOLGATE_GATES, then each
+// partitioned stage's partitions in a row (PartitionedStages' order). Each
+// is given the node, among its own peers, that leads the fewest gate
+// streams so far (ties: round robin over the sorted nodes), avoiding:
+//
+//   - the nodes already given to another partition of the same stage, so
+//     a stage's P partitions are led by P different nodes when P <= nodes;
+//   - for a laned stage's partitions p >= 1, TOOLGATE_GATES' node: without
+//     fairness lanes (Fair.LaneCount 0) partition 0's hops of every laned
+//     stage are TOOLGATE_GATES' (its main durables' subjects), not its lane
+//     stream's. A laned stage's partitions p >= 1 are therefore placed
+//     first and its lane stream last: with lanes, the lane stream is
+//     partition 0 and lands on the node left (TOOLGATE_GATES', which then
+//     carries almost nothing); without them, TOOLGATE_GATES is partition
+//     0. Either way, at P = nodes, each node leads one partition of every
+//     stage, whether the processes run with lanes or not.
+//
+// When a constraint leaves no peer it is dropped: first TOOLGATE_GATES'
+// node, then the stage's (P > nodes: the stage's next partitions start a
+// new round over the nodes).
+//
+// Then toolgate's other streams and buckets (TOOLGATE_IN, _RESULTS, the
+// buckets' KV_toolgate_ streams, ...), each to the least loaded of its
+// peers, the busiest first (otherStreamOrder): left to the servers, the
+// input and the results, a store per call each, were led by TOOLGATE_GATES'
+// node in the bench and made it lead half the hops whatever the gate
+// streams' placement.
+
+// leaderStream is one stream of the plan: its name and the servers
+// that hold a replica (its peers, leader included).
+type leaderStream struct {
+	Name  string
+	Peers []string
+}
+
+// leaderStage is a partitioned stage's streams, partition 0 first.
+type leaderStage struct {
+	Laned      bool
+	Partitions []leaderStream
+}
+
+// leaderPlan assigns each stream of gates, stages and others a node to
+// lead it.
+func leaderPlan(gates leaderStream, stages []leaderStage, others []leaderStream) map[string]string {
+	pl := planner{want: map[string]string{}, load: map[string]int{}}
+	for _, s := range append(append([]leaderStream{gates}, flatten(stages)...), others...) {
+		for _, n := range s.Peers {
+			if !slices.Contains(pl.nodes, n) {
+				pl.nodes = append(pl.nodes, n)
+			}
+		}
+	}
+	slices.Sort(pl.nodes)
+	gatesNode := pl.assign(gates, nil, nil)
+	for _, st := range stages {
+		used := map[string]bool{}
+		order := st.Partitions
+		var avoid []string
+		if st.Laned && len(order) > 1 {
+			order = append(slices.Clone(order[1:]), order[0]) // p >= 1 first, partition 0 (its lane stream) last
+			avoid = []string{gatesNode}
+		}
+		for i, s := range order {
+			if st.Laned && i == len(order)-1 {
+				avoid = nil // the lane stream may share TOOLGATE_GATES' node
+			}
+			used[pl.assign(s, used, avoid)] = true
+		}
+	}
+	for _, s := range others {
+		pl.assign(s, nil, nil)
+	}
+	return pl.want
+}
+
+// otherStreamOrder sorts toolgate's streams that are not gate streams in
+// the order the plan places them: the busiest first (stores per call in
+// the bench: TOOLGATE_IN and _RESULTS one each, the executors' replay
+// bucket 1.2, response ids 1.0, dead letters 0.4), then the others by
+// name.
+func otherStreamOrder(names []string) []string {
+	busy := []string{StreamIn, StreamResults, "KV_" + BucketExecReplay, "KV_" + BucketResponseIDs, StreamDLQ, "KV_" + BucketCalls, StreamAudit}
+	rank := func(n string) int {
+		if i := slices.Index(busy, n); i >= 0 {
+			return i
+		}
+		return len(busy)
+	}
+	out := slices.Clone(names)
+	slices.SortStableFunc(out, func(a, b string) int {
+		if ra, rb := rank(a), rank(b); ra != rb {
+			return ra - rb
+		}
+		return strings.Compare(a, b)
+	})
+	return out
+}
+
+func flatten(stages []leaderStage) []leaderStream {
+	var out []leaderStream
+	for _, st := range stages {
+		out = append(out, st.Partitions...)
+	}
+	return out
+}
+
+// planner is leaderPlan's state: the nodes, sorted; how many streams each
+// leads in the plan so far; the plan; how many streams it has assigned.
+type planner struct {
+	nodes []string
+	load  map[string]int
+	want  map[string]string
+	n     int
+}
+
+// assign gives s the least loaded of its peers that is neither in used
+// (the stage's nodes so far; reset once it holds every peer) nor in avoid
+// (dropped when nothing else is left); ties go to the first node at or
+// after the round robin's place. It returns "" for a stream without peers.
+func (pl *planner) assign(s leaderStream, used map[string]bool, avoid []string) string {
+	if len(s.Peers) == 0 {
+		return ""
+	}
+	free := func(n string) bool { return !used[n] }
+	if !slices.ContainsFunc(s.Peers, free) {
+		clear(used) // every peer leads one of the stage's partitions: a new round
+	}
+	cands := filter(s.Peers, func(n string) bool { return free(n) && !slices.Contains(avoid, n) })
+	if len(cands) == 0 {
+		cands = filter(s.Peers, free)
+	}
+	start := pl.n % max(len(pl.nodes), 1)
+	pl.n++
+	best, bestKey := "", [2]int{}
+	for _, n := range cands {
+		i := slices.Index(pl.nodes, n)
+		key := [2]int{pl.load[n], (i - start + len(pl.nodes)) % len(pl.nodes)}
+		if best == "" || key[0] < bestKey[0] || (key[0] == bestKey[0] && key[1] < bestKey[1]) {
+			best, bestKey = n, key
+		}
+	}
+	pl.load[best]++
+	pl.want[s.Name] = best
+	return best
+}
+
+func filter(in []string, keep func(string) bool) []string {
+	var out []string
+	for _, s := range in {
+		if keep(s) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
