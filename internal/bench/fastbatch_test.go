@@ -70,10 +70,20 @@ type fastHop struct {
 	batch   uint64 // the current batch's number (its id is id-batch)
 	seq     uint64 // the last sequence sent in it
 	pending []fbPending
-	sent    int64 // outputs published
-	batches int64 // batches committed
-	acks    int64 // flow acks received
+	st      fbStats
 	err     error // the first failure (a gap, an error, a refused batch)
+}
+
+// fbStats counts a fast batch publisher's traffic.
+type fbStats struct {
+	Sent     int64 // outputs published
+	Batches  int64 // batches committed
+	FlowAcks int64 // flow acks received
+	Replies  int64 // every answer: flow acks, PubAcks, errors
+}
+
+func (a fbStats) plus(b fbStats) fbStats {
+	return fbStats{a.Sent + b.Sent, a.Batches + b.Batches, a.FlowAcks + b.FlowAcks, a.Replies + b.Replies}
 }
 
 type fbPending struct {
@@ -105,11 +115,11 @@ func (f *fastHop) send(in jetstream.Msg, out *nats.Msg, last bool) error {
 	}
 	f.pending = append(f.pending, fbPending{in: in, batch: f.batch, seq: f.seq})
 	out.Reply = fbReply(f.inbox, f.id+"-"+strconv.FormatUint(f.batch, 10), f.flow, f.seq, op)
-	f.sent++
+	f.st.Sent++
 	if last {
 		f.batch++
 		f.seq = 0
-		f.batches++
+		f.st.Batches++
 	}
 	f.mu.Unlock()
 	return f.nc.PublishMsg(out)
@@ -117,6 +127,9 @@ func (f *fastHop) send(in jetstream.Msg, out *nats.Msg, last bool) error {
 
 // response settles the inputs a flow ack or PubAck covers.
 func (f *fastHop) response(m *nats.Msg) {
+	f.mu.Lock()
+	f.st.Replies++
+	f.mu.Unlock()
 	var r fbResponse
 	if err := json.Unmarshal(m.Data, &r); err != nil {
 		f.fail(fmt.Errorf("fast batch: %q: %w", m.Data, err))
@@ -136,7 +149,7 @@ func (f *fastHop) response(m *nats.Msg) {
 	switch {
 	case r.Type == "ack":
 		f.mu.Lock()
-		f.acks++
+		f.st.FlowAcks++
 		f.mu.Unlock()
 		f.stored(batch, r.Seq)
 	case r.Type == "" && r.Error == nil:
@@ -170,8 +183,8 @@ func (f *fastHop) fail(err error) {
 	f.mu.Unlock()
 }
 
-func (f *fastHop) stats() (sent, batches, acks int64, err error) {
+func (f *fastHop) stats() (fbStats, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return f.sent, f.batches, f.acks, f.err
+	return f.st, f.err
 }

@@ -43,13 +43,17 @@ const hopChain = 3
 //
 // The b.N inputs are stored before the clock starts; then the hops drain
 // them. Per hop: cpu-µs/hop is this process's CPU (client and embedded
-// server), msgs/hop the server's in_msgs+out_msgs (Varz), hops/s the
-// throughput; then 200 inputs one at a time (each waits until the last hop
-// has acked): lowload-µs/hop is the median of the end to end time (the
-// ingest publish's round trip included) over hopChain, lowload-msgs/hop
-// the messages without the ingest publish and its PubAck. batch-len is the
-// mean fast batch length under load, flowacks/batch the flow acks per batch
-// (the first message's {"seq":0} included).
+// server), msgs/hop the server's in_msgs+out_msgs (Varz: pull requests
+// included, which vary from run to run alike in every mode), hops/s the
+// throughput. Then 200 inputs one at a time, each once the last hop acked
+// the one before (lowload-*: lowload-µs/hop is the median end to end time,
+// the ingest publish's round trip included, over hopChain; the ingest
+// publish and its PubAck are not in lowload-msgs/hop); then 2,000 inputs
+// paced at 2,000 a second (paced-*: the chain idles between inputs).
+// Of the fast batch publishers: batch-len, the mean batch length;
+// flowacks/batch, the flow acks per batch (the first message's {"seq":0}
+// included); replies/out, the server's answers per output, exact where
+// msgs/hop carries the pull requests' noise (a PubAck per output: 1).
 //
 //	go test -run '^$' -bench BenchmarkHopPublish -benchtime 20000x -count 3 ./internal/bench/
 func BenchmarkHopPublish(b *testing.B) {
@@ -118,25 +122,27 @@ func benchHops(b *testing.B, flow, pubs int) {
 	b.ReportMetric(float64(cpu.Microseconds())/total, "cpu-µs/hop")
 	b.ReportMetric(float64(v1.InMsgs+v1.OutMsgs-v0.InMsgs-v0.OutMsgs)/total, "msgs/hop")
 	b.ReportMetric(total/wall.Seconds(), "hops/s")
-	var sent, batches, acks int64
+	if st := fastStats(b, hops); st.Batches > 0 {
+		b.ReportMetric(float64(st.Sent)/float64(st.Batches), "batch-len")
+		b.ReportMetric(float64(st.FlowAcks)/float64(st.Batches), "flowacks/batch")
+		b.ReportMetric(float64(st.Replies)/float64(st.Sent), "replies/out")
+	}
+	oneAtATime(ctx, b, js, counters, hops, data)
+	paced(ctx, b, js, counters, hops, data)
 	for _, h := range hops {
-		for _, f := range h.fast {
-			s, c, a, err := f.stats()
-			if err != nil {
-				b.Fatal(err)
-			}
-			sent, batches, acks = sent+s, batches+c, acks+a
+		if err := h.failure(); err != nil {
+			b.Fatal(err)
 		}
 	}
-	if batches > 0 {
-		b.ReportMetric(float64(sent)/float64(batches), "batch-len")
-		b.ReportMetric(float64(acks)/float64(batches), "flowacks/batch")
-	}
+}
 
-	// Low load: one input at a time.
+// oneAtATime sends 200 inputs, each once the last hop acked the one
+// before.
+func oneAtATime(ctx context.Context, b *testing.B, js jetstream.JetStream, counters Counters, hops []*hop, data []byte) {
 	const one = 200
+	last, st0 := hops[len(hops)-1], fastStats(b, hops)
 	lat := make([]time.Duration, 0, one)
-	v0, err = counters.Varz(ctx)
+	v0, err := counters.Varz(ctx)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -151,18 +157,69 @@ func benchHops(b *testing.B, flow, pubs int) {
 		}
 		lat = append(lat, time.Since(t))
 	}
-	v1, err = counters.Varz(ctx)
+	v1, err := counters.Varz(ctx)
 	if err != nil {
 		b.Fatal(err)
 	}
 	slices.Sort(lat)
 	b.ReportMetric(float64(lat[one/2].Microseconds())/hopChain, "lowload-µs/hop")
 	b.ReportMetric(float64(v1.InMsgs+v1.OutMsgs-v0.InMsgs-v0.OutMsgs-2*one)/(one*hopChain), "lowload-msgs/hop")
-	for _, h := range hops {
-		if err := h.failure(); err != nil {
+	if st := fastStats(b, hops); st.Sent > st0.Sent {
+		b.ReportMetric(float64(st.Replies-st0.Replies)/float64(st.Sent-st0.Sent), "lowload-replies/out")
+	}
+}
+
+// paced sends 2,000 inputs at 2,000 a second, about the pipeline's full
+// rate (docs/performance.md), far below this chain's: each hop idles
+// between inputs, as the gate's stages at half its rate.
+func paced(ctx context.Context, b *testing.B, js jetstream.JetStream, counters Counters, hops []*hop, data []byte) {
+	const n, every = 2000, 500 * time.Microsecond
+	last := hops[len(hops)-1]
+	st0 := fastStats(b, hops)
+	before := last.acked.Load()
+	v0, err := counters.Varz(ctx)
+	if err != nil {
+		b.Fatal(err)
+	}
+	cpu0, t0 := Self().CPU, time.Now()
+	for i := range n {
+		if d := time.Until(t0.Add(time.Duration(i) * every)); d > 0 {
+			time.Sleep(d)
+		}
+		if err := publishAsync(ctx, js, &nats.Msg{Subject: hpSubject(0), Data: data}, "paced"+strconv.Itoa(i)); err != nil {
 			b.Fatal(err)
 		}
 	}
+	if err := last.waitAcked(before+n, time.Minute); err != nil {
+		b.Fatal(err)
+	}
+	cpu := Self().CPU - cpu0
+	v1, err := counters.Varz(ctx)
+	if err != nil {
+		b.Fatal(err)
+	}
+	total := float64(n * hopChain)
+	b.ReportMetric(float64(cpu.Microseconds())/total, "paced-cpu-µs/hop")
+	b.ReportMetric(float64(v1.InMsgs+v1.OutMsgs-v0.InMsgs-v0.OutMsgs-2*n)/total, "paced-msgs/hop")
+	if st := fastStats(b, hops); st.Batches > st0.Batches {
+		b.ReportMetric(float64(st.Sent-st0.Sent)/float64(st.Batches-st0.Batches), "paced-batch-len")
+		b.ReportMetric(float64(st.Replies-st0.Replies)/float64(st.Sent-st0.Sent), "paced-replies/out")
+	}
+}
+
+// fastStats sums the hops' fast batch publishers' counts.
+func fastStats(b *testing.B, hops []*hop) fbStats {
+	var sum fbStats
+	for _, h := range hops {
+		for _, f := range h.fast {
+			st, err := f.stats()
+			if err != nil {
+				b.Fatal(err)
+			}
+			sum = sum.plus(st)
+		}
+	}
+	return sum
 }
 
 func hpSubject(i int) string { return "hp." + strconv.Itoa(i) }
@@ -333,7 +390,7 @@ func (h *hop) failure() error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for _, f := range h.fast {
-		if _, _, _, err := f.stats(); h.err == nil && err != nil {
+		if _, err := f.stats(); h.err == nil && err != nil {
 			return err
 		}
 	}
