@@ -307,3 +307,47 @@ func TestFastBatch_a_leader_change_keeps_the_batch(t *testing.T) {
 		t.Fatalf("%d stored, want 3", got)
 	}
 }
+
+// A message larger than the stream's max_msg_size is refused before the
+// batch counts it: its refusal (a PubAck with the error, on its own reply
+// subject, so the publisher knows which output) comes at once, and the
+// next message finds a gap, which ends the batch. A worker can still
+// dead-letter the input as output_too_large.
+func TestFastBatch_a_too_large_message_is_refused_and_ends_the_batch(t *testing.T) {
+	s := testenv.RunJetStream(t)
+	nc, js := testenv.Connect(t, s)
+	st, err := js.CreateStream(context.Background(), jetstream.StreamConfig{
+		Name: "FB", Subjects: []string{"fb.>"}, Storage: jetstream.FileStorage, MaxMsgSize: 512, AllowBatchPublish: true,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := newProbe(t, nc, "b8", 16)
+	p.pub("fb.a", 1, fbStart, "m1")
+	wantAck(t, p.next(), 0)
+	big := nats.NewMsg("fb.a")
+	big.Data = make([]byte, 1024)
+	big.Reply = fbReply(p.inbox, p.batch, p.flow, 2, fbAppend)
+	if err := nc.PublishMsg(big); err != nil {
+		t.Fatal(err)
+	}
+	m, err := p.sub.NextMsg(2 * time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r fbResponse
+	if err := json.Unmarshal(m.Data, &r); err != nil {
+		t.Fatal(err)
+	}
+	if r.Type != "" || r.Error == nil || r.Error.ErrCode != 10054 || m.Subject != big.Reply {
+		t.Fatalf("got %+v on %s, want the size refusal on message 2's reply subject", r, m.Subject)
+	}
+	p.pub("fb.a", 3, fbAppend, "m3")
+	if r := p.next(); r.Type != "gap" || r.LastSeq != 2 || r.Seq != 3 {
+		t.Fatalf("got %+v, want a gap (expected 2, got 3)", r)
+	}
+	wantPubAck(t, p.next(), 1)
+	if got := storedMsgs(t, st); got != 1 {
+		t.Fatalf("%d stored, want 1", got)
+	}
+}
