@@ -55,7 +55,7 @@ const hopChain = 3
 // included); replies/out, the server's answers per output, exact where
 // msgs/hop carries the pull requests' noise (a PubAck per output: 1).
 //
-//	go test -run '^$' -bench BenchmarkHopPublish -benchtime 20000x -count 3 ./internal/bench/
+//	go test -run '^$' -bench BenchmarkHopPublish -benchtime 50000x -count 3 ./internal/bench/
 func BenchmarkHopPublish(b *testing.B) {
 	for _, mode := range []struct {
 		name       string
