@@ -266,12 +266,13 @@ func TestFastBatch_a_leader_change_keeps_the_batch(t *testing.T) {
 	servers := testenv.RunJetStreamCluster(t)
 	nc, js := testenv.Connect(t, servers[0])
 	ctx := context.Background()
-	st, err := js.CreateStream(ctx, jetstream.StreamConfig{
-		Name: "FB", Subjects: []string{"fb.>"}, Storage: jetstream.FileStorage, Replicas: 3, AllowBatchPublish: true,
+	var st jetstream.Stream
+	testenv.Eventually(t, 30*time.Second, 200*time.Millisecond, func() (err error) { // until every peer is up
+		st, err = js.CreateStream(ctx, jetstream.StreamConfig{
+			Name: "FB", Subjects: []string{"fb.>"}, Storage: jetstream.FileStorage, Replicas: 3, AllowBatchPublish: true,
+		})
+		return err
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	p := newProbe(t, nc, "b7", 16)
 	p.pub("fb.a", 1, fbStart, "m1")
 	wantAck(t, p.next(), 0)
