@@ -2,8 +2,11 @@ package stage
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
+
+	"github.com/nats-io/nats.go"
 
 	"github.com/toolgate/toolgate/streams"
 )
@@ -18,7 +21,8 @@ func TestLeastPrivilege_execute_creates_its_group_durables_and_no_other_consumer
 	if _, err := r.js.Consumer(ctx, streams.StreamExecute, streams.ExecuteDurable("get_weather")); err != nil {
 		t.Fatalf("get_weather's group durable: %v", err)
 	}
-	_, js := r.connectAs(streams.Execute)
+	var denied deniedLog
+	_, js := r.connectAs(streams.Execute, nats.ErrorHandler(denied.handler))
 	s := streams.DefaultSettings()
 	for _, c := range []streams.Consumer{
 		{Name: "sneaky", Stream: streams.StreamGates, Subject: streams.Gate(streams.Parse)},
@@ -26,16 +30,23 @@ func TestLeastPrivilege_execute_creates_its_group_durables_and_no_other_consumer
 		{Name: "sneaky", Stream: streams.StreamIn, Subject: "toolgate.in.>"},
 		{Name: "sneaky", Stream: streams.StreamExecute, Subject: streams.ExecuteSchedules()},
 	} {
-		if _, err := js.CreateOrUpdateConsumer(ctx, c.Stream, s.Config(c)); err == nil {
-			t.Errorf("the execute user created consumer %s on %s filtered %s", c.Name, c.Stream, c.Subject)
-		}
+		api := "$JS.API.CONSUMER.CREATE." + c.Stream + "." + c.Name
+		refusedNow(t, fmt.Sprintf("the execute user creating consumer %s on %s filtered %s", c.Name, c.Stream, c.Subject),
+			func() error { return denied.saw(api) },
+			func(ctx context.Context) error {
+				_, err := js.CreateOrUpdateConsumer(ctx, c.Stream, s.Config(c))
+				return err
+			})
 	}
 	if _, err := js.CreateOrUpdateConsumer(ctx, streams.StreamExecute, s.Config(streams.ExecuteGroupConsumer("newgroup", 3))); err != nil {
 		t.Fatalf("the execute user cannot create a group durable: %v", err)
 	}
-	if _, err := js.PauseConsumer(ctx, streams.StreamGates, streams.Parse, time.Now().Add(time.Minute)); err == nil {
-		t.Error("the execute user paused the parse durable")
-	}
+	pause := "$JS.API.CONSUMER.PAUSE." + streams.StreamGates + "." + streams.Parse
+	refusedNow(t, "the execute user pausing the parse durable", func() error { return denied.saw(pause) },
+		func(ctx context.Context) error {
+			_, err := js.PauseConsumer(ctx, streams.StreamGates, streams.Parse, time.Now().Add(time.Minute))
+			return err
+		})
 }
 
 // publishWeather publishes one get_weather call as response rid.

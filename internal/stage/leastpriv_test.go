@@ -3,6 +3,8 @@ package stage
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -43,6 +45,17 @@ func (d *deniedLog) all() []error {
 	return append([]error(nil), d.errs...)
 }
 
+// saw reports whether a violation on a subject starting with prefix was
+// logged.
+func (d *deniedLog) saw(prefix string) error {
+	for _, err := range d.all() {
+		if strings.Contains(err.Error(), `"`+prefix) {
+			return nil
+		}
+	}
+	return fmt.Errorf("no permission violation on %s yet", prefix)
+}
+
 // startLeastPrivilegePipeline runs the seven stages as `toolgate up
 // --least-privilege` does: the admin applies the topology and the tools, and
 // each stage runs in its own stage.Run as its own NATS user, unable to create
@@ -66,10 +79,10 @@ type lpRig struct {
 	execMetrics *metrics.Metrics
 }
 
-// connectAs connects to the rig's server as user.
-func (r *lpRig) connectAs(user string) (*nats.Conn, jetstream.JetStream) {
+// connectAs connects to the rig's server as user, with opts.
+func (r *lpRig) connectAs(user string, opts ...nats.Option) (*nats.Conn, jetstream.JetStream) {
 	r.t.Helper()
-	nc, err := nats.Connect(r.url, authz.ClientOptions(user, r.pw[user])...)
+	nc, err := nats.Connect(r.url, append(authz.ClientOptions(user, r.pw[user]), opts...)...)
 	if err != nil {
 		r.t.Fatalf("connect as %s: %v", user, err)
 	}
