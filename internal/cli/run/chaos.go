@@ -32,7 +32,7 @@ func ChaosCmd(args []string) error {
 	binDir := fs.String("bin", "", "directory of prebuilt stage binaries (make chaos builds them into bin/), and for --topology cluster its nats-server; empty: go build them at run time")
 	natsServer := fs.String("nats-server", "", "--topology cluster: the nats-server binary (the version toolgate embeds); empty: --bin's, else built from the module")
 	execDown := fs.Duration("executor-down", 30*time.Second, "--topology cluster: stop the tool's executor this long under load (keep it under execute's ~92 s retry budget, or calls are dead-lettered and counted); 0: never")
-	parts := fs.Int("partitions", 1, "--topology cluster: partitions of the gate stages' streams (P, as the stages' --partitions): each stage's partitions get leaders of their own, so the leader killed is one of several")
+	parts := fs.Int("partitions", 1, "--topology cluster: partitions of the gate stages' streams (P, as the stages' --partitions; not set: 3 with --topology cluster, a partition led by each node): each stage's partitions get leaders of their own, so the leader killed is one of several")
 	soak := fs.Duration("soak", 0, "run load at --rate for this long with no faults and report every stage process's RSS slope (MiB/min), failing on one that keeps growing; --n is ignored")
 	rssEvery := fs.Duration("rss-every", 5*time.Second, "how often every process's RSS is sampled")
 	rssAfter := fs.Duration("rss-after", time.Minute, "when after the load the last RSS sample is taken (the run waits for it); --hostile: how long valid load goes on after the attack settled, RSS at its end judged against its baseline (0: no after phase)")
@@ -70,6 +70,7 @@ func ChaosCmd(args []string) error {
 	if *topology != chaos.TopologySingle && *topology != chaos.TopologyCluster {
 		return cmdutil.UsageError("chaos --topology %q: want %s or %s", *topology, chaos.TopologySingle, chaos.TopologyCluster)
 	}
+	*parts = chaosPartitions(flagSet(fs, "partitions"), *topology, *parts)
 	if *parts < 1 || *parts > streams.MaxPartitions || (*parts > 1 && *topology != chaos.TopologyCluster) {
 		return cmdutil.UsageError("chaos --partitions %d: want 1 to %d, more than 1 with --topology %s only", *parts, streams.MaxPartitions, chaos.TopologyCluster)
 	}
@@ -112,4 +113,26 @@ func ChaosCmd(args []string) error {
 		return errors.New("chaos: violations found (run again with --keep to read each stage's log)")
 	}
 	return nil
+}
+
+// clusterPartitions is chaos --topology cluster's P when --partitions is
+// not given: one partition per node, so every node leads one partition of
+// each gate stage and a killed leader is always one of three (issue 37:
+// the cluster chaos run runs with P > 1).
+const clusterPartitions = 3
+
+// chaosPartitions is the run's P: parts when --partitions was given, else
+// clusterPartitions for the cluster topology and 1 for one server.
+func chaosPartitions(given bool, topology string, parts int) int {
+	if given || topology != chaos.TopologyCluster {
+		return parts
+	}
+	return clusterPartitions
+}
+
+// flagSet reports whether name was given on the command line.
+func flagSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
 }

@@ -4,6 +4,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/toolgate/toolgate/internal/chaos"
 )
 
 // An unknown --topology and a --bin directory without the stage binaries
@@ -36,5 +38,28 @@ func TestChaos_partitions_need_the_cluster_topology(t *testing.T) {
 		if err := ChaosCmd(args); err == nil || !strings.Contains(err.Error(), "--partitions") {
 			t.Errorf("%v: error %v, want a usage error naming --partitions", args, err)
 		}
+	}
+}
+
+// The cluster chaos run runs with P > 1 unless told otherwise (issue 37),
+// and one server with P = 1; a given --partitions is kept.
+func TestChaos_cluster_runs_partitioned_by_default(t *testing.T) {
+	for _, c := range []struct {
+		given    bool
+		topology string
+		parts    int
+		want     int
+	}{
+		{false, chaos.TopologyCluster, 1, clusterPartitions},
+		{false, chaos.TopologySingle, 1, 1},
+		{true, chaos.TopologyCluster, 1, 1},
+		{true, chaos.TopologyCluster, 2, 2},
+	} {
+		if got := chaosPartitions(c.given, c.topology, c.parts); got != c.want {
+			t.Errorf("given %v, %s, --partitions %d: P = %d, want %d", c.given, c.topology, c.parts, got, c.want)
+		}
+	}
+	if clusterPartitions < 2 {
+		t.Fatalf("clusterPartitions = %d: the cluster run must be partitioned", clusterPartitions)
 	}
 }
