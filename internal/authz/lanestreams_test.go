@@ -39,7 +39,16 @@ func runLaned(t *testing.T) *server.Server {
 
 func connect(t *testing.T, s *server.Server, user string) jetstream.JetStream {
 	t.Helper()
-	nc, err := nats.Connect(s.ClientURL(), append(authz.ClientOptions(user, "pw-"+user), nats.ErrorHandler(func(*nats.Conn, *nats.Subscription, error) {}))...)
+	js, _ := connectWatched(t, s, user)
+	return js
+}
+
+// connectWatched is connect, with the permission violations the server
+// reports to the connection.
+func connectWatched(t *testing.T, s *server.Server, user string) (jetstream.JetStream, *testenv.Violations) {
+	t.Helper()
+	v := &testenv.Violations{}
+	nc, err := nats.Connect(s.ClientURL(), append(authz.ClientOptions(user, "pw-"+user), nats.ErrorHandler(v.Handler))...)
 	if err != nil {
 		t.Fatalf("connect as %s: %v", user, err)
 	}
@@ -48,7 +57,7 @@ func connect(t *testing.T, s *server.Server, user string) jetstream.JetStream {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return js
+	return js, v
 }
 
 // Each laned stage's user takes and acknowledges hops from the durables of
@@ -64,7 +73,7 @@ func TestLaneStreams_each_stage_consumes_only_its_own(t *testing.T) {
 	if _, err := admin.Publish(ctx, streams.GateLane(streams.Validate, "1i"), []byte("hop")); err != nil {
 		t.Fatal(err)
 	}
-	js := connect(t, s, streams.Validate)
+	js, denied := connectWatched(t, s, streams.Validate)
 	own, err := js.Consumer(ctx, streams.LaneStream(streams.Validate), "validate_1i")
 	if err != nil {
 		t.Fatalf("validate looking up its own lane: %v", err)
@@ -84,18 +93,17 @@ func TestLaneStreams_each_stage_consumes_only_its_own(t *testing.T) {
 		t.Fatalf("validate fetched %d hops from its own lane (%v), want 1", got, msgs.Error())
 	}
 
-	short := func() (context.Context, context.CancelFunc) { return context.WithTimeout(ctx, 700*time.Millisecond) }
 	for _, other := range []string{streams.Parse, streams.Business, streams.Policy, streams.Repair} {
-		c, cancel := short()
-		if _, err := js.Consumer(c, streams.LaneStream(other), other+"_1i"); err == nil {
-			t.Errorf("validate looked up %s's lane durable", other)
-		}
-		cancel()
-		c, cancel = short()
-		if _, err := js.CreateOrUpdateConsumer(c, streams.LaneStream(other), jetstream.ConsumerConfig{Durable: "sneak", FilterSubject: streams.GateLane(other, "9i"), AckPolicy: jetstream.AckExplicitPolicy}); err == nil {
-			t.Errorf("validate created a durable in %s", streams.LaneStream(other))
-		}
-		cancel()
+		lanes := streams.LaneStream(other)
+		info := "$JS.API.CONSUMER.INFO." + lanes + "." + other + "_1i"
+		testenv.Refused(t, "validate looking up "+other+"'s lane durable", func() error { return denied.Saw(info) },
+			func(c context.Context) error { _, err := js.Consumer(c, lanes, other+"_1i"); return err })
+		create := "$JS.API.CONSUMER.CREATE." + lanes + ".sneak"
+		testenv.Refused(t, "validate creating a durable in "+lanes, func() error { return denied.Saw(create) },
+			func(c context.Context) error {
+				_, err := js.CreateOrUpdateConsumer(c, lanes, jetstream.ConsumerConfig{Durable: "sneak", FilterSubject: streams.GateLane(other, "9i"), AckPolicy: jetstream.AckExplicitPolicy})
+				return err
+			})
 	}
 	// A durable of another stage's stream, taken by name through the API:
 	// refused before the server answers.
@@ -107,17 +115,19 @@ func TestLaneStreams_each_stage_consumes_only_its_own(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, cancel2 := short()
-	defer cancel2()
-	if _, err := js.Consumer(c, streams.LaneStream(streams.Policy), "policy_0i"); err == nil {
-		t.Error("validate bound policy's lane durable")
-	}
+	policyInfo := "$JS.API.CONSUMER.INFO." + streams.LaneStream(streams.Policy) + ".policy_0i"
+	testenv.Refused(t, "validate binding policy's lane durable", func() error { return denied.Saw(policyInfo) },
+		func(c context.Context) error {
+			_, err := js.Consumer(c, streams.LaneStream(streams.Policy), "policy_0i")
+			return err
+		})
 	// Nothing validate may publish reaches policy: it routes to business.
-	pctx, pcancel := short()
-	defer pcancel()
-	if _, err := js.Publish(pctx, streams.GateLane(streams.Policy, "0i"), []byte("skip"), jetstream.WithRetryAttempts(0)); err == nil {
-		t.Error("validate published a hop into policy's lanes")
-	}
+	policyLane := streams.GateLane(streams.Policy, "0i")
+	testenv.Refused(t, "validate publishing a hop into policy's lanes", func() error { return denied.Saw(policyLane) },
+		func(c context.Context) error {
+			_, err := js.Publish(c, policyLane, []byte("skip"), jetstream.WithRetryAttempts(0))
+			return err
+		})
 	if _, err := js.Publish(ctx, streams.GateLane(streams.Business, "0i"), []byte("next")); err != nil {
 		t.Errorf("validate handing a call to business: %v", err)
 	}

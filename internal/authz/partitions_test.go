@@ -48,7 +48,7 @@ func TestPartitions_each_stage_consumes_only_its_own_partitions(t *testing.T) {
 		}
 	}
 
-	js := connect(t, s, streams.Parse)
+	js, denied := connectWatched(t, s, streams.Parse)
 	ps, err := streams.PartitionStreamsOf(ctx, js, streams.Parse)
 	if err != nil || len(ps) != 2 {
 		t.Fatalf("parse listing its partition streams: %v %v, want 1 and 2", ps, err)
@@ -75,28 +75,29 @@ func TestPartitions_each_stage_consumes_only_its_own_partitions(t *testing.T) {
 		t.Errorf("parse handing a call to validate's partition 1: %v", err)
 	}
 
-	short := func() (context.Context, context.CancelFunc) { return context.WithTimeout(ctx, 700*time.Millisecond) }
-	c1, cancel1 := short()
-	defer cancel1()
-	if _, err := js.Consumer(c1, validate1, "validate_1i"); err == nil {
-		t.Errorf("parse looked up validate's durable in %s", validate1)
-	}
+	lookup := "$JS.API.CONSUMER.INFO." + validate1 + ".validate_1i"
+	testenv.Refused(t, "parse looking up validate's durable in "+validate1, func() error { return denied.Saw(lookup) },
+		func(c context.Context) error { _, err := js.Consumer(c, validate1, "validate_1i"); return err })
 	// Fetching from validate's durable by the API subject: refused, and
 	// the hop stays where it is.
-	nc := js.Conn()
-	if _, err := nc.Request("$JS.API.CONSUMER.MSG.NEXT."+validate1+".validate_1i", []byte(`{"batch":1,"no_wait":true}`), 700*time.Millisecond); err == nil {
-		t.Errorf("parse fetched from validate's %s", validate1)
-	}
-	c2, cancel2 := short()
-	defer cancel2()
-	if _, err := js.CreateOrUpdateConsumer(c2, validate1, jetstream.ConsumerConfig{Durable: "sneak", FilterSubject: streams.PartitionGateLane(streams.Validate, "9i", 2), AckPolicy: jetstream.AckExplicitPolicy}); err == nil {
-		t.Errorf("parse created a durable in %s", validate1)
-	}
-	c3, cancel3 := short()
-	defer cancel3()
-	if _, err := js.Publish(c3, streams.PartitionGateLane(streams.Policy, "0i", 1), []byte("skip"), jetstream.WithRetryAttempts(0)); err == nil {
-		t.Error("parse published a hop into policy's partition 1: it routes to validate and repair")
-	}
+	next := "$JS.API.CONSUMER.MSG.NEXT." + validate1 + ".validate_1i"
+	testenv.Refused(t, "parse fetching from validate's "+validate1, func() error { return denied.Saw(next) },
+		func(c context.Context) error {
+			_, err := js.Conn().RequestWithContext(c, next, []byte(`{"batch":1,"no_wait":true}`))
+			return err
+		})
+	create := "$JS.API.CONSUMER.CREATE." + validate1 + ".sneak"
+	testenv.Refused(t, "parse creating a durable in "+validate1, func() error { return denied.Saw(create) },
+		func(c context.Context) error {
+			_, err := js.CreateOrUpdateConsumer(c, validate1, jetstream.ConsumerConfig{Durable: "sneak", FilterSubject: streams.PartitionGateLane(streams.Validate, "9i", 2), AckPolicy: jetstream.AckExplicitPolicy})
+			return err
+		})
+	policy1 := streams.PartitionGateLane(streams.Policy, "0i", 1)
+	testenv.Refused(t, "parse publishing a hop into policy's partition 1 (it routes to validate and repair)", func() error { return denied.Saw(policy1) },
+		func(c context.Context) error {
+			_, err := js.Publish(c, policy1, []byte("skip"), jetstream.WithRetryAttempts(0))
+			return err
+		})
 	vc, err := admin.Consumer(ctx, validate1, "validate_1i")
 	if err != nil {
 		t.Fatal(err)
@@ -110,14 +111,15 @@ func TestPartitions_each_stage_consumes_only_its_own_partitions(t *testing.T) {
 	}
 
 	// Execute: its groups' durables in its partition streams, no other.
-	ex := connect(t, s, streams.Execute)
+	ex, exDenied := connectWatched(t, s, streams.Execute)
 	g := set.ExecuteGroupPartitionConsumers("example", 4, 1)[0]
 	if _, err := ex.CreateOrUpdateConsumer(ctx, g.Stream, set.Config(g)); err != nil {
 		t.Errorf("execute creating its group's durable in %s: %v", g.Stream, err)
 	}
-	c4, cancel4 := short()
-	defer cancel4()
-	if _, err := ex.CreateOrUpdateConsumer(c4, parse1, jetstream.ConsumerConfig{Durable: "sneak", FilterSubject: streams.PartitionGate(streams.Parse, 2), AckPolicy: jetstream.AckExplicitPolicy}); err == nil {
-		t.Errorf("execute created a durable in %s", parse1)
-	}
+	sneak := "$JS.API.CONSUMER.CREATE." + parse1 + ".sneak"
+	testenv.Refused(t, "execute creating a durable in "+parse1, func() error { return exDenied.Saw(sneak) },
+		func(c context.Context) error {
+			_, err := ex.CreateOrUpdateConsumer(c, parse1, jetstream.ConsumerConfig{Durable: "sneak", FilterSubject: streams.PartitionGate(streams.Parse, 2), AckPolicy: jetstream.AckExplicitPolicy})
+			return err
+		})
 }

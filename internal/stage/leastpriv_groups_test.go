@@ -8,6 +8,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 
+	"github.com/toolgate/toolgate/internal/testenv"
 	"github.com/toolgate/toolgate/streams"
 )
 
@@ -21,8 +22,8 @@ func TestLeastPrivilege_execute_creates_its_group_durables_and_no_other_consumer
 	if _, err := r.js.Consumer(ctx, streams.StreamExecute, streams.ExecuteDurable("get_weather")); err != nil {
 		t.Fatalf("get_weather's group durable: %v", err)
 	}
-	var denied deniedLog
-	_, js := r.connectAs(streams.Execute, nats.ErrorHandler(denied.handler))
+	var denied testenv.Violations
+	_, js := r.connectAs(streams.Execute, nats.ErrorHandler(denied.Handler))
 	s := streams.DefaultSettings()
 	for _, c := range []streams.Consumer{
 		{Name: "sneaky", Stream: streams.StreamGates, Subject: streams.Gate(streams.Parse)},
@@ -31,8 +32,8 @@ func TestLeastPrivilege_execute_creates_its_group_durables_and_no_other_consumer
 		{Name: "sneaky", Stream: streams.StreamExecute, Subject: streams.ExecuteSchedules()},
 	} {
 		api := "$JS.API.CONSUMER.CREATE." + c.Stream + "." + c.Name
-		refusedNow(t, fmt.Sprintf("the execute user creating consumer %s on %s filtered %s", c.Name, c.Stream, c.Subject),
-			func() error { return denied.saw(api) },
+		testenv.Refused(t, fmt.Sprintf("the execute user creating consumer %s on %s filtered %s", c.Name, c.Stream, c.Subject),
+			func() error { return denied.Saw(api) },
 			func(ctx context.Context) error {
 				_, err := js.CreateOrUpdateConsumer(ctx, c.Stream, s.Config(c))
 				return err
@@ -42,7 +43,7 @@ func TestLeastPrivilege_execute_creates_its_group_durables_and_no_other_consumer
 		t.Fatalf("the execute user cannot create a group durable: %v", err)
 	}
 	pause := "$JS.API.CONSUMER.PAUSE." + streams.StreamGates + "." + streams.Parse
-	refusedNow(t, "the execute user pausing the parse durable", func() error { return denied.saw(pause) },
+	testenv.Refused(t, "the execute user pausing the parse durable", func() error { return denied.Saw(pause) },
 		func(ctx context.Context) error {
 			_, err := js.PauseConsumer(ctx, streams.StreamGates, streams.Parse, time.Now().Add(time.Minute))
 			return err

@@ -3,8 +3,6 @@ package stage
 import (
 	"context"
 	"errors"
-	"fmt"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -43,17 +41,6 @@ func (d *deniedLog) all() []error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	return append([]error(nil), d.errs...)
-}
-
-// saw reports whether a violation on a subject starting with prefix was
-// logged.
-func (d *deniedLog) saw(prefix string) error {
-	for _, err := range d.all() {
-		if strings.Contains(err.Error(), `"`+prefix) {
-			return nil
-		}
-	}
-	return fmt.Errorf("no permission violation on %s yet", prefix)
 }
 
 // startLeastPrivilegePipeline runs the seven stages as `toolgate up

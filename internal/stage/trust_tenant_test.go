@@ -2,10 +2,8 @@ package stage
 
 import (
 	"context"
-	"errors"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -14,6 +12,7 @@ import (
 
 	"github.com/toolgate/toolgate/internal/authz"
 	"github.com/toolgate/toolgate/internal/call"
+	"github.com/toolgate/toolgate/internal/testenv"
 	"github.com/toolgate/toolgate/pkg/producer"
 	"github.com/toolgate/toolgate/pkg/wire"
 	"github.com/toolgate/toolgate/streams"
@@ -157,31 +156,6 @@ func TestTrust_tenant_stream_is_its_tenants_alone(t *testing.T) {
 	}
 }
 
-// permDenied collects the permission violations a connection is told of.
-type permDenied struct {
-	mu   sync.Mutex
-	errs []string
-}
-
-func (d *permDenied) handler(_ *nats.Conn, _ *nats.Subscription, err error) {
-	if errors.Is(err, nats.ErrPermissionViolation) {
-		d.mu.Lock()
-		d.errs = append(d.errs, err.Error())
-		d.mu.Unlock()
-	}
-}
-
-func (d *permDenied) saw(subject string) error {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	for _, e := range d.errs {
-		if strings.Contains(e, `"`+subject+`"`) {
-			return nil
-		}
-	}
-	return errors.New("no permission violation for " + subject + " yet; seen " + strings.Join(d.errs, "; "))
-}
-
 // TestTrust_tenant_producer_publishes_only_on_its_own_subjects: each
 // tenant's producer user is refused, as a permission violation, on the
 // other tenant's subjects (its batch subject too) and on the shared ones;
@@ -191,9 +165,9 @@ func TestTrust_tenant_producer_publishes_only_on_its_own_subjects(t *testing.T) 
 	r := startTrustRigFor(t, tenantsConfig(), false)
 	for _, pair := range [][2]string{{"evil", "victim"}, {"victim", "evil"}} {
 		me, other := pair[0], pair[1]
-		var d permDenied
+		var d testenv.Violations
 		user := authz.ProducerUser(me)
-		nc, err := nats.Connect(r.url, append(authz.ClientOptions(user, r.pw[user]), nats.ErrorHandler(d.handler))...)
+		nc, err := nats.Connect(r.url, append(authz.ClientOptions(user, r.pw[user]), nats.ErrorHandler(d.Handler))...)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -202,7 +176,7 @@ func TestTrust_tenant_producer_publishes_only_on_its_own_subjects(t *testing.T) 
 		body := chat("perm", "get_weather", `{"city":"Oslo"}`, "tool_calls")
 		hdr := []string{streams.HeaderProvider, "openai-chat", streams.HeaderResponseID, "perm-" + me}
 		for _, subj := range []string{wire.InTenantResponse(other), wire.InTenantBatch(other), wire.InTenantStream(other, "perm"), streams.SubjectInResponse, streams.InStream("perm"), wire.InTenantBatch(me) + ".stream.perm"} {
-			refusedNow(t, user+" publishing on "+subj, func() error { return d.saw(subj) },
+			testenv.Refused(t, user+" publishing on "+subj, func() error { return d.Saw(subj) },
 				func(ctx context.Context) error { return rawPublishCtx(ctx, js, subj, body, hdr...) })
 		}
 		if err := rawPublish(js, wire.InTenantResponse(me), body, hdr...); err != nil {
