@@ -87,7 +87,7 @@ func TestPartitions_each_stage_consumes_only_its_own_partitions(t *testing.T) {
 			return err
 		})
 	create := "$JS.API.CONSUMER.CREATE." + validate1 + ".sneak"
-	testenv.Refused(t, "parse creating a durable in "+validate1, func() error { return denied.Saw(create) },
+	testenv.Refused(t, "parse creating a durable in "+validate1, func() error { return denied.SawPrefix(create) },
 		func(c context.Context) error {
 			_, err := js.CreateOrUpdateConsumer(c, validate1, jetstream.ConsumerConfig{Durable: "sneak", FilterSubject: streams.PartitionGateLane(streams.Validate, "9i", 2), AckPolicy: jetstream.AckExplicitPolicy})
 			return err
@@ -117,7 +117,7 @@ func TestPartitions_each_stage_consumes_only_its_own_partitions(t *testing.T) {
 		t.Errorf("execute creating its group's durable in %s: %v", g.Stream, err)
 	}
 	sneak := "$JS.API.CONSUMER.CREATE." + parse1 + ".sneak"
-	testenv.Refused(t, "execute creating a durable in "+parse1, func() error { return exDenied.Saw(sneak) },
+	testenv.Refused(t, "execute creating a durable in "+parse1, func() error { return exDenied.SawPrefix(sneak) },
 		func(c context.Context) error {
 			_, err := ex.CreateOrUpdateConsumer(c, parse1, jetstream.ConsumerConfig{Durable: "sneak", FilterSubject: streams.PartitionGate(streams.Parse, 2), AckPolicy: jetstream.AckExplicitPolicy})
 			return err

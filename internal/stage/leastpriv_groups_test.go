@@ -33,7 +33,7 @@ func TestLeastPrivilege_execute_creates_its_group_durables_and_no_other_consumer
 	} {
 		api := "$JS.API.CONSUMER.CREATE." + c.Stream + "." + c.Name
 		testenv.Refused(t, fmt.Sprintf("the execute user creating consumer %s on %s filtered %s", c.Name, c.Stream, c.Subject),
-			func() error { return denied.Saw(api) },
+			func() error { return denied.SawPrefix(api) },
 			func(ctx context.Context) error {
 				_, err := js.CreateOrUpdateConsumer(ctx, c.Stream, s.Config(c))
 				return err

@@ -38,7 +38,7 @@ func TestLeastPrivilege_streamed_response_is_assembled_with_the_accumulate_permi
 	if rs[0]["status"] != "failed" || rs[0]["failure"] != "no_such_tool" {
 		t.Fatalf("result %v, want failed/no_such_tool", rs[0])
 	}
-	if errs := denied.all(); len(errs) > 0 {
+	if errs := denied.All(); len(errs) > 0 {
 		t.Fatalf("the stages needed permissions they do not have: %v", errs)
 	}
 }

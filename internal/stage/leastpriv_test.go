@@ -2,8 +2,6 @@ package stage
 
 import (
 	"context"
-	"errors"
-	"sync"
 	"testing"
 	"time"
 
@@ -22,32 +20,11 @@ import (
 	"github.com/toolgate/toolgate/streams"
 )
 
-// deniedLog collects every permission violation the server reports to any
-// stage's connection.
-type deniedLog struct {
-	mu   sync.Mutex
-	errs []error
-}
-
-func (d *deniedLog) handler(_ *nats.Conn, _ *nats.Subscription, err error) {
-	if errors.Is(err, nats.ErrPermissionViolation) {
-		d.mu.Lock()
-		d.errs = append(d.errs, err)
-		d.mu.Unlock()
-	}
-}
-
-func (d *deniedLog) all() []error {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return append([]error(nil), d.errs...)
-}
-
 // startLeastPrivilegePipeline runs the seven stages as `toolgate up
 // --least-privilege` does: the admin applies the topology and the tools, and
 // each stage runs in its own stage.Run as its own NATS user, unable to create
 // anything. The executor is served as the executor user.
-func startLeastPrivilegePipeline(t *testing.T) (*pipe, *deniedLog) {
+func startLeastPrivilegePipeline(t *testing.T) (*pipe, *testenv.Violations) {
 	t.Helper()
 	r := startLeastPrivilegeRig(t)
 	return r.pipe, r.denied
@@ -58,7 +35,7 @@ func startLeastPrivilegePipeline(t *testing.T) (*pipe, *deniedLog) {
 // keys the stages were given.
 type lpRig struct {
 	*pipe
-	denied *deniedLog
+	denied *testenv.Violations
 	url    string
 	pw     map[string]string
 	seals  *seal.Keyring
@@ -115,7 +92,7 @@ func startLeastPrivilegeRigWith(t *testing.T, s streams.Settings) *lpRig {
 		p.executed.Add(1)
 		return map[string]any{"done": name}, nil
 	})
-	denied := &deniedLog{}
+	denied := &testenv.Violations{}
 	rds := testenv.RunRedis(t)
 	seals := sealtest.Keys(t) // every stage is given the same keys and keeps only its own
 	execMetrics := metrics.New()
@@ -126,7 +103,7 @@ func startLeastPrivilegeRigWith(t *testing.T, s streams.Settings) *lpRig {
 		}
 		runStages(t, Config{
 			Seals: seals, Metrics: m,
-			NATSURL: srv.ClientURL(), NATSOpts: append(authz.ClientOptions(st, pw[st]), nats.ErrorHandler(denied.handler)),
+			NATSURL: srv.ClientURL(), NATSOpts: append(authz.ClientOptions(st, pw[st]), nats.ErrorHandler(denied.Handler)),
 			RedisURL: rds.URL(), Stages: []string{st}, SkipEnsure: true, Settings: s,
 			Log: zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.ErrorLevel).With().Str("stage", st).Logger(),
 		}, "stage "+st+" as its own user")
@@ -161,7 +138,7 @@ func TestLeastPrivilege_every_path_runs_with_only_the_stage_permissions(t *testi
 	if n := p.executed.Load(); n != 3 {
 		t.Errorf("executed %d calls, want 3", n)
 	}
-	if errs := denied.all(); len(errs) > 0 {
+	if errs := denied.All(); len(errs) > 0 {
 		t.Fatalf("the stages needed permissions they do not have: %v", errs)
 	}
 }
@@ -169,11 +146,11 @@ func TestLeastPrivilege_every_path_runs_with_only_the_stage_permissions(t *testi
 // waitOrDenied waits for n results of rid, and fails at once on the first
 // permission violation: a missing grant would otherwise only show as a call
 // that never ends.
-func waitOrDenied(t *testing.T, p *pipe, denied *deniedLog, rid string, n int) []map[string]any {
+func waitOrDenied(t *testing.T, p *pipe, denied *testenv.Violations, rid string, n int) []map[string]any {
 	t.Helper()
 	deadline := time.Now().Add(15 * time.Second)
 	for {
-		if errs := denied.all(); len(errs) > 0 {
+		if errs := denied.All(); len(errs) > 0 {
 			t.Fatalf("the stages needed permissions they do not have: %v", errs)
 		}
 		if rs := p.results(rid); len(rs) >= n {
@@ -219,7 +196,7 @@ func TestLeastPrivilege_lanes_run_with_only_the_stage_permissions(t *testing.T) 
 			t.Errorf("%s stored no hop (%v): the lanes did not carry the calls", ls, err)
 		}
 	}
-	if errs := r.denied.all(); len(errs) > 0 {
+	if errs := r.denied.All(); len(errs) > 0 {
 		t.Fatalf("the stages needed permissions they do not have: %v", errs)
 	}
 }

@@ -28,17 +28,32 @@ func (v *Violations) Handler(_ *nats.Conn, _ *nats.Subscription, err error) {
 	}
 }
 
-// Saw returns nil once a violation on a subject starting with prefix was
-// reported.
-func (v *Violations) Saw(prefix string) error {
-	v.mu.Lock()
-	defer v.mu.Unlock()
-	for _, e := range v.errs {
-		if strings.Contains(e, `"`+prefix) {
+// Saw returns nil once a violation on subject was reported.
+func (v *Violations) Saw(subject string) error {
+	return v.saw(`"`+subject+`"`, subject)
+}
+
+// SawPrefix returns nil once a violation on a subject starting with
+// prefix was reported (a JetStream API subject that ends in what the
+// client adds, such as a consumer's filter).
+func (v *Violations) SawPrefix(prefix string) error {
+	return v.saw(`"`+prefix, prefix+"…")
+}
+
+func (v *Violations) saw(quoted, what string) error {
+	for _, e := range v.All() {
+		if strings.Contains(e, quoted) {
 			return nil
 		}
 	}
-	return fmt.Errorf("no permission violation on %s yet; seen %s", prefix, strings.Join(v.errs, "; "))
+	return fmt.Errorf("no permission violation on %s yet; seen %s", what, strings.Join(v.All(), "; "))
+}
+
+// All is every violation reported so far.
+func (v *Violations) All() []string {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return append([]string(nil), v.errs...)
 }
 
 // Refused runs op, which the server must refuse as a permission violation
