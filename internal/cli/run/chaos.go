@@ -48,9 +48,9 @@ func ChaosCmd(args []string) error {
 	if len(ops) > 0 {
 		return cmdutil.UsageError("chaos takes no operands (got %q)", ops[0])
 	}
+	set := map[string]bool{} // the flags given on the command line
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	if *hostile {
-		set := map[string]bool{}
-		fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 		cfg := chaos.HostileConfig{Duration: *duration}
 		if set["rate"] {
 			cfg.Rate = *rate
@@ -70,7 +70,7 @@ func ChaosCmd(args []string) error {
 	if *topology != chaos.TopologySingle && *topology != chaos.TopologyCluster {
 		return cmdutil.UsageError("chaos --topology %q: want %s or %s", *topology, chaos.TopologySingle, chaos.TopologyCluster)
 	}
-	*parts = chaosPartitions(flagSet(fs, "partitions"), *topology, *parts)
+	*parts = chaosPartitions(set["partitions"], *topology, *parts)
 	if *parts < 1 || *parts > streams.MaxPartitions || (*parts > 1 && *topology != chaos.TopologyCluster) {
 		return cmdutil.UsageError("chaos --partitions %d: want 1 to %d, more than 1 with --topology %s only", *parts, streams.MaxPartitions, chaos.TopologyCluster)
 	}
@@ -128,11 +128,4 @@ func chaosPartitions(given bool, topology string, parts int) int {
 		return parts
 	}
 	return clusterPartitions
-}
-
-// flagSet reports whether name was given on the command line.
-func flagSet(fs *flag.FlagSet, name string) bool {
-	set := false
-	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
-	return set
 }
