@@ -44,6 +44,24 @@ func (m LeaderMove) String() string {
 	return fmt.Sprintf("%s: led by %s, as planned", m.Stream, m.After)
 }
 
+// SpreadTimeout bounds a whole SpreadLeaders: its callers (streams apply
+// and leaders, the bench and chaos on a cluster) give it this long.
+const SpreadTimeout = 3 * time.Minute
+
+// Tally counts the moves that moved a leader to its node, and returns the
+// ones whose leader is not where planned (Err set).
+func Tally(moves []LeaderMove) (moved int, astray []LeaderMove) {
+	for _, m := range moves {
+		if m.Moved() {
+			moved++
+		}
+		if m.Err != "" {
+			astray = append(astray, m)
+		}
+	}
+	return moved, astray
+}
+
 // stepDownTries is how often a step-down is asked before the stream is
 // reported as not moved; stepDownWait how long each waits for the new
 // leader.
@@ -84,47 +102,83 @@ func SpreadLeaders(ctx context.Context, js jetstream.JetStream) ([]LeaderMove, e
 	return moves, nil
 }
 
-// leaderStreams reads the peers of toolgate's streams: the gate streams,
-// and the others in otherStreamOrder. A stream of one replica, or on a
-// server that is not clustered, has none.
+// leaderStreams reads the peers of toolgate's streams from one listing
+// (ownStreamInfos): the gate streams, and the others in otherStreamOrder.
+// A stream of one replica, or on a server that is not clustered, has none.
 func leaderStreams(ctx context.Context, js jetstream.JetStream) (gates leaderStream, stages []leaderStage, others []leaderStream, err error) {
-	deadline := time.Now().Add(settleWait) // one wait for all the streams
-	peers := func(name string) (leaderStream, error) {
-		info, err := settledInfo(ctx, js, name, deadline)
-		if err != nil {
-			return leaderStream{}, err
+	infos, err := ownStreamInfos(ctx, js)
+	if err != nil {
+		return gates, nil, nil, err
+	}
+	return groupLeaderStreams(ctx, js, infos)
+}
+
+// ownStreamInfos lists toolgate's streams (ownStream) with their info, by
+// name, in one listing.
+func ownStreamInfos(ctx context.Context, js jetstream.JetStream) (map[string]*jetstream.StreamInfo, error) {
+	infos := map[string]*jetstream.StreamInfo{}
+	l := js.ListStreams(ctx)
+	for info := range l.Info() {
+		if ownStream(info.Config.Name) {
+			infos[info.Config.Name] = info
 		}
+	}
+	if err := l.Err(); err != nil {
+		return nil, fmt.Errorf("streams: list streams: %w", err)
+	}
+	return infos, nil
+}
+
+// groupLeaderStreams sorts infos into the plan's gate streams, partitioned
+// stages (partition 0 first, then p >= 1 in order of p) and others; a
+// stream whose listed info is not yet settled (settled) is read again
+// until it is, or until one common deadline.
+func groupLeaderStreams(ctx context.Context, js jetstream.JetStream, infos map[string]*jetstream.StreamInfo) (gates leaderStream, stages []leaderStage, others []leaderStream, err error) {
+	deadline := time.Now().Add(settleWait) // one wait for all the streams
+	seen := map[string]bool{}
+	peers := func(name string) (leaderStream, error) {
+		info, ok := infos[name]
+		if !ok {
+			return leaderStream{}, fmt.Errorf("streams: stream %s: %w", name, jetstream.ErrStreamNotFound)
+		}
+		if !settled(info) {
+			if info, err = settledInfo(ctx, js, name, deadline); err != nil {
+				return leaderStream{}, err
+			}
+		}
+		seen[name] = true
 		return leaderStream{Name: name, Peers: streamPeers(info)}, nil
 	}
 	if gates, err = peers(StreamGates); err != nil {
 		return gates, nil, nil, err
 	}
-	seen := map[string]bool{StreamGates: true}
 	for _, stage := range PartitionedStages() {
-		names, err := PartitionStreamNames(ctx, js, stage)
-		if err != nil {
-			return gates, nil, nil, err
+		names := []string{PartitionStream(stage, 0)}
+		var ps []int
+		for name := range infos {
+			if p, ok := partitionStreamIndex(stage, name); ok {
+				ps = append(ps, p)
+			}
+		}
+		slices.Sort(ps)
+		for _, p := range ps {
+			names = append(names, PartitionStream(stage, p))
 		}
 		st := leaderStage{Laned: Laned(stage)}
-		for _, name := range append([]string{PartitionStream(stage, 0)}, names...) {
+		for _, name := range names {
 			s, err := peers(name)
 			if err != nil {
 				return gates, nil, nil, err
 			}
 			st.Partitions = append(st.Partitions, s)
-			seen[name] = true
 		}
 		stages = append(stages, st)
 	}
 	var rest []string
-	l := js.StreamNames(ctx)
-	for name := range l.Name() {
-		if ownStream(name) && !seen[name] {
+	for name := range infos {
+		if !seen[name] {
 			rest = append(rest, name)
 		}
-	}
-	if err := l.Err(); err != nil {
-		return gates, nil, nil, fmt.Errorf("streams: list streams: %w", err)
 	}
 	for _, name := range otherStreamOrder(rest) {
 		s, err := peers(name)
@@ -164,14 +218,20 @@ func settledInfo(ctx context.Context, js jetstream.JetStream, name string, deadl
 		if err != nil {
 			return nil, err
 		}
-		c := info.Cluster
-		if c == nil || info.Config.Replicas <= 1 || (c.Leader != "" && len(c.Replicas) >= info.Config.Replicas-1) || time.Now().After(deadline) {
+		if settled(info) || time.Now().After(deadline) {
 			return info, nil
 		}
 		if err := sleep(ctx, 100*time.Millisecond); err != nil {
 			return nil, err
 		}
 	}
+}
+
+// settled reports whether info shows its stream's leader and all its
+// replicas (or the stream has no cluster to wait for).
+func settled(info *jetstream.StreamInfo) bool {
+	c := info.Cluster
+	return c == nil || info.Config.Replicas <= 1 || (c.Leader != "" && len(c.Replicas) >= info.Config.Replicas-1)
 }
 
 func streamInfo(ctx context.Context, js jetstream.JetStream, name string) (*jetstream.StreamInfo, error) {

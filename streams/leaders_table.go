@@ -3,7 +3,6 @@ package streams
 import (
 	"context"
 	"errors"
-	"fmt"
 	"slices"
 	"strings"
 
@@ -38,12 +37,12 @@ func ownStream(name string) bool {
 // StreamLeaders lists toolgate's streams with their leaders and followers,
 // sorted by name, each with the node SpreadLeaders places its leader on.
 func StreamLeaders(ctx context.Context, js jetstream.JetStream) ([]StreamLeader, error) {
+	infos, err := ownStreamInfos(ctx, js)
+	if err != nil {
+		return nil, err
+	}
 	var out []StreamLeader
-	l := js.ListStreams(ctx)
-	for info := range l.Info() {
-		if !ownStream(info.Config.Name) {
-			continue
-		}
+	for _, info := range infos {
 		s := StreamLeader{Stream: info.Config.Name, Replicas: []ReplicaPeer{}}
 		if c := info.Cluster; c != nil {
 			s.Leader = c.Leader
@@ -56,11 +55,8 @@ func StreamLeaders(ctx context.Context, js jetstream.JetStream) ([]StreamLeader,
 		}
 		out = append(out, s)
 	}
-	if err := l.Err(); err != nil {
-		return nil, fmt.Errorf("streams: list streams: %w", err)
-	}
 	slices.SortFunc(out, func(a, b StreamLeader) int { return strings.Compare(a.Stream, b.Stream) })
-	gates, stages, others, err := leaderStreams(ctx, js)
+	gates, stages, others, err := groupLeaderStreams(ctx, js, infos)
 	if errors.Is(err, jetstream.ErrStreamNotFound) {
 		return out, nil // not applied (yet): no plan
 	}

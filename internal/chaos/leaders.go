@@ -3,7 +3,6 @@ package chaos
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 
@@ -15,20 +14,15 @@ import (
 // deployment (streams.SpreadLeaders), and logs what it moved. A stream it
 // could not move is logged, not fatal: the faults move leaders anyway.
 func spreadLeaders(ctx context.Context, js jetstream.JetStream, logf func(string, ...any)) error {
-	sctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
+	sctx, cancel := context.WithTimeout(ctx, streams.SpreadTimeout)
 	defer cancel()
 	moves, err := streams.SpreadLeaders(sctx, js)
 	if err != nil {
 		return fmt.Errorf("chaos: leaders: %w", err)
 	}
-	moved := 0
-	for _, m := range moves {
-		if m.Moved() {
-			moved++
-		}
-		if m.Err != "" {
-			logf("leader not placed: %s", m)
-		}
+	moved, astray := streams.Tally(moves)
+	for _, m := range astray {
+		logf("leader not placed: %s", m)
 	}
 	logf("leaders of %d streams placed over the nodes (%d moved)", len(moves), moved)
 	return nil

@@ -137,7 +137,7 @@ func Start(o Options) (r *Rig, err error) {
 		return r, err
 	}
 	if settings.Replicas > 1 {
-		sctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
+		sctx, cancel := context.WithTimeout(ctx, streams.SpreadTimeout)
 		r.Leaders, err = streams.SpreadLeaders(sctx, r.JS)
 		cancel()
 		if err != nil {

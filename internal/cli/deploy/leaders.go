@@ -9,17 +9,12 @@ import (
 	"os"
 	"strings"
 	"text/tabwriter"
-	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/toolgate/toolgate/internal/cli/cmdutil"
 	"github.com/toolgate/toolgate/streams"
 )
-
-// spreadTimeout bounds a spread of the leaders: a step-down the server
-// refuses is tried for a few seconds before it is reported.
-const spreadTimeout = 3 * time.Minute
 
 // streamsLeaders is `toolgate streams leaders`: each of toolgate's streams
 // with its leader and followers, and with --spread toolgate's streams'
@@ -65,24 +60,21 @@ func streamsLeaders(args []string) error {
 // prints a line per stream moved or left elsewhere (to stderr when quiet:
 // stdout is JSON then). On one server it prints nothing.
 func spreadLeaders(parent context.Context, js jetstream.JetStream, quiet bool) error {
-	ctx, cancel := context.WithTimeout(parent, spreadTimeout)
+	ctx, cancel := context.WithTimeout(parent, streams.SpreadTimeout)
 	defer cancel()
 	moves, err := streams.SpreadLeaders(ctx, js)
 	w := io.Writer(os.Stdout)
 	if quiet {
 		w = os.Stderr
 	}
-	failed := 0
 	for _, m := range moves {
 		if m.Moved() || m.Err != "" {
 			fmt.Fprintln(w, m)
 		}
-		if m.Err != "" {
-			failed++
-		}
 	}
 	if len(moves) > 0 {
-		fmt.Fprintf(w, "leaders of %d streams placed over the nodes, %d not where planned\n", len(moves), failed)
+		_, astray := streams.Tally(moves)
+		fmt.Fprintf(w, "leaders of %d streams placed over the nodes, %d not where planned\n", len(moves), len(astray))
 	}
 	return err
 }

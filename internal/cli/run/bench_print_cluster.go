@@ -58,14 +58,9 @@ func printLeaderMoves(w io.Writer, moves []streams.LeaderMove) {
 	if len(moves) == 0 {
 		return
 	}
-	moved := 0
-	for _, m := range moves {
-		if m.Moved() {
-			moved++
-		}
-		if m.Err != "" {
-			fmt.Fprintln(w, "leader not placed:", m)
-		}
+	moved, astray := streams.Tally(moves)
+	for _, m := range astray {
+		fmt.Fprintln(w, "leader not placed:", m)
 	}
 	fmt.Fprintf(w, "leaders of the %d streams and buckets placed over the nodes as `toolgate streams apply` places them (%d moved from where the servers put them)\n", len(moves), moved)
 }
