@@ -26,6 +26,14 @@
 //	<query: "" for a call, "status" for Toolgate-Query: status>
 //	<lowercase hex sha256 of the exact body bytes received (arguments JSON; empty for a query)>
 //
+// A request that names a partition of the executors' replay bucket (header
+// Toolgate-Replay-Partition: <k>, sent only for k >= 1; see
+// HeaderReplayPartition) has one line more, k in decimal, between the query
+// line and the body's hash, in v1 and v2 alike: removing, adding or editing
+// the header breaks every signature, so a request recorded in one bucket
+// cannot be sent to another. An executor that predates the header refuses
+// such a request (invalid): upgrade executors before P is raised.
+//
 // v1 is the same without the e line and with the first line
 // "toolgate-exec.v1": what execute stages before the expiry sent. An execute
 // stage sends it beside v2 only when told to (--exec-signature-v1=true), for
@@ -128,6 +136,9 @@ type ExecRequest struct {
 	Tool           string
 	Query          string // "" for a call; QueryStatus for a status query
 	Body           []byte // the exact bytes sent
+	// ReplayPartition is the partition of the executors' replay bucket the
+	// request names (header Toolgate-Replay-Partition): 0 when absent.
+	ReplayPartition int
 }
 
 // ExecSignedContent returns the bytes signed for r at unix time t.
@@ -137,8 +148,15 @@ func ExecSignedContent(t int64, r ExecRequest) ([]byte, error) {
 			return nil, fmt.Errorf("wire: exec signature: the %s contains a line break", f.name)
 		}
 	}
+	if r.ReplayPartition < 0 || r.ReplayPartition >= MaxPartitions {
+		return nil, fmt.Errorf("wire: exec signature: replay partition %d is not 0 to %d", r.ReplayPartition, MaxPartitions-1)
+	}
+	lines := []string{ExecSignatureContext, strconv.FormatInt(t, 10), r.CallID, r.IdempotencyKey, r.Tool, r.Query}
+	if r.ReplayPartition > 0 {
+		lines = append(lines, strconv.Itoa(r.ReplayPartition))
+	}
 	sum := sha256.Sum256(r.Body)
-	return []byte(strings.Join([]string{ExecSignatureContext, strconv.FormatInt(t, 10), r.CallID, r.IdempotencyKey, r.Tool, r.Query, hex.EncodeToString(sum[:])}, "\n")), nil
+	return []byte(strings.Join(append(lines, hex.EncodeToString(sum[:])), "\n")), nil
 }
 
 // ExecSignedContentV2 returns the bytes a v2 signs for r issued at unix
