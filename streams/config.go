@@ -215,7 +215,7 @@ func (s Settings) Config(c Consumer) jetstream.ConsumerConfig {
 
 // BucketConfigs returns every key-value bucket.
 func (s Settings) BucketConfigs() []jetstream.KeyValueConfig {
-	return []jetstream.KeyValueConfig{
+	return append([]jetstream.KeyValueConfig{
 		{Bucket: BucketTools, Description: "tool definitions", History: 16, Storage: s.Storage, Replicas: s.Replicas},
 		{Bucket: BucketCalls, Description: "call status and history", History: 1, TTL: s.CallsMaxAge, Storage: s.Storage, Replicas: s.Replicas},
 		{Bucket: BucketIdempotency, Description: "idempotency records (embedded store)", History: 1, TTL: s.IdemTTL, Storage: s.Storage, Replicas: s.Replicas},
@@ -234,10 +234,10 @@ func (s Settings) BucketConfigs() []jetstream.KeyValueConfig {
 		// execute gate's idempotency records, far longer than a signed
 		// request lives (wire.DefaultExecLifetime), so a replay within its
 		// lifetime is always caught and status queries answer after a restart.
-		{Bucket: BucketExecReplay, Description: "executor requests taken, by tool and idempotency key", History: 1, TTL: s.execReplayTTL(), Storage: s.Storage, Replicas: s.Replicas},
+		s.execReplayBucket(0),
 		{Bucket: BucketToolsShadow, Description: "the shadow revision of the tool definitions", History: 1, Storage: s.Storage, Replicas: s.Replicas},
 		{Bucket: BucketShadowReport, Description: "what the shadow revision would have decided differently, per tool", History: 1, Storage: s.Storage, Replicas: s.Replicas},
-	}
+	}, s.execReplayPartitions()...)
 }
 
 // execReplayTTL is IdemTTL, at least 24h (never shorter than a request's

@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/toolgate/toolgate/pkg/wire"
 )
 
 // Partitions of the gate stages' streams (issue 37, docs/design/layout.md
@@ -44,8 +46,10 @@ import (
 // DefaultPartitions is P when none is configured.
 const DefaultPartitions = 1
 
-// MaxPartitions bounds P: each partition is a stream per partitioned stage.
-const MaxPartitions = 64
+// MaxPartitions bounds P: each partition is a stream per partitioned stage
+// and a bucket of the executors' records (wire.MaxPartitions, which
+// executors check).
+const MaxPartitions = wire.MaxPartitions
 
 // PartitionCount is P, at least 1.
 func (f Fair) PartitionCount() int {

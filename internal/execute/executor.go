@@ -23,6 +23,11 @@ type Request struct {
 	CallID         string
 	IdempotencyKey string
 	Arguments      json.RawMessage
+	// ReplayPartition is the partition of the executors' replay bucket
+	// where a NATS executor (pkg/toolserver) records the request: sent as
+	// header Toolgate-Replay-Partition and signed when > 0 (the call's
+	// partition, with P > 1). HTTP and MCP executors ignore it.
+	ReplayPartition int
 }
 
 // Executor runs one call.

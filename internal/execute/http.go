@@ -124,7 +124,7 @@ func (h *HTTP) Execute(ctx context.Context, req Request) (Reply, error) {
 	hr.Header.Set(wire.HeaderIdemKey, req.IdempotencyKey)
 	hr.Header.Set(wire.HeaderCallID, req.CallID)
 	tracehdr.InjectHTTP(ctx, hr.Header)
-	sig, err := h.Signer.header(req, "", req.Arguments)
+	sig, err := h.Signer.header(req, "", req.Arguments, 0)
 	if err != nil {
 		return Reply{}, err
 	}
@@ -182,7 +182,7 @@ func (h *HTTP) Status(ctx context.Context, req Request) (StatusReply, error) {
 	hr.Header.Set(wire.HeaderIdemKey, req.IdempotencyKey)
 	hr.Header.Set(wire.HeaderCallID, req.CallID)
 	hr.Header.Set(HeaderQuery, QueryStatus)
-	sig, err := h.Signer.header(req, QueryStatus, nil)
+	sig, err := h.Signer.header(req, QueryStatus, nil, 0)
 	if err != nil {
 		return StatusReply{}, fmt.Errorf("%w: %v", ErrNoStatus, err)
 	}

@@ -36,7 +36,7 @@ func mcpArguments(raw json.RawMessage) (json.RawMessage, error) {
 // the signature over them, name, query and args.
 func (m *MCP) params(req Request, name, query string, args json.RawMessage) (*mcp.CallToolParams, error) {
 	meta := mcp.Meta{MetaIdempotencyKey: req.IdempotencyKey, MetaCallID: req.CallID}
-	sig, err := m.Signer.header(Request{Tool: name, CallID: req.CallID, IdempotencyKey: req.IdempotencyKey}, query, args)
+	sig, err := m.Signer.header(Request{Tool: name, CallID: req.CallID, IdempotencyKey: req.IdempotencyKey}, query, args, 0)
 	if err != nil {
 		return nil, err
 	}

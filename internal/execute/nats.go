@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 
 	"github.com/nats-io/nats.go"
 
@@ -50,12 +51,8 @@ func (n *NATS) Execute(ctx context.Context, req Request) (Reply, error) {
 	m.Header.Set(wire.HeaderCallID, req.CallID)
 	m.Header.Set(wire.HeaderIdemKey, req.IdempotencyKey)
 	tracehdr.Inject(ctx, m.Header) // W3C traceparent, lowercase
-	sig, err := n.Signer.header(req, "", req.Arguments)
-	if err != nil {
+	if err := n.sign(m, req, "", req.Arguments); err != nil {
 		return Reply{}, err
-	}
-	if sig != "" {
-		m.Header.Set(wire.HeaderSignature, sig)
 	}
 	resp, err := n.NC.RequestMsgWithContext(ctx, m)
 	switch {
@@ -96,12 +93,8 @@ func (n *NATS) Status(ctx context.Context, req Request) (StatusReply, error) {
 	m.Header.Set(HeaderQuery, QueryStatus)
 	m.Header.Set(wire.HeaderCallID, req.CallID)
 	m.Header.Set(wire.HeaderIdemKey, req.IdempotencyKey)
-	sig, err := n.Signer.header(req, QueryStatus, nil)
-	if err != nil {
+	if err := n.sign(m, req, QueryStatus, nil); err != nil {
 		return StatusReply{}, fmt.Errorf("%w: %v", ErrNoStatus, err)
-	}
-	if sig != "" {
-		m.Header.Set(wire.HeaderSignature, sig)
 	}
 	resp, err := n.NC.RequestMsgWithContext(ctx, m)
 	if err != nil {
@@ -111,6 +104,23 @@ func (n *NATS) Status(ctx context.Context, req Request) (StatusReply, error) {
 		return StatusReply{}, fmt.Errorf("%w: %w", ErrNoStatus, refused(subj, reason, result.CutText(string(resp.Data), excerptMax)))
 	}
 	return decodeStatus(resp.Data)
+}
+
+// sign sets m's replay partition (req.ReplayPartition, when > 0) and its
+// signature, which covers the partition: the executor records the request,
+// and answers a status query, in that partition's bucket.
+func (n *NATS) sign(m *nats.Msg, req Request, query string, body []byte) error {
+	if req.ReplayPartition > 0 {
+		m.Header.Set(wire.HeaderReplayPartition, strconv.Itoa(req.ReplayPartition))
+	}
+	sig, err := n.Signer.header(req, query, body, req.ReplayPartition)
+	if err != nil {
+		return err
+	}
+	if sig != "" {
+		m.Header.Set(wire.HeaderSignature, sig)
+	}
+	return nil
 }
 
 var _ StatusQuerier = (*NATS)(nil)

@@ -104,13 +104,14 @@ func (s *Signer) PublicText() string {
 }
 
 // header returns the Toolgate-Signature value of req sent with body (the
-// arguments, or nothing for a query). A nil Signer signs nothing ("", nil).
-func (s *Signer) header(req Request, query string, body []byte) (string, error) {
+// arguments, or nothing for a query), naming replay partition partition
+// (0: none). A nil Signer signs nothing ("", nil).
+func (s *Signer) header(req Request, query string, body []byte, partition int) (string, error) {
 	if s == nil {
 		return "", nil
 	}
 	now := s.now()
-	h, err := s.Sign(wire.ExecRequest{CallID: req.CallID, IdempotencyKey: req.IdempotencyKey, Tool: req.Tool, Query: query, Body: body}, now)
+	h, err := s.Sign(wire.ExecRequest{CallID: req.CallID, IdempotencyKey: req.IdempotencyKey, Tool: req.Tool, Query: query, Body: body, ReplayPartition: partition}, now)
 	if err != nil {
 		return "", fmt.Errorf("%w: %w: %v", ErrNotRun, ErrCannotRun, err)
 	}

@@ -125,7 +125,7 @@ func TestSigningKeys_rotation_file_signs_with_every_key(t *testing.T) {
 	if err != nil || len(s.Public()) != 2 || !s.Public()[0].Equal(b.Public()[0]) {
 		t.Fatalf("two PEM blocks: %v", err)
 	}
-	h, err := s.header(req(), "", req().Arguments)
+	h, err := s.header(req(), "", req().Arguments, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -32,11 +32,11 @@ func replayConn(t *testing.T, s *server.Server) *nats.Conn {
 // replayBucket is the records bucket on nc.
 func replayBucket(t *testing.T, nc *nats.Conn) jetstream.KeyValue {
 	t.Helper()
-	kv, err := bindReplay(nc)
+	b, err := bindReplay(nc)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return kv
+	return b.bound[0]
 }
 
 func jetstreamOf(nc *nats.Conn) (jetstream.JetStream, error) { return jetstream.New(nc) }

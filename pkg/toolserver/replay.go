@@ -42,7 +42,9 @@ const storeTimeout = 5 * time.Second
 
 // ReplayBucket keeps the durable record of the requests the Server took in
 // kv instead of the bucket wire.ExecReplayBucket on the Server's own
-// connection: for a bucket in another JetStream domain or account.
+// connection: for a bucket in another JetStream domain or account. Every
+// partition a request names (wire.HeaderReplayPartition) is then kept in
+// kv: one bucket, as without partitions.
 func ReplayBucket(kv jetstream.KeyValue) Option {
 	return func(o *options) error {
 		if kv == nil {
@@ -53,8 +55,9 @@ func ReplayBucket(kv jetstream.KeyValue) Option {
 	}
 }
 
-// bindReplay finds the default bucket on nc.
-func bindReplay(nc *nats.Conn) (jetstream.KeyValue, error) {
+// bindReplay finds the default bucket (partition 0) on nc, and keeps nc's
+// JetStream for the partitions' buckets.
+func bindReplay(nc *nats.Conn) (*replayBuckets, error) {
 	js, err := jetstream.New(nc)
 	if err != nil {
 		return nil, fmt.Errorf("toolserver: replay bucket: %w", err)
@@ -70,7 +73,7 @@ func bindReplay(nc *nats.Conn) (jetstream.KeyValue, error) {
 			"create it with `toolgate streams apply` (toolgate up does), and let the executor's NATS user read and write it "+
 			"(toolgate's executor-<group> users may; see the README's credential table)", wire.ExecReplayBucket, err)
 	}
-	return kv, nil
+	return &replayBuckets{js: js, bound: map[int]jetstream.KeyValue{0: kv}}, nil
 }
 
 var plainKey = regexp.MustCompile(`^[0-9a-f]{64}$`)
@@ -86,21 +89,34 @@ func recordKey(tool, key string) string {
 	return tool + ".s" + hex.EncodeToString(sum[:])
 }
 
+// takeIn is take in the bucket of partition part; kv is that bucket, for
+// complete.
+func (s *Server) takeIn(part int, tool string, c Call) (rec record, rev uint64, taken bool, kv jetstream.KeyValue, err error) {
+	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+	kv, err = s.replay.bucket(ctx, part)
+	cancel()
+	if err != nil {
+		return record{}, 0, false, nil, err
+	}
+	rec, rev, taken, err = take(kv, tool, c)
+	return rec, rev, taken, kv, err
+}
+
 // take creates the record of a request about to run. It returns taken true
 // when this delivery may run the tool, else the existing record.
-func (s *Server) take(tool string, c Call) (rec record, rev uint64, taken bool, err error) {
+func take(kv jetstream.KeyValue, tool string, c Call) (rec record, rev uint64, taken bool, err error) {
 	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
 	defer cancel()
 	k := recordKey(tool, c.IdempotencyKey)
 	v, _ := json.Marshal(record{State: recordRunning, CallID: c.ID, At: time.Now().UTC()})
-	rev, err = s.opts.replay.Create(ctx, k, v)
+	rev, err = kv.Create(ctx, k, v)
 	if err == nil {
 		return record{}, rev, true, nil
 	}
 	if !errors.Is(err, jetstream.ErrKeyExists) {
 		return record{}, 0, false, err
 	}
-	rec, found, err := s.read(ctx, tool, c.IdempotencyKey)
+	rec, found, err := read(ctx, kv, tool, c.IdempotencyKey)
 	if err != nil {
 		return record{}, 0, false, err
 	}
@@ -112,20 +128,20 @@ func (s *Server) take(tool string, c Call) (rec record, rev uint64, taken bool, 
 
 // complete stores the tool's answer in the record taken at rev. An answer
 // too large to keep is kept as its outcome without the result.
-func (s *Server) complete(tool string, c Call, rev uint64, reply []byte) error {
+func complete(kv jetstream.KeyValue, tool string, c Call, rev uint64, reply []byte) error {
 	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
 	defer cancel()
 	k := recordKey(tool, c.IdempotencyKey)
 	v, _ := json.Marshal(record{State: recordDone, CallID: c.ID, At: time.Now().UTC(), Reply: reply})
-	_, err := s.opts.replay.Update(ctx, k, v, rev)
+	_, err := kv.Update(ctx, k, v, rev)
 	if err == nil || !errors.Is(err, nats.ErrMaxPayload) && !isTooLarge(err) {
 		return err
 	}
 	var r wire.ExecReply
 	_ = json.Unmarshal(reply, &r)
-	short, _ := json.Marshal(wire.ExecReply{OK: r.OK, Error: "toolserver: the result was too large to keep in " + wire.ExecReplayBucket + "; the tool ran once and is not run again"})
+	short, _ := json.Marshal(wire.ExecReply{OK: r.OK, Error: "toolserver: the result was too large to keep in " + kv.Bucket() + "; the tool ran once and is not run again"})
 	v, _ = json.Marshal(record{State: recordDone, CallID: c.ID, At: time.Now().UTC(), Reply: short})
-	_, err = s.opts.replay.Update(ctx, k, v, rev)
+	_, err = kv.Update(ctx, k, v, rev)
 	return err
 }
 
@@ -137,8 +153,8 @@ func isTooLarge(err error) bool {
 }
 
 // read returns the record of tool's idempotency key key.
-func (s *Server) read(ctx context.Context, tool, key string) (record, bool, error) {
-	e, err := s.opts.replay.Get(ctx, recordKey(tool, key))
+func read(ctx context.Context, kv jetstream.KeyValue, tool, key string) (record, bool, error) {
+	e, err := kv.Get(ctx, recordKey(tool, key))
 	switch {
 	case errors.Is(err, jetstream.ErrKeyNotFound), errors.Is(err, jetstream.ErrKeyDeleted):
 		return record{}, false, nil

@@ -134,8 +134,7 @@ func TestServer_a_request_taken_and_cut_short_is_not_run_again(t *testing.T) {
 	signer := testSigner(t)
 	req := execute.Request{Tool: "charge", CallID: "resp-2-0", IdempotencyKey: strings.Repeat("cd", 32), Arguments: json.RawMessage(`{"amount_cents":7}`)}
 	// What a run cut short leaves behind.
-	dead := &Server{opts: options{replay: replayBucket(t, nc)}}
-	if _, _, taken, err := dead.take("charge", Call{ID: req.CallID, IdempotencyKey: req.IdempotencyKey}); err != nil || !taken {
+	if _, _, taken, err := take(replayBucket(t, nc), "charge", Call{ID: req.CallID, IdempotencyKey: req.IdempotencyKey}); err != nil || !taken {
 		t.Fatalf("take: %v %v", taken, err)
 	}
 	var runs atomic.Int32

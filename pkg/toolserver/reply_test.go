@@ -31,18 +31,19 @@ func TestReplies_keep_their_exact_JSON(t *testing.T) {
 		}
 	}
 
-	s := &Server{opts: options{replay: replayBucket(t, replayConn(t, testenv.RunJetStream(t)))}}
+	kv := replayBucket(t, replayConn(t, testenv.RunJetStream(t)))
+	s := &Server{replay: &replayBuckets{fixed: kv}}
 	for key, f := range map[string]Func{"k-ok": ok(map[string]any{"charged": 5}), "k-err": func(context.Context, Call) (any, error) { return nil, errors.New("card declined") }} {
 		c := Call{ID: key, IdempotencyKey: key}
-		_, rev, taken, err := s.take("charge", c)
+		_, rev, taken, err := take(kv, "charge", c)
 		if err != nil || !taken {
 			t.Fatalf("take %s: %v %v", key, taken, err)
 		}
-		if err := s.complete("charge", c, rev, run(f, c)); err != nil {
+		if err := complete(kv, "charge", c, rev, run(f, c)); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if _, _, taken, err := s.take("charge", Call{ID: "k-run", IdempotencyKey: "k-run"}); err != nil || !taken {
+	if _, _, taken, err := take(kv, "charge", Call{ID: "k-run", IdempotencyKey: "k-run"}); err != nil || !taken {
 		t.Fatalf("take k-run: %v %v", taken, err)
 	}
 	status := []struct{ query, key, want string }{
@@ -53,7 +54,7 @@ func TestReplies_keep_their_exact_JSON(t *testing.T) {
 		{"history", "k-ok", `{"error":"unknown Toolgate-Query history (known: status)","ok":false}`},
 	}
 	for _, c := range status {
-		if got := string(s.status("charge", c.query, c.key)); got != c.want {
+		if got := string(s.status("charge", c.query, c.key, 0)); got != c.want {
 			t.Errorf("query %s for %q: reply %s, want %s", c.query, c.key, got, c.want)
 		}
 	}

@@ -58,9 +58,10 @@ type Func func(ctx context.Context, c Call) (any, error)
 
 // Server serves tools on toolgate.exec.<tool>.
 type Server struct {
-	svc  micro.Service
-	nc   *nats.Conn
-	opts options
+	svc    micro.Service
+	nc     *nats.Conn
+	opts   options
+	replay *replayBuckets
 }
 
 // New registers a micro service called name. It fails when it has no
@@ -82,12 +83,13 @@ func New(nc *nats.Conn, name, version string, opts ...Option) (*Server, error) {
 		}
 		o.keys = keys
 	}
+	replay := &replayBuckets{fixed: o.replay}
 	if o.replay == nil {
-		kv, err := bindReplay(nc)
+		b, err := bindReplay(nc)
 		if err != nil {
 			return nil, err
 		}
-		o.replay = kv
+		replay = b
 	}
 	svc, err := micro.AddService(nc, micro.Config{Name: name, Version: version, Description: "toolgate tool executor"})
 	if err != nil {
@@ -97,7 +99,7 @@ func New(nc *nats.Conn, name, version string, opts ...Option) (*Server, error) {
 		_ = svc.Stop()
 		return nil, fmt.Errorf("toolserver: service %s: %w", name, err)
 	}
-	return &Server{svc: svc, nc: nc, opts: o}, nil
+	return &Server{svc: svc, nc: nc, opts: o, replay: replay}, nil
 }
 
 // Handle serves tool with f. It returns an error when the server refuses
@@ -107,7 +109,11 @@ func (s *Server) Handle(tool string, f Func) error {
 	h := micro.HandlerFunc(func(r micro.Request) {
 		c := Call{ID: r.Headers().Get(wire.HeaderCallID), IdempotencyKey: r.Headers().Get(wire.HeaderIdemKey), Arguments: json.RawMessage(r.Data())}
 		q := r.Headers().Get(wire.HeaderQuery)
-		if err := s.verify(tool, r.Headers(), q, r.Data()); err != nil {
+		part, err := wire.ParseReplayPartition(r.Headers().Values(wire.HeaderReplayPartition))
+		if err == nil {
+			err = s.verify(tool, r.Headers(), q, r.Data(), part)
+		}
+		if err != nil {
 			s.refuse(r, tool, err)
 			return
 		}
@@ -120,13 +126,13 @@ func (s *Server) Handle(tool string, f Func) error {
 			return
 		}
 		if q != "" {
-			_ = r.Respond(s.status(tool, q, c.IdempotencyKey))
+			_ = r.Respond(s.status(tool, q, c.IdempotencyKey, part))
 			return
 		}
-		rec, rev, taken, err := s.take(tool, c)
+		rec, rev, taken, kv, err := s.takeIn(part, tool, c)
 		switch {
 		case err != nil:
-			respondReplay(r, wire.RecordUnavailable, "toolserver: not run: the record of requests taken ("+wire.ExecReplayBucket+") is unavailable: "+err.Error())
+			respondReplay(r, wire.RecordUnavailable, "toolserver: not run: the record of requests taken ("+wire.ExecReplayPartitionBucket(part)+") is unavailable: "+err.Error())
 			return
 		case !taken && rec.State == recordDone:
 			_ = r.Respond(rec.Reply, micro.WithHeaders(micro.Headers{wire.HeaderExecRecord: []string{wire.RecordStored}}))
@@ -138,7 +144,7 @@ func (s *Server) Handle(tool string, f Func) error {
 		reply := run(f, c)
 		// The answer goes out even when it cannot be kept: the record says
 		// running, so a second delivery is still never run.
-		_ = s.complete(tool, c, rev, reply)
+		_ = complete(kv, tool, c, rev, reply)
 		_ = r.Respond(reply)
 	})
 	if err := s.svc.AddEndpoint(tool, concurrent(s.opts.concurrency, h), micro.WithEndpointSubject(wire.Exec(tool))); err != nil {
@@ -193,20 +199,25 @@ func run(f Func, c Call) (reply []byte) {
 	return reply
 }
 
-// status answers a query from the durable records: {"known": true, "ok":
+// status answers a query from the durable records of partition part: {"known": true, "ok":
 // ..., "result": ...} for a key whose run finished, {"known": false} for one
 // never taken or still running (or cut short); an unreadable record is no
 // answer. A query it does not know is refused, never run as a call.
-func (s *Server) status(tool, query, key string) []byte {
+func (s *Server) status(tool, query, key string, part int) []byte {
 	if query != wire.QueryStatus {
 		out, _ := json.Marshal(map[string]any{"ok": false, "error": "unknown " + wire.HeaderQuery + " " + query + " (known: status)"})
 		return out
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
 	defer cancel()
-	rec, found, err := s.read(ctx, tool, key)
+	kv, err := s.replay.bucket(ctx, part)
+	var rec record
+	var found bool
+	if err == nil {
+		rec, found, err = read(ctx, kv, tool, key)
+	}
 	if err != nil {
-		out, _ := json.Marshal(map[string]any{"ok": false, "error": "toolserver: the record of requests taken (" + wire.ExecReplayBucket + ") is unavailable: " + err.Error()})
+		out, _ := json.Marshal(map[string]any{"ok": false, "error": "toolserver: the record of requests taken (" + wire.ExecReplayPartitionBucket(part) + ") is unavailable: " + err.Error()})
 		return out
 	}
 	if !found || rec.State != recordDone {

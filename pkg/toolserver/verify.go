@@ -150,13 +150,14 @@ func discoverKeys(getenv func(string) string) ([]ed25519.PublicKey, error) {
 	return keys, nil
 }
 
-// verify checks one request's signature for tool.
-func (s *Server) verify(tool string, h micro.Headers, query string, body []byte) error {
+// verify checks one request's signature for tool, naming partition part of
+// the replay bucket.
+func (s *Server) verify(tool string, h micro.Headers, query string, body []byte, part int) error {
 	if s.opts.insecure {
 		return nil
 	}
 	return wire.VerifyExecWindow(h.Get(wire.HeaderSignature), wire.ExecRequest{
-		CallID: h.Get(wire.HeaderCallID), IdempotencyKey: h.Get(wire.HeaderIdemKey), Tool: tool, Query: query, Body: body,
+		CallID: h.Get(wire.HeaderCallID), IdempotencyKey: h.Get(wire.HeaderIdemKey), Tool: tool, Query: query, Body: body, ReplayPartition: part,
 	}, s.opts.window(), s.opts.keys...)
 }
 
