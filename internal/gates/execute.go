@@ -45,6 +45,12 @@ type Execute struct {
 	// seals verify (execute_seal.go). nil: nothing runs, every call ends
 	// seal_invalid.
 	Seals *seal.Keyring
+	// Partitions is the deployment's P (streams.Fair.PartitionCount): a
+	// request to a NATS executor names the call's partition of the
+	// executors' replay bucket, streams.Partition(tenant, response id, P),
+	// the partition of its execute stream. 0 or 1: partition 0, named by
+	// no header.
+	Partitions int
 	// LimitEvent, if set, is told of every limit a call was charged
 	// (fill: the key's usage over the maximum), rejected or held by
 	// (execute_limit.go); the metrics count them by limit name.
@@ -92,9 +98,10 @@ func (x *Execute) handle(ctx context.Context, e call.Envelope) ([]call.Envelope,
 	}
 	lease := t.Timeout + grace
 	var err error
+	part := streams.Partition(e.Request.Tenant, e.ResponseID, x.Partitions)
 	rec := idem.Record{
 		Key: key, CallID: e.CallID, Tool: e.ToolName, Fingerprint: idem.Fingerprint(e.ToolName, e.Arguments),
-		Owner: x.Owner, LeaseUntil: now.Add(lease), ClaimedAt: now.UTC(),
+		Owner: x.Owner, LeaseUntil: now.Add(lease), ClaimedAt: now.UTC(), ReplayPartition: part,
 	}
 	if rec.Charges, err = charges(e, t); err != nil { // execute_limit.go
 		return x.end(e, call.LimitExceeded, "the call could not be metered, so it was not run: "+err.Error())
@@ -128,7 +135,7 @@ func (x *Execute) handle(ctx context.Context, e call.Envelope) ([]call.Envelope,
 	}
 	if !claimed {
 		if _, mine := x.notRun.Load(key); mine && existing.State == idem.Pending && existing.Owner == x.Owner {
-			claimed = true
+			claimed, part = true, existing.ReplayPartition // the partition its record names
 		}
 	}
 	if !claimed {
@@ -143,7 +150,7 @@ func (x *Execute) handle(ctx context.Context, e call.Envelope) ([]call.Envelope,
 		case existing.LeaseLive(now):
 			return nil, worker.Transient("claimed_elsewhere", existing.LeaseUntil.Sub(now), fmt.Errorf("gates: call %s is being executed by %s", e.CallID, existing.Owner))
 		default:
-			return x.reconcile(ctx, e, t, existing, retention)
+			return x.reconcile(ctx, e, t, existing, retention, part)
 		}
 	}
 	x.notRun.Delete(key)
@@ -158,7 +165,8 @@ func (x *Execute) handle(ctx context.Context, e call.Envelope) ([]call.Envelope,
 	}
 	exec := x.Executors(t)
 	rctx, cancel := context.WithTimeout(ctx, t.Timeout)
-	reply, err := exec.Execute(rctx, execute.Request{Tool: e.ToolName, CallID: e.CallID, IdempotencyKey: key, Arguments: e.Arguments})
+	req := execute.Request{Tool: e.ToolName, CallID: e.CallID, IdempotencyKey: key, Arguments: e.Arguments, ReplayPartition: part}
+	reply, err := exec.Execute(rctx, req)
 	cancel()
 	switch {
 	case execute.CannotRun(err):
@@ -179,7 +187,7 @@ func (x *Execute) handle(ctx context.Context, e call.Envelope) ([]call.Envelope,
 	case err != nil:
 		// The answer was lost (a timeout, a broken connection): ask the tool
 		// once whether the call happened before calling the outcome unknown.
-		known, ok := x.askOnce(ctx, t, execute.Request{Tool: e.ToolName, CallID: e.CallID, IdempotencyKey: key, Arguments: e.Arguments})
+		known, ok := x.askOnce(ctx, t, req)
 		if !ok {
 			x.mem.put(key, memo{state: memoUnknown})
 			return x.end(e, call.OutcomeUnknown, err.Error()+": not retried; reconcile with the tool using the idempotency key")

@@ -19,7 +19,10 @@ import (
 // claim's owner and ends the call executed or execution_failed, without
 // running it again. Anything else ends outcome_unknown. A malformed record
 // (idem.Record.Malformed) comes here too: it may stand for a run.
-func (x *Execute) reconcile(ctx context.Context, e call.Envelope, t *tool.Compiled, existing idem.Record, retention time.Duration) ([]call.Envelope, error) {
+// The query names the replay partition the claim's request named (the
+// record's, whatever P is now); part, the call's partition under today's
+// P, only when the record cannot be read.
+func (x *Execute) reconcile(ctx context.Context, e call.Envelope, t *tool.Compiled, existing idem.Record, retention time.Duration, part int) ([]call.Envelope, error) {
 	why := fmt.Sprintf("a previous attempt (%s) claimed this call at %s and never recorded an answer: it may or may not have run; reconcile with the tool using idempotency key %s before replaying",
 		existing.Owner, existing.ClaimedAt.Format(time.RFC3339), existing.Key)
 	if existing.Malformed != "" {
@@ -31,8 +34,11 @@ func (x *Execute) reconcile(ctx context.Context, e call.Envelope, t *tool.Compil
 	if !ok {
 		return x.end(e, call.OutcomeUnknown, why)
 	}
+	if existing.Malformed == "" {
+		part = existing.ReplayPartition
+	}
 	qctx, cancel := context.WithTimeout(ctx, t.Timeout)
-	st, err := q.Status(qctx, execute.Request{Tool: e.ToolName, CallID: e.CallID, IdempotencyKey: existing.Key, Arguments: e.Arguments})
+	st, err := q.Status(qctx, execute.Request{Tool: e.ToolName, CallID: e.CallID, IdempotencyKey: existing.Key, Arguments: e.Arguments, ReplayPartition: part})
 	cancel()
 	switch {
 	case err != nil:

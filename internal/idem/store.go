@@ -40,6 +40,11 @@ type Record struct {
 	// and records them with the claim, all or none, and Release gives them
 	// back. A record that already exists charges nothing again.
 	Charges []limit.Charge `json:"charges,omitempty"`
+	// ReplayPartition is the partition of the executors' replay bucket the
+	// claim's request named (execute.Request.ReplayPartition): a status
+	// query about the claim asks there, whatever P is by then. Absent (0)
+	// in records written before partitions, and with P = 1.
+	ReplayPartition int `json:"replay_partition,omitempty"`
 	// Malformed is set, never stored, when the stored record could not be
 	// read or did not describe its key (Decode): nothing in it is trusted.
 	Malformed string `json:"-"`

@@ -95,7 +95,7 @@ func buildExecute(d Deps) (Built, error) {
 		Tools: d.Tools, Store: observeStore(d.Store, d.Malformed), Owner: d.Owner, Now: now, LeaseGrace: d.Settings.AckWait,
 		Executors: tracing.Executors(d.Trace, d.Exec.selector(d.NC).For),
 		Batches:   &batch.KV{KV: batches, Now: now, Malformed: d.Malformed.from(streams.BucketBatches)},
-		Seals:     sealsOf(d.Emit), LimitEvent: d.LimitEvent,
+		Seals:     sealsOf(d.Emit), LimitEvent: d.LimitEvent, Partitions: d.Settings.Fair.PartitionCount(),
 	}
 	return Built{Handler: d.Emit.Handler(streams.Execute, x.Handle)}, nil
 }
