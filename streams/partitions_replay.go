@@ -41,3 +41,9 @@ func (s Settings) execReplayPartitions() []jetstream.KeyValueConfig {
 	}
 	return out
 }
+
+// ExecReplayKeysIn is the subject of every record of tool in partition p's
+// bucket of the executors' records: ExecReplayKeys for p = 0.
+func ExecReplayKeysIn(p int, tool string) string {
+	return "$KV." + ExecReplayBucket(p) + "." + tool + ".*"
+}

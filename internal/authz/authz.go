@@ -316,7 +316,7 @@ func (c Config) Role(user string) (*Permissions, error) {
 	}
 	for _, g := range c.Groups {
 		if ExecutorUser(g.Name) == user {
-			return executor(g), nil
+			return executor(g, c.Partitions), nil
 		}
 	}
 	return nil, fmt.Errorf("authz: unknown user %q (users: %s)", user, strings.Join(c.Names(), ", "))
@@ -342,15 +342,20 @@ func tenantIngest(tenant string) []string {
 // subjects of the NATS micro service named after the group (pkg/toolserver:
 // toolserver.New(nc, group, version)); it answers through allow_responses
 // only, so it cannot forge anyone's replies. It publishes only to keep its
-// durable record of the requests it took (streams.BucketExecReplay): its
+// durable record of the requests it took (streams.BucketExecReplay, and
+// with P partitions each partition's bucket, streams.ExecReplayBucket): its
 // own tools' keys, read and written, with the replies under its own inbox.
-func executor(g Group) *Permissions {
+func executor(g Group, partitions int) *Permissions {
 	var sub, pub []string
-	kvs := "KV_" + streams.BucketExecReplay
-	pub = append(pub, api("STREAM.INFO", kvs))
+	for p := range max(partitions, 1) {
+		kvs := "KV_" + streams.ExecReplayBucket(p)
+		pub = append(pub, api("STREAM.INFO", kvs))
+		for _, t := range g.Tools {
+			pub = append(pub, streams.ExecReplayKeysIn(p, t), api("DIRECT.GET", kvs, streams.ExecReplayKeysIn(p, t)))
+		}
+	}
 	for _, t := range g.Tools {
 		sub = append(sub, streams.Exec(t))
-		pub = append(pub, streams.ExecReplayKeys(t), api("DIRECT.GET", kvs, streams.ExecReplayKeys(t)))
 	}
 	for _, verb := range []string{"PING", "INFO", "STATS"} {
 		sub = append(sub, "$SRV."+verb)
