@@ -24,8 +24,9 @@ import (
 // a second spread moves nothing.
 //
 // It runs with P = 3 partitions (partitions.go): each partitioned stage's
-// three partition streams are led by the three nodes, and a hop of
-// partition 2 is stored by partition 2's stream.
+// three partition streams are led by the three nodes, and so are the
+// executors' three replay buckets, and a hop of partition 2 is stored by
+// partition 2's stream.
 func TestCluster_gate_streams_have_a_leader_each_spread_over_the_nodes(t *testing.T) {
 	servers := testenv.RunJetStreamCluster(t)
 	nc, js := testenv.Connect(t, servers[0])
@@ -42,6 +43,11 @@ func TestCluster_gate_streams_have_a_leader_each_spread_over_the_nodes(t *testin
 			gateStreams = append(gateStreams, PartitionStream(stage, p))
 		}
 	}
+	var replayStreams []string // placed after the gate streams, like a stage's partitions
+	for p := range parts {
+		replayStreams = append(replayStreams, "KV_"+ExecReplayBucket(p))
+	}
+	planned := append(slices.Clone(gateStreams), replayStreams...)
 	leader := func(name string) (string, error) {
 		st, err := js.Stream(ctx, name)
 		if err != nil {
@@ -88,11 +94,12 @@ func TestCluster_gate_streams_have_a_leader_each_spread_over_the_nodes(t *testin
 			moved++
 		}
 	}
-	// The gate streams first, in their order, then the others: the input
-	// and the results first, the buckets' streams among them.
-	if len(names) < len(gateStreams)+2 || !slices.Equal(names[:len(gateStreams)], gateStreams) ||
-		names[len(gateStreams)] != StreamIn || names[len(gateStreams)+1] != StreamResults || !slices.Contains(names, "KV_"+BucketCalls) || moved == 0 {
-		t.Fatalf("moves of %v (%d moved), want one per gate stream %v, then the others", names, moved, gateStreams)
+	// The gate streams first, in their order, then the executors' replay
+	// partitions, then the others: the input and the results first, the
+	// buckets' streams among them.
+	if len(names) < len(planned)+2 || !slices.Equal(names[:len(planned)], planned) ||
+		names[len(planned)] != StreamIn || names[len(planned)+1] != StreamResults || !slices.Contains(names, "KV_"+BucketCalls) || moved == 0 {
+		t.Fatalf("moves of %v (%d moved), want one per gate stream and replay partition %v, then the others", names, moved, planned)
 	}
 	again, err := SpreadLeaders(ctx, js) // placed: a second spread moves nothing
 	if err != nil {
@@ -124,17 +131,25 @@ func TestCluster_gate_streams_have_a_leader_each_spread_over_the_nodes(t *testin
 	if len(nodes) != len(servers) {
 		t.Fatalf("gate streams led by %d nodes, want %d", len(nodes), len(servers))
 	}
-	for _, stage := range PartitionedStages() { // a stage's partitions: one leader per node
-		led := map[string]string{}
+	partitionsOf := [][]string{replayStreams}
+	for _, stage := range PartitionedStages() {
+		var names []string
 		for p := range parts {
-			l, err := leader(PartitionStream(stage, p))
+			names = append(names, PartitionStream(stage, p))
+		}
+		partitionsOf = append(partitionsOf, names)
+	}
+	for _, names := range partitionsOf { // a stage's partitions, the replay buckets': one leader per node
+		led := map[string]string{}
+		for _, name := range names {
+			l, err := leader(name)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if other, ok := led[l]; ok {
-				t.Fatalf("%s and %s are both led by %s", other, PartitionStream(stage, p), l)
+				t.Fatalf("%s and %s are both led by %s", other, name, l)
 			}
-			led[l] = PartitionStream(stage, p)
+			led[l] = name
 		}
 	}
 	// Each stage's lane hops are its own stream's, led where it was placed.

@@ -130,7 +130,9 @@ func ownStreamInfos(ctx context.Context, js jetstream.JetStream) (map[string]*je
 }
 
 // groupLeaderStreams sorts infos into the plan's gate streams, partitioned
-// stages (partition 0 first, then p >= 1 in order of p) and others; a
+// stages (partition 0 first, then p >= 1 in order of p; the executors'
+// replay buckets last, as one more stage, when there are partitions of
+// them) and others; a
 // stream whose listed info is not yet settled (settled) is read again
 // until it is, or until one common deadline.
 func groupLeaderStreams(ctx context.Context, js jetstream.JetStream, infos map[string]*jetstream.StreamInfo) (gates leaderStream, stages []leaderStage, others []leaderStream, err error) {
@@ -165,6 +167,17 @@ func groupLeaderStreams(ctx context.Context, js jetstream.JetStream, infos map[s
 			names = append(names, PartitionStream(stage, p))
 		}
 		st := leaderStage{Laned: Laned(stage)}
+		for _, name := range names {
+			s, err := peers(name)
+			if err != nil {
+				return gates, nil, nil, err
+			}
+			st.Partitions = append(st.Partitions, s)
+		}
+		stages = append(stages, st)
+	}
+	if names := replayPartitionStreams(infos); len(names) > 1 { // partitioned: placed like a stage's partitions
+		var st leaderStage
 		for _, name := range names {
 			s, err := peers(name)
 			if err != nil {

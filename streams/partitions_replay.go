@@ -1,7 +1,9 @@
 package streams
 
 import (
+	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/nats-io/nats.go/jetstream"
 
@@ -46,4 +48,25 @@ func (s Settings) execReplayPartitions() []jetstream.KeyValueConfig {
 // bucket of the executors' records: ExecReplayKeys for p = 0.
 func ExecReplayKeysIn(p int, tool string) string {
 	return "$KV." + ExecReplayBucket(p) + "." + tool + ".*"
+}
+
+// replayPartitionStreams names the streams of the executors' replay
+// buckets among infos, in order of partition (partition 0's first).
+func replayPartitionStreams(infos map[string]*jetstream.StreamInfo) []string {
+	var ps []int
+	for name := range infos {
+		bucket, ok := strings.CutPrefix(name, "KV_")
+		if !ok {
+			continue
+		}
+		if p, ok := wire.ExecReplayBucketPartition(bucket); ok {
+			ps = append(ps, p)
+		}
+	}
+	slices.Sort(ps)
+	out := make([]string, 0, len(ps))
+	for _, p := range ps {
+		out = append(out, "KV_"+ExecReplayBucket(p))
+	}
+	return out
 }
