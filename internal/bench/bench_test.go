@@ -120,6 +120,9 @@ func TestTraffic_tells_the_stores_of_each_stream(t *testing.T) {
 	if ex := (PerCall{StoresBy: map[string]float64{"A": 2, "KV_toolgate_exec_replay": 1.25}}).ExecutorStores(); ex != 1.25 {
 		t.Fatalf("executors' stores = %v, want the replay bucket's 1.25", ex)
 	}
+	if ex := (PerCall{StoresBy: map[string]float64{"A": 2, "KV_toolgate_exec_replay": 0.5, "KV_toolgate_exec_replay_1": 0.25, "KV_toolgate_exec_replay_2": 0.5, "KV_toolgate_exec_replay_x": 9}}).ExecutorStores(); ex != 1.25 {
+		t.Fatalf("executors' stores = %v, want the replay partitions' 1.25", ex)
+	}
 	if ex := per.ExecutorStores(); ex != 0 {
 		t.Fatalf("executors' stores = %v with no executor, want 0", ex)
 	}

@@ -104,15 +104,32 @@ func (t Traffic) Per(n int) PerCall {
 
 // ExecutorStores is the part of Stores that the executors write, not
 // toolgate: their durable records of the requests they took
-// (wire.ExecReplayBucket, written by pkg/toolserver), the executor's cost as
-// its signature check is.
+// (wire.ExecReplayBucket and, with P > 1, its partitions' buckets, written
+// by pkg/toolserver), the executor's cost as its signature check is.
 func (p PerCall) ExecutorStores() float64 {
-	return p.StoresBy[ExecutorStream]
+	var sum float64
+	for name, n := range p.StoresBy {
+		if IsExecutorStream(name) {
+			sum += n
+		}
+	}
+	return sum
 }
 
 // ExecutorStream is the stream of the executors' records of the requests
-// they took (wire.ExecReplayBucket's).
+// they took (wire.ExecReplayBucket's); ExecutorStream_<k> is partition k's.
 const ExecutorStream = "KV_" + wire.ExecReplayBucket
+
+// IsExecutorStream reports whether name is the stream of a partition of
+// the executors' records.
+func IsExecutorStream(name string) bool {
+	bucket, ok := strings.CutPrefix(name, "KV_")
+	if !ok {
+		return false
+	}
+	_, ok = wire.ExecReplayBucketPartition(bucket)
+	return ok
+}
 
 // FormatStoresBy writes stores per call by stream, most first, as
 // "NAME 1.00, …".
