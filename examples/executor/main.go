@@ -11,8 +11,9 @@
 // .toolgate/secrets), else without credentials (`toolgate up --insecure`).
 // Its micro service is named after the group, the only service name whose
 // discovery subjects the user may serve. Each request runs at most once:
-// pkg/toolserver records it in the toolgate_exec_replay bucket (which the
-// group's user may write for its own tools) before the tool runs, so a
+// pkg/toolserver records it in the toolgate_exec_replay bucket, or the
+// partition's toolgate_exec_replay_<k> the request names (which the group's
+// user may write for its own tools), before the tool runs, so a
 // captured request sent again, even after a restart, gets the first answer.
 // A subscription the server refuses (a tool not in the group) ends the
 // program with exit status 1 and the server's reason.

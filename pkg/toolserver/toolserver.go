@@ -17,10 +17,11 @@
 //
 // A request runs at most once. Before the tool runs, the server creates a
 // durable record of the request's tool and idempotency key in the JetStream
-// key-value bucket wire.ExecReplayBucket (shared by every replica, kept
-// across restarts; ReplayBucket names another); a second delivery of the
-// same key (a captured request sent again, before or after a restart, or a
-// redelivery) gets the stored answer, or, while the first is still running
+// key-value bucket wire.ExecReplayBucket, or the partition's bucket the
+// signed request names (wire.HeaderReplayPartition; shared by every
+// replica, kept across restarts; ReplayBucket names one for all); a second
+// delivery of the same key (a captured request sent again, before or after
+// a restart, or a redelivery) gets the stored answer, or, while the first is still running
 // or was cut short, an answer that says so (header Toolgate-Exec-Record), and
 // never a second run. Status queries ("did call X happen?", header
 // Toolgate-Query: status) answer from the same records. A tool that writes
