@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -84,6 +85,10 @@ func TestExecute_names_the_calls_replay_partition(t *testing.T) {
 	x1.Partitions = 1
 	if _, err := x1.Handle(context.Background(), e); err != nil || len(one.sent) != 1 || one.sent[0] != 0 {
 		t.Fatalf("P = 1: sent in partitions %v (%v), want [0]", one.sent, err)
+	}
+	// The claim of partition 0 is stored as before partitions: no new member.
+	if b, _ := json.Marshal(idem.Record{Key: "k", ReplayPartition: 0}); strings.Contains(string(b), "replay_partition") {
+		t.Fatalf("a partition 0 claim is stored as %s", b)
 	}
 }
 

@@ -84,6 +84,19 @@ func TestServer_records_a_request_in_the_partition_it_names(t *testing.T) {
 	if st, err := ex.Status(context.Background(), zero); err != nil || st.Known {
 		t.Fatalf("status in partition 0: %+v %v, want unknown", st, err)
 	}
+	<-sniffed // the status queries
+	<-sniffed
+	// Partition 0 is named by no header, and recorded where it always was.
+	zero.CallID, zero.IdempotencyKey = "resp-7-1", strings.Repeat("7b", 32)
+	if rep, err := ex.Execute(context.Background(), zero); err != nil || !rep.OK {
+		t.Fatalf("partition 0: %+v %v", rep, err)
+	}
+	if m := <-sniffed; len(m.Header.Values(wire.HeaderReplayPartition)) != 0 {
+		t.Fatalf("a partition 0 request has headers %v, want no %s", m.Header, wire.HeaderReplayPartition)
+	}
+	if !recorded(t, js, wire.ExecReplayBucket, "charge", zero.IdempotencyKey) {
+		t.Fatal("partition 0's request is not recorded in " + wire.ExecReplayBucket)
+	}
 }
 
 // A request signed under P = 3 for partition 2, captured and sent again
