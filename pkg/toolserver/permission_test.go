@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
@@ -87,5 +88,39 @@ func TestServer_Handle_fails_when_the_subscription_is_refused(t *testing.T) {
 	}
 	if _, err := New(as(user), "billing", "1.0.0", PublicKey(signer.Public()...)); !errors.Is(err, nats.ErrPermissionViolation) {
 		t.Fatalf("New of a service not named after the group: %v, want the permissions violation", err)
+	}
+}
+
+// An executor whose user may not use a partition's bucket (its users
+// rendered with a smaller P than the request names) does not run the
+// request: the bucket is unavailable, and the execute gate retries it.
+func TestServer_a_partition_its_user_may_not_write_is_not_run(t *testing.T) {
+	c := authz.Config{Groups: []authz.Group{{Name: "payments", Tools: []string{"create_invoice"}}}, Partitions: 2}
+	_, as := secured(t, c)
+	admin, err := jetstreamOf(as(authz.Admin))
+	if err != nil {
+		t.Fatal(err)
+	}
+	applyReplayBuckets(t, admin, 3) // partition 2's bucket exists; the users' P is 2
+	signer := testSigner(t)
+	srv, err := New(as(authz.ExecutorUser("payments")), "payments", "1.0.0", PublicKey(signer.Public()...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Stop()
+	var runs atomic.Int32
+	if err := srv.Handle("create_invoice", func(context.Context, Call) (any, error) { runs.Add(1); return "inv_1", nil }); err != nil {
+		t.Fatal(err)
+	}
+	ex := &execute.NATS{NC: as(authz.Admin), Signer: signer}
+	req := execute.Request{Tool: "create_invoice", CallID: "r-2", IdempotencyKey: strings.Repeat("2c", 32), Arguments: json.RawMessage(`{}`), ReplayPartition: 2}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if _, err := ex.Execute(ctx, req); !errors.Is(err, execute.ErrNotRun) || runs.Load() != 0 {
+		t.Fatalf("partition 2 without the grant: %v (ran %d), want ErrNotRun", err, runs.Load())
+	}
+	req.ReplayPartition = 1 // granted
+	if rep, err := ex.Execute(ctx, req); err != nil || !rep.OK || runs.Load() != 1 {
+		t.Fatalf("partition 1: %+v %v (ran %d)", rep, err, runs.Load())
 	}
 }
