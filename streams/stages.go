@@ -139,8 +139,12 @@ func buildTable() []Stage {
 			Name: AccumulateTimer, Stream: StreamGates, Subject: TimerSubject(),
 			Description: "toolgate accumulate gate: idle timers of open streams", MaxDeliver: -1,
 		}},
-		Publishes: []string{TimerSubject(), ResponseDone("*"), ProgressAll()},
-		Buckets:   []Bucket{{Name: BucketResponses}, {Name: BucketResponseIDs, Write: true}},
+		// It claims the response ids of input on other subjects by a claim
+		// message on the claimed subject, and reads what holds a claimed
+		// subject back (claimed.go); the response-ids bucket of before is
+		// only read, in the week after the upgrade.
+		Publishes: []string{TimerSubject(), ResponseDone("*"), ProgressAll(), InClaimedAll(), DirectGetLast(StreamResponses, InClaimedAll())},
+		Buckets:   []Bucket{{Name: BucketResponses}, {Name: BucketResponseIDs}},
 		Reads:     []string{InStream(">"), InTenantStreams()},
 	}
 	return []Stage{accumulate, parse, validate, business, policy, repair, execute}
