@@ -83,7 +83,13 @@ func AccumulateClaimedLane(idx int) string { return AccumulateLane(idx) + "r" }
 // accumulateClaimed reports whether durable, one of accumulate's, reads
 // TOOLGATE_RESPONSES.
 func accumulateClaimed(durable string) bool {
-	return durable == AccumulateClaimed || strings.HasPrefix(durable, Accumulate+"_") && strings.HasSuffix(durable, "r")
+	idx, ok := strings.CutPrefix(durable, Accumulate+"_")
+	idx, claimed := strings.CutSuffix(idx, "r")
+	if !ok || !claimed {
+		return false
+	}
+	_, err := strconv.Atoi(idx)
+	return durable == AccumulateClaimed || err == nil
 }
 
 // accumulateLaneConsumers are accumulate's durables besides its main one:

@@ -10,15 +10,15 @@ import (
 
 // Stream names.
 const (
-	StreamIn      = "TOOLGATE_IN"
+	StreamIn = "TOOLGATE_IN"
 	// StreamResponses holds tenants' whole interactive responses, one per
 	// response id for ResponseIDTTL (claimed.go): the publish is the
 	// response-id claim.
 	StreamResponses = wire.StreamResponses
-	StreamGates   = "TOOLGATE_GATES"
-	StreamResults = "TOOLGATE_RESULTS"
-	StreamDLQ     = "TOOLGATE_DLQ"
-	StreamAudit   = "TOOLGATE_AUDIT"
+	StreamGates     = "TOOLGATE_GATES"
+	StreamResults   = "TOOLGATE_RESULTS"
+	StreamDLQ       = "TOOLGATE_DLQ"
+	StreamAudit     = "TOOLGATE_AUDIT"
 )
 
 // Key-value bucket names.
@@ -143,7 +143,7 @@ func (s Settings) StreamConfigs() []jetstream.StreamConfig {
 	exec.AllowMsgSchedules, exec.AllowRollup = true, true
 	// TOOLGATE_IN is narrowed before TOOLGATE_RESPONSES is made: a
 	// deployment of before has toolgate.in.>, which overlaps it.
-	out := []jetstream.StreamConfig{in, resp, gates}
+	out := []jetstream.StreamConfig{in, gates, resp}
 	// Each laned stage's lanes (fair.go, LaneStream): a work queue of its
 	// own, so an acknowledgement's interest check walks that stage's lane
 	// durables only, and in a cluster each has its own leader.

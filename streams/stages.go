@@ -131,7 +131,10 @@ func buildTable() []Stage {
 	execute.Buckets = []Bucket{{Name: BucketIdempotency, Write: true}, {Name: BucketBatches, Write: true}, {Name: BucketCalls}}
 	accumulate := Stage{
 		Name: Accumulate, Stream: StreamIn,
-		Consumer: Consumer{Name: Accumulate, Stream: StreamIn, Subject: subjectInAll, Description: "toolgate " + Accumulate + " gate"},
+		// Every subject of TOOLGATE_IN (InSubjects; toolgate.in.> before
+		// the claimed subjects had a stream of their own: a limits
+		// stream's durable keeps its place when its filter changes).
+		Consumer: Consumer{Name: Accumulate, Stream: StreamIn, Subjects: InSubjects(), Description: "toolgate " + Accumulate + " gate"},
 		// A timer bounces (nak with delay) for as long as its stream is
 		// open, so deliveries are unlimited: it must never be dropped after
 		// MaxDeliver while the stream is still active.

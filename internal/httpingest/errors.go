@@ -16,8 +16,8 @@ const (
 	// CodeConflict: the response id was used before with other content
 	// (refused at publish on a tenant's claimed subject): nothing stored.
 	CodeConflict = "response_id_conflict"
-	CodeNotFound     = "not_found"
-	CodeMethod       = "method_not_allowed"
+	CodeNotFound = "not_found"
+	CodeMethod   = "method_not_allowed"
 )
 
 // problem is the body of every error answer.

@@ -22,7 +22,7 @@ type Share struct {
 	// or unset: Stream.
 	Streams []string
 	Weight  int // <= 0: 1
-	Floor    int // percent of the share kept for each later durable with work
+	Floor   int // percent of the share kept for each later durable with work
 }
 
 // FairWindow is the Window of a worker that reads fairness lanes: what a
