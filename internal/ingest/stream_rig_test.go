@@ -45,11 +45,17 @@ type resultMsg struct {
 
 func newStreamRig(t *testing.T, ackWait time.Duration) *streamRig {
 	t.Helper()
+	return newStreamRigWith(t, func(s *streams.Settings) { s.AckWait = ackWait })
+}
+
+// newStreamRigWith is newStreamRig with the topology's settings adjusted.
+func newStreamRigWith(t *testing.T, adjust func(*streams.Settings)) *streamRig {
+	t.Helper()
 	r := &streamRig{srv: testenv.RunJetStream(t), parsed: map[string][]call.Envelope{}, results: map[string][]resultMsg{}}
 	r.nc, r.js = testenv.Connect(t, r.srv)
 	set := streams.DefaultSettings()
 	set.Storage = jetstream.MemoryStorage
-	set.AckWait = ackWait
+	adjust(&set)
 	ctx := context.Background()
 	if err := streams.Ensure(ctx, r.js, set); err != nil {
 		t.Fatal(err)
