@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -39,8 +40,12 @@ func claimedRig(t *testing.T) (*streamRig, *Accumulate) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
+	var cur atomic.Pointer[Accumulate] // a test may swap in a changed gate (a fix)
+	cur.Store(a)
+	r.swap = cur.Store
+	h := func(ctx context.Context, m worker.Msg) ([]worker.Output, error) { return cur.Load().Handle(ctx, m) }
 	wk, err := worker.New(r.js, worker.Config{Stage: streams.Accumulate, Stream: streams.StreamIn, Batch: 10, Shares: shares, Key: Key,
-		Concurrency: 4, DeadLetter: a.Emit.DeadLetter(streams.Accumulate, time.Now)}, a.Handle)
+		Concurrency: 4, DeadLetter: a.Emit.DeadLetter(streams.Accumulate, time.Now)}, h)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,7 +65,9 @@ func (r *streamRig) producerOf(tenant string) *producer.Producer {
 }
 
 // weather is a producer's Meta for an openai-chat response rid.
-func weather(rid string) producer.Meta { return producer.Meta{Provider: "openai-chat", ResponseID: rid} }
+func weather(rid string) producer.Meta {
+	return producer.Meta{Provider: "openai-chat", ResponseID: rid}
+}
 
 func weatherIn(city string) []byte { return fmt.Appendf(nil, weatherBody, city) }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/toolgate/toolgate/internal/call"
+	"github.com/toolgate/toolgate/internal/dlq"
 	"github.com/toolgate/toolgate/pkg/producer"
 	"github.com/toolgate/toolgate/pkg/wire"
 	"github.com/toolgate/toolgate/streams"
@@ -231,5 +232,42 @@ func TestClaimed_a_streams_id_then_a_whole_response_is_a_conflict(t *testing.T) 
 	r.settledAll(t)
 	if n := len(r.parsedFor("s1")); n != 1 {
 		t.Fatalf("%d envelopes at parse, want 1", n)
+	}
+}
+
+// TestClaimed_a_dead_letter_replayed_after_a_fix_runs_once: input of a
+// claimed subject refused (here: over the body limit) cannot go back to its
+// own subject, which it still holds: dlq replays it on the tenant's
+// response subject with its id, where the claim compares equal content and
+// goes on, once the limit is raised; replayed twice, it runs once.
+func TestClaimed_a_dead_letter_replayed_after_a_fix_runs_once(t *testing.T) {
+	r, a := claimedRig(t)
+	tight := gate(r.js, time.Hour)
+	tight.Emit, tight.MaxBody = a.Emit, 16
+	r.swap(tight)
+	ctx := context.Background()
+	if err := r.producerOf("acme").PublishResponse(ctx, weather("d1"), weatherIn("Oslo")); err != nil {
+		t.Fatal(err)
+	}
+	waitDeadLetters(t, r, "too_large", 1)
+	r.settledAll(t)
+	r.swap(a) // the fix: the default limit
+	letters, err := dlq.List(ctx, r.js, dlq.Filter{})
+	if err != nil || len(letters) != 1 {
+		t.Fatalf("dead letters %d %v", len(letters), err)
+	}
+	for range 2 {
+		sum, err := dlq.Replay(ctx, r.js, letters, dlq.Options{})
+		if err != nil || sum.Replayed != 1 || sum.Items[0].Subject != wire.InTenantResponse("acme") {
+			t.Fatalf("replay: %v %+v", err, sum)
+		}
+	}
+	envs := r.parsedN(t, "d1", 1)
+	r.settledAll(t)
+	if n := len(r.parsedFor("d1")); n != 1 || envs[0].CallID != "acme=d1-0" {
+		t.Fatalf("%d envelopes at parse (%s), want 1 under the claimed call id", n, envs[0].CallID)
+	}
+	if n := len(r.deadLetters(t, streams.DLQ(streams.Accumulate, CodeResponseIDConflict))); n != 0 {
+		t.Fatalf("the replay was refused as a conflict (%d)", n)
 	}
 }

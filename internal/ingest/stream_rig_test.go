@@ -32,6 +32,8 @@ type streamRig struct {
 	mu      sync.Mutex
 	parsed  map[string][]call.Envelope // by response id, as delivered to parse
 	results map[string][]resultMsg     // by response id
+	// swap replaces the gate claimedRig's accumulate runs (a fix).
+	swap func(*Accumulate)
 }
 
 // resultMsg is the part of a result message (a call's or a response's) the
