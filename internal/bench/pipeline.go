@@ -99,8 +99,6 @@ func inSubject(tenant, rid string) string {
 	return wire.InTenantClaimed(tenant, rid)
 }
 
-
-
 func load(ctx context.Context, nc *nats.Conn, js jetstream.JetStream, tenant, prefix string, n int, rate float64, bd *Breakdown) (Stats, error) {
 	rec := newRecorder(n)
 	sub, err := nc.Subscribe(streams.ResultsAll(), func(m *nats.Msg) {
