@@ -50,7 +50,8 @@ func TestAccumulateLanes_filter_on_the_listed_tenants(t *testing.T) {
 // started owning it; the lane leaves the main durable what came before.
 func TestAccumulateOwner_each_input_has_one_owner(t *testing.T) {
 	o := &AccumulateOwner{lane: map[string]string{"a": "accumulate_0"}, from: map[string]uint64{"a": 10},
-		batch: map[string]string{"a": "accumulate_0b"}, bfrom: map[string]uint64{"a": 20}}
+		batch: map[string]string{"a": "accumulate_0b"}, bfrom: map[string]uint64{"a": 20},
+		claimed: map[string]string{"a": "accumulate_0r"}, cfrom: map[string]uint64{"a": 5}}
 	for _, c := range []struct {
 		durable, subject string
 		seq              uint64
@@ -78,6 +79,14 @@ func TestAccumulateOwner_each_input_has_one_owner(t *testing.T) {
 		{"accumulate_0", "toolgate.in.t.a.junk", 50, true},
 		{Accumulate, "toolgate.in.t.a.batch.stream.r1", 50, false},
 		{"accumulate_0b", "toolgate.in.t.a.batch.stream.r1", 50, true},
+		// The claimed subjects, in TOOLGATE_RESPONSES (its own
+		// sequences): the claimed lane's from its start, the claimed
+		// main durable's before it and for a tenant not listed.
+		{AccumulateClaimed, "toolgate.in.t.a.response.r1", 5, true},
+		{"accumulate_0r", "toolgate.in.t.a.response.r1", 5, false},
+		{AccumulateClaimed, "toolgate.in.t.a.response.r1", 4, false},
+		{"accumulate_0r", "toolgate.in.t.a.response.r1", 4, true},
+		{AccumulateClaimed, "toolgate.in.t.z.response.r1", 50, false},
 	} {
 		if got := o.Skip(c.durable, c.subject, c.seq); got != c.skip {
 			t.Errorf("Skip(%s, %s, %d) = %v, want %v", c.durable, c.subject, c.seq, got, c.skip)
