@@ -92,7 +92,7 @@ func leaderPlan(gates leaderStream, stages []leaderStage, others []leaderStream)
 // bucket 1.2, response ids 1.0, dead letters 0.4), then the others by
 // name.
 func otherStreamOrder(names []string) []string {
-	busy := []string{StreamIn, StreamResponses, StreamResults, "KV_" + BucketExecReplay, "KV_" + BucketResponseIDs, StreamDLQ, "KV_" + BucketCalls, StreamAudit}
+	busy := []string{StreamIn, StreamResults, StreamResponses, "KV_" + BucketExecReplay, "KV_" + BucketResponseIDs, StreamDLQ, "KV_" + BucketCalls, StreamAudit}
 	rank := func(n string) int {
 		if i := slices.Index(busy, n); i >= 0 {
 			return i
