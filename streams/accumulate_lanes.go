@@ -72,11 +72,41 @@ func (f Fair) accumulateLaneTenants() map[int][]string {
 	return out
 }
 
-// accumulateLaneConsumers are accumulate's lane durables: for each lane
-// index that carries a listed tenant, its interactive durable (filtering on
-// those tenants' whole-response and stream subjects) and its batch durable
-// (on their batch subjects), with the limits of the main durable.
+// AccumulateClaimed is accumulate's main durable on TOOLGATE_RESPONSES
+// (claimed.go): every claimed subject, as Accumulate is on TOOLGATE_IN.
+const AccumulateClaimed = Accumulate + "_r"
+
+// AccumulateClaimedLane is the durable of accumulate's lane index idx on
+// TOOLGATE_RESPONSES, for its tenants' claimed whole responses.
+func AccumulateClaimedLane(idx int) string { return AccumulateLane(idx) + "r" }
+
+// accumulateClaimed reports whether durable, one of accumulate's, reads
+// TOOLGATE_RESPONSES.
+func accumulateClaimed(durable string) bool {
+	idx, ok := strings.CutPrefix(durable, Accumulate+"_")
+	idx, claimed := strings.CutSuffix(idx, "r")
+	if !ok || !claimed {
+		return false
+	}
+	_, err := strconv.Atoi(idx)
+	return durable == AccumulateClaimed || err == nil
+}
+
+// accumulateLaneConsumers are accumulate's durables besides its main one:
+// its main durable on TOOLGATE_RESPONSES, then its lanes (accumulateLanes).
 func (s Settings) accumulateLaneConsumers(st Stage) []Consumer {
+	c := st.Consumer
+	c.Name, c.Stream, c.Subject, c.Subjects = AccumulateClaimed, StreamResponses, InClaimedAll(), nil
+	c.Description = "toolgate accumulate gate: claimed whole responses"
+	return append([]Consumer{c}, s.accumulateLanes(st)...)
+}
+
+// accumulateLanes are accumulate's lane durables: for each lane index that
+// carries a listed tenant, its interactive durable (filtering on those
+// tenants' whole-response and stream subjects), its batch durable (on
+// their batch subjects) and its claimed durable (on their claimed
+// subjects, in TOOLGATE_RESPONSES), with the limits of the main durable.
+func (s Settings) accumulateLanes(st Stage) []Consumer {
 	lanes := s.Fair.accumulateLaneTenants()
 	var out []Consumer
 	for _, idx := range slices.Sorted(maps.Keys(lanes)) {
@@ -84,31 +114,34 @@ func (s Settings) accumulateLaneConsumers(st Stage) []Consumer {
 		c.Name = AccumulateLane(idx)
 		c.Subject = ""
 		c.Subjects = nil
-		b := c
+		b, r := c, c
 		b.Name = AccumulateBatchLane(idx)
+		r.Name, r.Stream = AccumulateClaimedLane(idx), StreamResponses
 		for _, tok := range lanes[idx] {
 			c.Subjects = append(c.Subjects, wire.InTenantPrefix+tok+".response", wire.InTenantPrefix+tok+".stream.>")
 			b.Subjects = append(b.Subjects, wire.InTenantPrefix+tok+"."+wire.InTenantBatchRest)
+			r.Subjects = append(r.Subjects, wire.InTenantPrefix+tok+"."+wire.InTenantClaimedRest+"*")
 		}
 		c.Description = "toolgate accumulate gate, lane " + strconv.Itoa(idx) + ": " + strings.Join(lanes[idx], ", ")
 		b.Description = "toolgate accumulate gate, lane " + strconv.Itoa(idx) + " batch: " + strings.Join(lanes[idx], ", ")
-		c.FromNow, b.FromNow = true, true
-		out = append(out, c, b)
+		r.Description = "toolgate accumulate gate, lane " + strconv.Itoa(idx) + " claimed: " + strings.Join(lanes[idx], ", ")
+		c.FromNow, b.FromNow, r.FromNow = true, true, true
+		out = append(out, c, b, r)
 	}
 	return out
 }
 
-// accumulateLaneGroups are accumulate's fairness keys: the main durable,
-// then each lane index's interactive and batch durables with its lane's
-// weight and the batch floor.
+// accumulateLaneGroups are accumulate's fairness keys: the main durables
+// (TOOLGATE_IN's and TOOLGATE_RESPONSES', each keeping half of the share
+// when both have work), then each lane index's interactive, claimed and
+// batch durables with its lane's weight and the batch floor. Without lanes
+// it is the one main group.
 func (s Settings) accumulateLaneGroups(st Stage) []LaneGroup {
 	lanes := s.Fair.accumulateLaneTenants()
-	if len(lanes) == 0 {
-		return nil
-	}
-	out := []LaneGroup{{Durables: []string{st.Consumer.Name}, Weight: 1}}
+	out := []LaneGroup{{Stream: StreamIn, Durables: []string{st.Consumer.Name, AccumulateClaimed}, Streams: []string{StreamIn, StreamResponses}, Weight: 1, Floor: 50}}
 	for _, idx := range slices.Sorted(maps.Keys(lanes)) {
-		out = append(out, LaneGroup{Durables: []string{AccumulateLane(idx), AccumulateBatchLane(idx)}, Weight: s.Fair.LaneWeight(idx), Floor: s.Fair.Floor()})
+		out = append(out, LaneGroup{Stream: StreamIn, Durables: []string{AccumulateLane(idx), AccumulateClaimedLane(idx), AccumulateBatchLane(idx)},
+			Streams: []string{StreamIn, StreamResponses, StreamIn}, Weight: s.Fair.LaneWeight(idx), Floor: s.Fair.Floor()})
 	}
 	return out
 }
@@ -174,17 +207,22 @@ type AccumulateOwner struct {
 	from  map[string]uint64 // tenant token -> first sequence it owns
 	batch map[string]string // tenant token -> batch lane durable
 	bfrom map[string]uint64 // tenant token -> first sequence it owns
+	// claimed and cfrom: the same for the claimed lanes, in sequences of
+	// TOOLGATE_RESPONSES.
+	claimed map[string]string
+	cfrom   map[string]uint64
 }
 
 // ReadAccumulateOwner reads the lane durables of s from the server; none
 // (no lanes) is a nil owner, which owns nothing.
 func ReadAccumulateOwner(ctx context.Context, js jetstream.JetStream, s Settings) (*AccumulateOwner, error) {
 	st, _ := Lookup(Accumulate)
-	lanes := s.accumulateLaneConsumers(st)
+	lanes := s.accumulateLanes(st)
 	if len(lanes) == 0 {
 		return nil, nil
 	}
-	o := &AccumulateOwner{lane: map[string]string{}, from: map[string]uint64{}, batch: map[string]string{}, bfrom: map[string]uint64{}}
+	o := &AccumulateOwner{lane: map[string]string{}, from: map[string]uint64{}, batch: map[string]string{}, bfrom: map[string]uint64{},
+		claimed: map[string]string{}, cfrom: map[string]uint64{}}
 	for _, c := range lanes {
 		cons, err := js.Consumer(ctx, c.Stream, c.Name)
 		if err != nil {
@@ -192,8 +230,11 @@ func ReadAccumulateOwner(ctx context.Context, js jetstream.JetStream, s Settings
 		}
 		md := cons.CachedInfo().Config.Metadata
 		lane, from := o.lane, o.from
-		if strings.HasSuffix(c.Name, "b") {
+		switch {
+		case strings.HasSuffix(c.Name, "b"):
 			lane, from = o.batch, o.bfrom
+		case c.Stream == StreamResponses:
+			lane, from = o.claimed, o.cfrom
 		}
 		for _, f := range c.Subjects {
 			tok := tenantOfFilter(f)
@@ -228,6 +269,8 @@ func (o *AccumulateOwner) Skip(durable, subject string, seq uint64) bool {
 	switch {
 	case rest == wire.InTenantBatchRest:
 		lanes, froms = o.batch, o.bfrom
+	case strings.HasPrefix(rest, wire.InTenantClaimedRest): // TOOLGATE_RESPONSES' (claimed.go)
+		lanes, froms = o.claimed, o.cfrom
 	case rest == "response" || strings.HasPrefix(rest, "stream."):
 	default: // no ingest subject: the main durable's, to refuse
 		return durable != Accumulate
@@ -235,7 +278,7 @@ func (o *AccumulateOwner) Skip(durable, subject string, seq uint64) bool {
 	lane, listed := lanes[tok]
 	owned := listed && seq >= froms[tok]
 	switch {
-	case durable == Accumulate:
+	case durable == Accumulate || durable == AccumulateClaimed:
 		return owned
 	case lane == durable:
 		return !owned

@@ -11,27 +11,37 @@ import (
 // lane group with the batch floor; lane-less without a list.
 func TestAccumulateLanes_filter_on_the_listed_tenants(t *testing.T) {
 	acc, _ := Lookup(Accumulate)
-	if got := (DefaultSettings()).LaneConsumers(acc); got != nil {
+	// Without a tenant list: its main durable on TOOLGATE_RESPONSES only.
+	if got := (DefaultSettings()).LaneConsumers(acc); len(got) != 1 || got[0].Name != AccumulateClaimed || got[0].Stream != StreamResponses || got[0].Subject != InClaimedAll() {
 		t.Fatalf("lanes without a tenant list: %+v", got)
+	}
+	if g := (DefaultSettings()).LaneGroups(acc); len(g) != 1 || !slices.Equal(g[0].Durables, []string{Accumulate, AccumulateClaimed}) || !slices.Equal(g[0].Streams, []string{StreamIn, StreamResponses}) {
+		t.Fatalf("groups without a tenant list: %+v", g)
 	}
 	s := DefaultSettings()
 	s.Fair = Fair{Lanes: 2, Tenants: []string{"a", "b", "c"}, Weights: map[string]int{"b": 3}}
-	cs := s.LaneConsumers(acc)
-	if len(cs) != 4 || cs[0].Name != "accumulate_0" || !slices.Equal(cs[0].Subjects, []string{"toolgate.in.t.a.response", "toolgate.in.t.a.stream.>", "toolgate.in.t.c.response", "toolgate.in.t.c.stream.>"}) ||
+	all := s.LaneConsumers(acc)
+	if len(all) != 7 || all[0].Name != AccumulateClaimed || all[3].Name != "accumulate_0r" || all[3].Stream != StreamResponses ||
+		!slices.Equal(all[3].Subjects, []string{"toolgate.in.t.a.response.*", "toolgate.in.t.c.response.*"}) || !all[3].FromNow {
+		t.Fatalf("accumulate claimed durables %+v", all)
+	}
+	cs := []Consumer{all[1], all[2], all[4], all[5]}
+	if cs[0].Name != "accumulate_0" || !slices.Equal(cs[0].Subjects, []string{"toolgate.in.t.a.response", "toolgate.in.t.a.stream.>", "toolgate.in.t.c.response", "toolgate.in.t.c.stream.>"}) ||
 		cs[1].Name != "accumulate_0b" || !slices.Equal(cs[1].Subjects, []string{"toolgate.in.t.a.batch", "toolgate.in.t.c.batch"}) ||
 		cs[2].Name != "accumulate_1" || !slices.Equal(cs[2].Subjects, []string{"toolgate.in.t.b.response", "toolgate.in.t.b.stream.>"}) ||
 		cs[3].Name != "accumulate_1b" || !slices.Equal(cs[3].Subjects, []string{"toolgate.in.t.b.batch"}) || !cs[0].FromNow || !cs[1].FromNow {
 		t.Fatalf("accumulate lanes %+v", cs)
 	}
 	g := s.LaneGroups(acc)
-	if len(g) != 3 || !slices.Equal(g[0].Durables, []string{Accumulate}) || g[2].Weight != 3 ||
-		!slices.Equal(g[1].Durables, []string{"accumulate_0", "accumulate_0b"}) || g[1].Floor != s.Fair.Floor() {
+	if len(g) != 3 || !slices.Equal(g[0].Durables, []string{Accumulate, AccumulateClaimed}) || g[2].Weight != 3 ||
+		!slices.Equal(g[1].Durables, []string{"accumulate_0", "accumulate_0r", "accumulate_0b"}) || g[1].Floor != s.Fair.Floor() ||
+		!slices.Equal(g[1].Streams, []string{StreamIn, StreamResponses, StreamIn}) {
 		t.Fatalf("accumulate lane groups %+v", g)
 	}
 	if cfg := s.Config(cs[0]); cfg.FilterSubject != "" || len(cfg.FilterSubjects) != 4 {
 		t.Fatalf("config %+v", cfg)
 	}
-	if d := Durables(Accumulate, 2); !slices.Equal(d, []string{Accumulate, "accumulate_0", "accumulate_0b", "accumulate_1", "accumulate_1b"}) {
+	if d := Durables(Accumulate, 2); !slices.Equal(d, []string{Accumulate, AccumulateClaimed, "accumulate_0", "accumulate_0b", "accumulate_0r", "accumulate_1", "accumulate_1b", "accumulate_1r"}) {
 		t.Fatalf("durables %v", d)
 	}
 }
@@ -40,7 +50,8 @@ func TestAccumulateLanes_filter_on_the_listed_tenants(t *testing.T) {
 // started owning it; the lane leaves the main durable what came before.
 func TestAccumulateOwner_each_input_has_one_owner(t *testing.T) {
 	o := &AccumulateOwner{lane: map[string]string{"a": "accumulate_0"}, from: map[string]uint64{"a": 10},
-		batch: map[string]string{"a": "accumulate_0b"}, bfrom: map[string]uint64{"a": 20}}
+		batch: map[string]string{"a": "accumulate_0b"}, bfrom: map[string]uint64{"a": 20},
+		claimed: map[string]string{"a": "accumulate_0r"}, cfrom: map[string]uint64{"a": 5}}
 	for _, c := range []struct {
 		durable, subject string
 		seq              uint64
@@ -68,6 +79,14 @@ func TestAccumulateOwner_each_input_has_one_owner(t *testing.T) {
 		{"accumulate_0", "toolgate.in.t.a.junk", 50, true},
 		{Accumulate, "toolgate.in.t.a.batch.stream.r1", 50, false},
 		{"accumulate_0b", "toolgate.in.t.a.batch.stream.r1", 50, true},
+		// The claimed subjects, in TOOLGATE_RESPONSES (its own
+		// sequences): the claimed lane's from its start, the claimed
+		// main durable's before it and for a tenant not listed.
+		{AccumulateClaimed, "toolgate.in.t.a.response.r1", 5, true},
+		{"accumulate_0r", "toolgate.in.t.a.response.r1", 5, false},
+		{AccumulateClaimed, "toolgate.in.t.a.response.r1", 4, false},
+		{"accumulate_0r", "toolgate.in.t.a.response.r1", 4, true},
+		{AccumulateClaimed, "toolgate.in.t.z.response.r1", 50, false},
 	} {
 		if got := o.Skip(c.durable, c.subject, c.seq); got != c.skip {
 			t.Errorf("Skip(%s, %s, %d) = %v, want %v", c.durable, c.subject, c.seq, got, c.skip)

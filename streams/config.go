@@ -10,11 +10,15 @@ import (
 
 // Stream names.
 const (
-	StreamIn      = "TOOLGATE_IN"
-	StreamGates   = "TOOLGATE_GATES"
-	StreamResults = "TOOLGATE_RESULTS"
-	StreamDLQ     = "TOOLGATE_DLQ"
-	StreamAudit   = "TOOLGATE_AUDIT"
+	StreamIn = "TOOLGATE_IN"
+	// StreamResponses holds tenants' whole interactive responses, one per
+	// response id for ResponseIDTTL (claimed.go): the publish is the
+	// response-id claim.
+	StreamResponses = wire.StreamResponses
+	StreamGates     = "TOOLGATE_GATES"
+	StreamResults   = "TOOLGATE_RESULTS"
+	StreamDLQ       = "TOOLGATE_DLQ"
+	StreamAudit     = "TOOLGATE_AUDIT"
 )
 
 // Key-value bucket names.
@@ -118,10 +122,11 @@ func (s Settings) StreamConfigs() []jetstream.StreamConfig {
 			Discard:    jetstream.DiscardOld,
 		}
 	}
-	in := base(StreamIn, []string{subjectInAll}, s.InMaxAge)
+	in := base(StreamIn, InSubjects(), s.InMaxAge)
 	if lim := int32(InMaxBody + InHeaderRoom); in.MaxMsgSize <= 0 || in.MaxMsgSize > lim {
 		in.MaxMsgSize = lim
 	}
+	resp := s.responsesConfig(base(StreamResponses, []string{InClaimedAll()}, s.responseIDTTL()), in.MaxMsgSize)
 	// A stage's subject and its fairness lanes' of before the lanes'
 	// streams (toolgate.gate.<stage> and toolgate.gate.<stage>.<lane>,
 	// LegacyGateLane, kept so that old hops and old publishers drain): the
@@ -136,7 +141,9 @@ func (s Settings) StreamConfigs() []jetstream.StreamConfig {
 	// A retry waits as a scheduled message (nats-server 2.12), not as a
 	// pending delivery; schedules roll up their own subject.
 	exec.AllowMsgSchedules, exec.AllowRollup = true, true
-	out := []jetstream.StreamConfig{in, gates}
+	// TOOLGATE_IN is narrowed before TOOLGATE_RESPONSES is made: a
+	// deployment of before has toolgate.in.>, which overlaps it.
+	out := []jetstream.StreamConfig{in, gates, resp}
 	// Each laned stage's lanes (fair.go, LaneStream): a work queue of its
 	// own, so an acknowledgement's interest check walks that stage's lane
 	// durables only, and in a cluster each has its own leader.

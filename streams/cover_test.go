@@ -36,6 +36,10 @@ func TestStreams_every_consumer_filter_is_stored_by_one_stream(t *testing.T) {
 	filters := []string{ExecuteGroupFilter("erp"), ExecuteSubject("erp", ExecuteLane), ExecuteSchedule("erp", "x-1")}
 	for _, st := range Table() {
 		for _, c := range s.StageConsumers(st) {
+			if len(c.Subjects) > 0 {
+				filters = append(filters, c.Subjects...)
+				continue
+			}
 			filters = append(filters, c.Subject)
 		}
 		for _, c := range st.Extra {

@@ -308,14 +308,18 @@ type LaneGroup struct {
 	// LaneStream for a laned gate stage's lanes.
 	Stream   string
 	Durables []string
-	Weight   int
-	Floor    int
+	// Streams, when set, is the stream of each of Durables, in order
+	// (accumulate reads TOOLGATE_IN and TOOLGATE_RESPONSES); unset: Stream.
+	Streams []string
+	Weight  int
+	Floor   int
 }
 
 // LaneGroups are the fairness keys of st's worker: its main durable (what
 // was published on the lane-less subject: before the upgrade, approvals
 // and replays), then each lane index with its interactive and batch
-// durables. nil for a stage without lanes.
+// durables. nil for a stage without lanes; accumulate always has its main
+// group, whose durables read two streams (accumulateLaneGroups).
 func (s Settings) LaneGroups(st Stage) []LaneGroup {
 	if st.Name == Accumulate {
 		return s.accumulateLaneGroups(st)
@@ -336,8 +340,12 @@ func (s Settings) LaneGroups(st Stage) []LaneGroup {
 
 // DurableStream is the stream of durable, one of stage's durables: its main
 // durable's and its Extra's own, a laned gate stage's lanes in
-// LaneStream(stage), the rest (accumulate's lanes) in StreamOf(stage).
+// LaneStream(stage), accumulate's durables on claimed subjects in
+// StreamResponses, the rest (accumulate's lanes) in StreamOf(stage).
 func DurableStream(stage, durable string) string {
+	if stage == Accumulate && accumulateClaimed(durable) {
+		return StreamResponses
+	}
 	if st := row(stage); st != nil {
 		for _, c := range st.Consumers() {
 			if c.Name == durable {
@@ -360,9 +368,10 @@ func Durables(stage string, lanes int) []string {
 	if st == nil {
 		return out
 	}
-	if stage == Accumulate { // two durables per lane index that carries a listed tenant
+	if stage == Accumulate { // its main durable on TOOLGATE_RESPONSES, three durables per lane index that carries a listed tenant
+		out = append(out, AccumulateClaimed)
 		for i := range (Fair{Lanes: lanes}).LaneCount() {
-			out = append(out, AccumulateLane(i), AccumulateBatchLane(i))
+			out = append(out, AccumulateLane(i), AccumulateBatchLane(i), AccumulateClaimedLane(i))
 		}
 		return out
 	}

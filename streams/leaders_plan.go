@@ -92,11 +92,12 @@ func leaderPlan(gates leaderStream, stages []leaderStage, others []leaderStream)
 
 // otherStreamOrder sorts toolgate's streams that are not gate streams in
 // the order the plan places them: the busiest first (stores per call in
-// the bench: TOOLGATE_IN and _RESULTS one each, the executors' replay
+// the bench: TOOLGATE_IN (or TOOLGATE_RESPONSES, where a tenant's whole
+// responses are stored) and _RESULTS one each, the executors' replay
 // bucket 1.2, response ids 1.0, dead letters 0.4), then the others by
 // name.
 func otherStreamOrder(names []string) []string {
-	busy := []string{StreamIn, StreamResults, "KV_" + BucketExecReplay, "KV_" + BucketResponseIDs, StreamDLQ, "KV_" + BucketCalls, StreamAudit}
+	busy := []string{StreamIn, StreamResults, StreamResponses, "KV_" + BucketExecReplay, "KV_" + BucketResponseIDs, StreamDLQ, "KV_" + BucketCalls, StreamAudit}
 	rank := func(n string) int {
 		if i := slices.Index(busy, n); i >= 0 {
 			return i

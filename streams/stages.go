@@ -131,7 +131,10 @@ func buildTable() []Stage {
 	execute.Buckets = []Bucket{{Name: BucketIdempotency, Write: true}, {Name: BucketBatches, Write: true}, {Name: BucketCalls}}
 	accumulate := Stage{
 		Name: Accumulate, Stream: StreamIn,
-		Consumer: Consumer{Name: Accumulate, Stream: StreamIn, Subject: subjectInAll, Description: "toolgate " + Accumulate + " gate"},
+		// Every subject of TOOLGATE_IN (InSubjects; toolgate.in.> before
+		// the claimed subjects had a stream of their own: a limits
+		// stream's durable keeps its place when its filter changes).
+		Consumer: Consumer{Name: Accumulate, Stream: StreamIn, Subjects: InSubjects(), Description: "toolgate " + Accumulate + " gate"},
 		// A timer bounces (nak with delay) for as long as its stream is
 		// open, so deliveries are unlimited: it must never be dropped after
 		// MaxDeliver while the stream is still active.
@@ -139,8 +142,12 @@ func buildTable() []Stage {
 			Name: AccumulateTimer, Stream: StreamGates, Subject: TimerSubject(),
 			Description: "toolgate accumulate gate: idle timers of open streams", MaxDeliver: -1,
 		}},
-		Publishes: []string{TimerSubject(), ResponseDone("*"), ProgressAll()},
-		Buckets:   []Bucket{{Name: BucketResponses}, {Name: BucketResponseIDs, Write: true}},
+		// It claims the response ids of input on other subjects by a claim
+		// message on the claimed subject, and reads what holds a claimed
+		// subject back (claimed.go); the response-ids bucket of before is
+		// only read, in the week after the upgrade.
+		Publishes: []string{TimerSubject(), ResponseDone("*"), ProgressAll(), InClaimedAll(), DirectGetLast(StreamResponses, InClaimedAll())},
+		Buckets:   []Bucket{{Name: BucketResponses}, {Name: BucketResponseIDs}},
 		Reads:     []string{InStream(">"), InTenantStreams()},
 	}
 	return []Stage{accumulate, parse, validate, business, policy, repair, execute}

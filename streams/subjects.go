@@ -31,7 +31,6 @@ const AccumulateTimer = "accumulate_timer"
 const (
 	SubjectInResponse = wire.SubjectInResponse
 	subjectInStream   = wire.InStreamPrefix
-	subjectInAll      = "toolgate.in.>"
 	subjectResults    = wire.ResultsPrefix
 	subjectDLQ        = "toolgate.dlq."
 	subjectExec       = wire.ExecPrefix

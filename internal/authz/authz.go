@@ -138,9 +138,9 @@ func StageLayout(stage string, lanes, partitions int) (Permissions, error) {
 			pub = append(pub, consumeStream(streams.PartitionStream(stage, p))...)
 		}
 	}
-	if stage == streams.Accumulate { // a lane durable per index that carries a listed tenant
+	if stage == streams.Accumulate { // its main durable on TOOLGATE_RESPONSES, lane durables per index that carries a listed tenant
 		for _, d := range streams.Durables(stage, lanes)[1:] {
-			pub = append(pub, consume(st.Stream, d)...)
+			pub = append(pub, consume(streams.DurableStream(stage, d), d)...)
 		}
 	}
 	pub = append(pub, kvRead(streams.BucketTools)...) // the registry watches definitions
@@ -335,7 +335,11 @@ func tenantIngest(tenant string) []string {
 	if tenant == "" {
 		return ingest()
 	}
-	return []string{wire.InTenantResponse(tenant), wire.InTenantBatch(tenant), wire.InTenantStream(tenant, "*")}
+	return []string{wire.InTenantResponse(tenant), wire.InTenantBatch(tenant), wire.InTenantStream(tenant, "*"),
+		// Its claimed subjects (streams/claimed.go), and what holds one
+		// read back, its own and no other tenant's (pkg/producer: a
+		// response id refused at publish).
+		wire.InTenantClaimed(tenant, "*"), streams.DirectGetLast(streams.StreamResponses, wire.InTenantClaimed(tenant, "*"))}
 }
 
 // executor grants an executor group its tools' subjects and the discovery

@@ -45,6 +45,8 @@ func consoleRole() *Permissions {
 	for _, st := range streams.Table() {
 		pub = append(pub, api("CONSUMER.INFO", st.Stream, st.Consumer.Name))
 	}
+	// And accumulate's durable of the claimed subjects (issue 30).
+	pub = append(pub, api("CONSUMER.INFO", streams.StreamResponses, streams.AccumulateClaimed))
 	// And the executor groups' durables, listed (issue 38: the overview's
 	// banner when a group's circuit is open); listing is read only.
 	pub = append(pub, api("STREAM.INFO", streams.StreamExecute), api("CONSUMER.LIST", streams.StreamExecute))

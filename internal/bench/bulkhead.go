@@ -242,7 +242,7 @@ func (b Bulkhead) Run(ctx context.Context, nc *nats.Conn, js jetstream.JetStream
 	publish := func(rid, tool, args, tenant string) error {
 		subject := streams.SubjectInResponse
 		if b.Tenants {
-			subject = wire.InTenantResponse(tenant) // as the tenant's producer publishes
+			subject = wire.InTenantClaimed(tenant, rid) // as the tenant's producer publishes (pkg/producer)
 		}
 		m := chatMsg(subject, rid, tool, args)
 		mu.Lock()

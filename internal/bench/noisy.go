@@ -99,8 +99,13 @@ func (n Neighbour) Run(ctx context.Context, nc *nats.Conn, js jetstream.JetStrea
 	publish := func(js jetstream.JetStream, rid, tenant, prio string, i int) error {
 		// Each tenant's producer publishes on its own subject, which
 		// accumulate's lanes filter on: a batch response on its batch
-		// subject, as pkg/producer does (wire.InResponseForPriority).
-		m := chatMsg(wire.InResponseForPriority(tenant, prio), rid, "create_invoice", fmt.Sprintf(`{"customer_id":"cus_%d","currency":"USD","line_items":[{"sku":"PRO-SEAT","quantity":%d,"price_cents":4900}]}`, i, 1+i%5))
+		// subject, an interactive one on its claimed subject, as
+		// pkg/producer does.
+		subject := wire.InResponseForPriority(tenant, prio)
+		if prio != wire.PriorityBatch {
+			subject = wire.InTenantClaimed(tenant, rid) // an interactive one on its claimed subject
+		}
+		m := chatMsg(subject, rid, "create_invoice", fmt.Sprintf(`{"customer_id":"cus_%d","currency":"USD","line_items":[{"sku":"PRO-SEAT","quantity":%d,"price_cents":4900}]}`, i, 1+i%5))
 		if prio != "" {
 			m.Header.Set(streams.HeaderPriority, prio)
 		}

@@ -76,13 +76,27 @@ func LoadWithBreakdown(ctx context.Context, nc *nats.Conn, js jetstream.JetStrea
 }
 
 // LoadAs is LoadWithBreakdown with the responses published by tenant, on
-// its own subject (streams.InTenantResponse), as a listed tenant's producer
-// does: with a tenant list, what the fairness lanes cost per call (issue
-// 37). tenant "" publishes on the shared subject.
+// its claimed subjects (wire.InTenantClaimed), as a tenant's producer does
+// (pkg/producer: the publish is the response-id claim, issue 30): with a
+// tenant list, what the fairness lanes cost per call (issue 37). tenant ""
+// publishes on the shared subject (claimed by accumulate's claim message).
 func LoadAs(ctx context.Context, nc *nats.Conn, js jetstream.JetStream, tenant, prefix string, n int, rate float64) (Stats, *Breakdown, error) {
 	bd := newBreakdown()
 	st, err := load(ctx, nc, js, tenant, prefix, n, rate, bd)
 	return st, bd, err
+}
+
+// Tenant is the tenant the bench's steps publish as when it is given no
+// tenant list: a producer's whole responses on its claimed subjects.
+const Tenant = "bench"
+
+// inSubject is where tenant's response rid is published: its claimed
+// subject, or the shared subject for no tenant.
+func inSubject(tenant, rid string) string {
+	if tenant == "" {
+		return wire.SubjectInResponse
+	}
+	return wire.InTenantClaimed(tenant, rid)
 }
 
 func load(ctx context.Context, nc *nats.Conn, js jetstream.JetStream, tenant, prefix string, n int, rate float64, bd *Breakdown) (Stats, error) {
@@ -119,7 +133,7 @@ func load(ctx context.Context, nc *nats.Conn, js jetstream.JetStream, tenant, pr
 		}
 		k := mix[i%len(mix)]
 		rid := prefix + strconv.Itoa(i)
-		m := nats.NewMsg(wire.InResponseFor(tenant))
+		m := nats.NewMsg(inSubject(tenant, rid))
 		m.Data = k.Body(rid, i)
 		m.Header.Set(streams.HeaderProvider, k.Provider)
 		m.Header.Set(streams.HeaderResponseID, rid)

@@ -117,6 +117,16 @@ func (c *overviewCache) compute(ctx context.Context, now time.Time) *overview {
 				ci, err = cons.Info(ctx)
 			}
 		}
+		if err == nil && st.Name == streams.Accumulate { // and its durable of a tenant's whole responses (TOOLGATE_RESPONSES, issue 30)
+			if rc, rerr := c.s.cfg.JS.Consumer(ctx, streams.StreamResponses, streams.AccumulateClaimed); rerr == nil {
+				ri := rc.CachedInfo()
+				ci.NumPending += ri.NumPending
+				ci.NumAckPending += ri.NumAckPending
+				ci.NumRedelivered += ri.NumRedelivered
+				ci.NumWaiting += ri.NumWaiting
+				ci.AckFloor.Consumer += ri.AckFloor.Consumer // the rate counts both
+			}
+		}
 		if err != nil {
 			row.Err = shortErr(err)
 		} else {

@@ -55,6 +55,22 @@ func (l Letter) check() string {
 	return ""
 }
 
+// replayTo is where input that arrived on subject is published again: the
+// same subject, except a tenant's claimed subject
+// (toolgate.in.t.<tenant>.response.<rid>), which the input itself still
+// holds for the claim period: it goes on the tenant's response subject,
+// with its response id header, where accumulate's claim compares equal
+// content with what holds the claimed subject and goes on under the same
+// call ids (other content there is refused response_id_conflict).
+func replayTo(subject string) (to, rid string) {
+	if tok, rest, ok := wire.SplitInTenant(subject); ok {
+		if rid, ok := strings.CutPrefix(rest, wire.InTenantClaimedRest); ok {
+			return wire.InTenantPrefix + tok + ".response", rid
+		}
+	}
+	return subject, ""
+}
+
 // ingest reports whether subject is one producers publish responses on.
 func ingest(subject string) bool {
 	if subject == streams.SubjectInResponse {
@@ -67,6 +83,9 @@ func ingest(subject string) bool {
 	if tok, rest, ok := wire.SplitInTenant(subject); ok {
 		if rest == "response" || rest == wire.InTenantBatchRest {
 			return wire.TenantToken(tok) == tok || strings.HasPrefix(tok, "~")
+		}
+		if rid, ok := strings.CutPrefix(rest, wire.InTenantClaimedRest); ok { // a claimed subject (issue 30)
+			return (wire.TenantToken(tok) == tok || strings.HasPrefix(tok, "~")) && call.ValidResponseID(rid)
 		}
 		rid, ok := strings.CutPrefix(rest, "stream.")
 		return ok && call.ValidResponseID(rid)

@@ -259,12 +259,16 @@ type outMsg struct {
 func (p *planned) message(ctx context.Context, js jetstream.JetStream, calls jetstream.KeyValue, now time.Time, by string) (outMsg, error) {
 	l := p.letter
 	if l.Input() {
-		m := nats.NewMsg(l.OrigSubject)
+		to, rid := replayTo(l.OrigSubject)
+		m := nats.NewMsg(to)
 		for k, v := range l.Header {
 			m.Header[k] = append([]string(nil), v...)
 		}
 		for _, k := range []string{streams.HeaderStage, streams.HeaderFailure, streams.HeaderError, streams.HeaderOrigSubject, nats.MsgIdHdr} {
 			m.Header.Del(k)
+		}
+		if rid != "" { // off its claimed subject: the id goes in the header
+			m.Header.Set(streams.HeaderResponseID, rid)
 		}
 		m.Header.Set(streams.HeaderReplay, strconv.FormatUint(l.Seq, 10))
 		m.Data = l.Data
@@ -331,7 +335,7 @@ func items(plan []*planned) []Item {
 		it := Item{Seq: p.letter.Seq, CallID: p.letter.CallID, Stage: p.stage, Skip: p.skip, Outcome: p.outcome}
 		if p.letter.Input() {
 			it.CallID = p.letter.ResponseID
-			it.Subject = p.letter.OrigSubject
+			it.Subject, _ = replayTo(p.letter.OrigSubject)
 		} else if p.stage != "" {
 			it.Subject = p.subject
 		}

@@ -94,13 +94,15 @@ func TestIngest_a_response_without_calls_is_complete_with_its_response_outcome(t
 // A tenant's batch request is published on the tenant's batch subject
 // (toolgate.in.t.<tenant>.batch), which accumulate's lanes read apart from
 // its interactive responses, by the tenant's producer user as rendered (it
-// may publish there), and runs to its outcome; an interactive one stays on
-// the tenant's response subject.
+// may publish there), and runs to its outcome; an interactive one goes on
+// the tenant's claimed subject of its id, in TOOLGATE_RESPONSES. The same
+// id again with other content is refused at publish: 409, nothing stored;
+// with the same content it is a duplicate: 200.
 func TestIngest_a_batch_request_goes_on_its_tenants_batch_subject(t *testing.T) {
 	in := startIngest(t, nil, []string{"acme"}, nil)
-	for _, c := range []struct{ rid, prio, subject string }{
-		{"acme-batch-1", "batch", streams.InTenantBatch("acme")},
-		{"acme-inter-1", "interactive", streams.InTenantResponse("acme")},
+	for _, c := range []struct{ rid, prio, subject, stream string }{
+		{"acme-batch-1", "batch", streams.InTenantBatch("acme"), streams.StreamIn},
+		{"acme-inter-1", "interactive", streams.InTenantClaimed("acme", "acme-inter-1"), streams.StreamResponses},
 	} {
 		var a Accepted
 		if code := do(t, "POST", in.url+RouteResponses, as("acme", map[string]string{"Toolgate-Provider": "openai-chat", "Toolgate-Response-Id": c.rid, "Toolgate-Priority": c.prio}),
@@ -113,7 +115,7 @@ func TestIngest_a_batch_request_goes_on_its_tenants_batch_subject(t *testing.T) 
 			t.Fatalf("%s: outcomes %+v", c.rid, o)
 		}
 		_, js := in.pipe.Connect(t, authz.Admin)
-		st, err := js.Stream(context.Background(), streams.StreamIn)
+		st, err := js.Stream(context.Background(), c.stream)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -121,5 +123,14 @@ func TestIngest_a_batch_request_goes_on_its_tenants_batch_subject(t *testing.T) 
 		if err != nil || m.Header.Get(streams.HeaderResponseID) != c.rid {
 			t.Fatalf("%s: last on %s: %v %v", c.rid, c.subject, m, err)
 		}
+	}
+	hdr := as("acme", map[string]string{"Toolgate-Provider": "openai-chat", "Toolgate-Response-Id": "acme-inter-1"})
+	var p problem
+	if code := do(t, "POST", in.url+RouteResponses, hdr, []byte(`{"id":"other","choices":[]}`), &p); code != http.StatusConflict || p.Code != CodeConflict {
+		t.Fatalf("other content under a used id: %d %+v, want 409 %s", code, p, CodeConflict)
+	}
+	var a Accepted
+	if code := do(t, "POST", in.url+RouteResponses, hdr, example(t, "valid-invoice.json"), &a); code != http.StatusOK || !a.Duplicate {
+		t.Fatalf("the same content again: %d %+v, want 200 duplicate", code, a)
 	}
 }

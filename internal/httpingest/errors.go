@@ -13,8 +13,11 @@ const (
 	CodeForbidden    = "forbidden"         // the credential may not act for that tenant or principal
 	CodeTenant       = "tenant_not_served" // no connection of this service reads the tenant's results
 	CodeUnavailable  = "unavailable"       // NATS did not take the message
-	CodeNotFound     = "not_found"
-	CodeMethod       = "method_not_allowed"
+	// CodeConflict: the response id was used before with other content
+	// (refused at publish on a tenant's claimed subject): nothing stored.
+	CodeConflict = "response_id_conflict"
+	CodeNotFound = "not_found"
+	CodeMethod   = "method_not_allowed"
 )
 
 // problem is the body of every error answer.

@@ -110,6 +110,10 @@ func (s *Server) published(w http.ResponseWriter, c caller, a Accepted, err erro
 	case errors.Is(err, producer.ErrTooLarge):
 		// Refused by TOOLGATE_IN for its size: for good, a retry is refused too.
 		fail(w, http.StatusRequestEntityTooLarge, CodeTooLarge, err.Error())
+	case errors.Is(err, producer.ErrConflict):
+		// Refused at publish: the id holds other content (its claimed
+		// subject, pkg/producer); nothing was stored, a retry is refused too.
+		fail(w, http.StatusConflict, CodeConflict, err.Error())
 	case err != nil:
 		s.cfg.Log.Warn().Err(err).Str("response_id", a.ResponseID).Str("credential", c.name).Msg("http ingest: publish failed")
 		fail(w, http.StatusServiceUnavailable, CodeUnavailable, err.Error()+"; nothing may have been stored: retry the same request (a retry is stored once)")

@@ -74,14 +74,23 @@ type Accumulate struct {
 	// an issuer, on their own subject (wire.InAsResponse): a gateway that
 	// authenticated its callers itself. Their calls say identity asserted.
 	AssertUsers []string
+	// ClaimTTL is how long a response id stays claimed
+	// (streams.Settings.ResponseIDTTL): the response-ids bucket of before
+	// the claimed subjects is read while it holds a claim younger.
+	// Default DefaultClaimTTL.
+	ClaimTTL time.Duration
 
 	js   jsHandles
+	kvl  kvLive
 	prog progressCache
 	asm  assemblyCache
 }
 
 // Handle implements worker.Handler for toolgate.in.> : whole responses on
-// toolgate.in.response, stream events on toolgate.in.stream.<response-id>.
+// toolgate.in.response and a tenant's subjects (its claimed subjects
+// toolgate.in.t.<tenant>.response.<response-id> in TOOLGATE_RESPONSES, with
+// accumulate's own claim messages, claimed.go), stream events on
+// toolgate.in.stream.<response-id> and toolgate.in.t.<tenant>.stream.<response-id>.
 func (a *Accumulate) Handle(ctx context.Context, m worker.Msg) ([]worker.Output, error) {
 	if ref, ok := streamOf(m.Subject); ok {
 		return a.handleEvent(ctx, m, ref)
@@ -90,9 +99,16 @@ func (a *Accumulate) Handle(ctx context.Context, m worker.Msg) ([]worker.Output,
 	prov := m.Header.Get(streams.HeaderProvider)
 	_, rest, onTenant := wire.SplitInTenant(m.Subject)
 	batch := onTenant && rest == wire.InTenantBatchRest
-	if onTenant && rest != "response" && !batch {
-		return a.reject(m, rid, prov, "", CodeBadSubject, fmt.Sprintf("subject %s is no ingest subject: a tenant publishes on %s, %s and %s",
-			shortValue(m.Subject, 128), wire.InTenantPrefix+"<tenant>.response", wire.InTenantPrefix+"<tenant>.batch", wire.InTenantPrefix+"<tenant>.stream.<response-id>"))
+	claimedID, claimed := claimedRID(m.Subject)
+	if claimed { // the subject's id is the one its message claimed (claimed.go)
+		rid = claimedID
+		if isClaimMessage(m.Header) {
+			return a.handleClaimMessage(m, rid)
+		}
+	}
+	if onTenant && rest != "response" && !batch && !claimed {
+		return a.reject(m, rid, prov, "", CodeBadSubject, fmt.Sprintf("subject %s is no ingest subject: a tenant publishes on %s, %s, %s and %s",
+			shortValue(m.Subject, 128), wire.InTenantPrefix+"<tenant>.response.<response-id>", wire.InTenantPrefix+"<tenant>.response", wire.InTenantPrefix+"<tenant>.batch", wire.InTenantPrefix+"<tenant>.stream.<response-id>"))
 	}
 	s := a.senderOn(m.Subject, m.Header, a.Now())
 	if s.err != nil {
@@ -165,7 +181,7 @@ func (a *Accumulate) emit(ctx context.Context, m worker.Msg, rid string, resp pr
 		}
 		return a.responseOutcome(rid, req.Tenant, resp.Provider, call.NoToolCalls, "the response proposed no tool call (finish reason "+string(resp.Finish)+")")
 	}
-	key, old, err := a.claimID(ctx, req.Tenant, rid, c)
+	key, old, err := a.claimID(ctx, m, req.Tenant, rid, c)
 	if err != nil {
 		return nil, err // retried: the claim decides before anything runs
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/toolgate/toolgate/internal/call"
+	"github.com/toolgate/toolgate/internal/worker"
 	"github.com/toolgate/toolgate/streams"
 )
 
@@ -49,14 +50,41 @@ func claimStream(s sender) claim {
 	return claim{Kind: "stream", Hash: contentHash([]byte("stream"), []byte(s.binding))}
 }
 
-// claimID records rid as used by tenant with c, atomically (a key-value
-// create under the response's key, call.Key: ids are claimed per tenant,
-// so one tenant can neither squat another's id nor learn that it exists):
-// the first arrival wins. It returns the key the response's calls are
-// named by, and nil when rid is new for tenant or was claimed with the same
-// content (a redelivery or a producer's retry: processed as before), or the
-// earlier claim when the content differs. Without JetStream (handler tests)
-// nothing is recorded.
+// claimID claims rid for tenant with c before any call of it runs, and
+// returns the key the response's calls are named by (call.Key: ids are
+// claimed per tenant, so one tenant can neither squat another's id nor
+// learn that it exists), and nil when rid is new for tenant or was claimed
+// with the same content (a redelivery or a producer's retry: processed as
+// before), or the earlier claim when the content differs. Without
+// JetStream (handler tests) nothing is recorded.
+//
+// The claim is one message on the response's claimed subject
+// (streams.InTenantClaimed), which holds one for ResponseIDTTL: a whole
+// response that came on it was claimed by the server at publish (onClaimed);
+// any other input is claimed by a claim message accumulate publishes there
+// (claimed.go). Claims written into the response-ids bucket before the
+// upgrade are read first, while it may hold a live one (kvClaim).
+func (a *Accumulate) claimID(ctx context.Context, m worker.Msg, tenant, rid string, c claim) (string, *claim, error) {
+	key := call.Key(tenant, rid)
+	if a.JS == nil {
+		return key, nil, nil
+	}
+	if k, old, found, err := a.kvClaim(ctx, tenant, rid, c); err != nil || found {
+		return k, old, err
+	}
+	if onClaimed(m.Subject) {
+		return key, nil, nil
+	}
+	old, err := a.claimByMessage(ctx, m, tenant, rid, c)
+	return key, old, err
+}
+
+// kvClaim is the claim of rid for tenant in the response-ids bucket, where
+// accumulate wrote claims before they moved to the claimed subjects; it is
+// read (never written) while the bucket may hold a live claim
+// (kvClaimsLive), so a deployment pays the read only in the week after the
+// upgrade. found reports a claim: then key is the key to use and old the
+// earlier claim when the content differs.
 //
 // A tenant's response claimed before claims were per tenant is under the
 // bare id: when that claim holds the same content (its hash covers the
@@ -65,42 +93,35 @@ func claimStream(s sender) claim {
 // same call ids (and idempotency keys) as before. A bare claim with other
 // content is another tenant's, or this tenant's from before: it is not
 // read as a conflict, which would tell one tenant of another's id.
-func (a *Accumulate) claimID(ctx context.Context, tenant, rid string, c claim) (string, *claim, error) {
-	key := call.Key(tenant, rid)
-	if a.JS == nil {
-		return key, nil, nil
+func (a *Accumulate) kvClaim(ctx context.Context, tenant, rid string, c claim) (key string, old *claim, found bool, err error) {
+	key = call.Key(tenant, rid)
+	live, err := a.kvClaimsLive(ctx)
+	if err != nil || !live {
+		return key, nil, false, err
 	}
 	kv, err := a.idsBucket(ctx)
 	if err != nil {
-		return "", nil, err
+		return "", nil, false, err
 	}
 	if key != rid {
 		legacy, err := readClaim(ctx, kv, rid)
 		if err != nil {
-			return "", nil, err
+			return "", nil, false, err
 		}
 		if legacy != nil && legacy.Kind == c.Kind && legacy.Hash == c.Hash {
-			return rid, nil, nil
+			return rid, nil, true, nil
 		}
 	}
-	c.At = a.Now().UTC()
-	data, err := json.Marshal(c)
-	if err != nil {
-		return "", nil, err
+	held, err := readClaim(ctx, kv, key)
+	switch {
+	case err != nil:
+		return "", nil, false, err
+	case held == nil:
+		return key, nil, false, nil
+	case held.Kind == c.Kind && held.Hash == c.Hash:
+		return key, nil, true, nil
 	}
-	if _, err := kv.Create(ctx, key, data); err == nil {
-		return key, nil, nil
-	} else if !errors.Is(err, jetstream.ErrKeyExists) {
-		return "", nil, fmt.Errorf("accumulate: claim response id %s: %w", rid, err)
-	}
-	old, err := readClaim(ctx, kv, key)
-	if err != nil || old == nil {
-		return "", nil, fmt.Errorf("accumulate: read the claim of response id %s: %w", rid, err) // expired between: the retry creates it
-	}
-	if old.Kind == c.Kind && old.Hash == c.Hash {
-		return key, nil, nil
-	}
-	return key, old, nil
+	return key, held, true, nil
 }
 
 // readClaim is the claim stored under key, nil when there is none.

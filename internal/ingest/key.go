@@ -15,6 +15,9 @@ func Key(m worker.Msg) string {
 		return "s:" + ref.key()
 	}
 	if tok, _, ok := wire.SplitInTenant(m.Subject); ok {
+		if rid, ok := claimedRID(m.Subject); ok { // the subject's id (claimed.go)
+			return "r:" + tok + "=" + rid
+		}
 		return "r:" + tok + "=" + responseID(m)
 	}
 	return "r:" + responseID(m)

@@ -32,6 +32,8 @@ type streamRig struct {
 	mu      sync.Mutex
 	parsed  map[string][]call.Envelope // by response id, as delivered to parse
 	results map[string][]resultMsg     // by response id
+	// swap replaces the gate claimedRig's accumulate runs (a fix).
+	swap func(*Accumulate)
 }
 
 // resultMsg is the part of a result message (a call's or a response's) the
@@ -45,11 +47,17 @@ type resultMsg struct {
 
 func newStreamRig(t *testing.T, ackWait time.Duration) *streamRig {
 	t.Helper()
+	return newStreamRigWith(t, func(s *streams.Settings) { s.AckWait = ackWait })
+}
+
+// newStreamRigWith is newStreamRig with the topology's settings adjusted.
+func newStreamRigWith(t *testing.T, adjust func(*streams.Settings)) *streamRig {
+	t.Helper()
 	r := &streamRig{srv: testenv.RunJetStream(t), parsed: map[string][]call.Envelope{}, results: map[string][]resultMsg{}}
 	r.nc, r.js = testenv.Connect(t, r.srv)
 	set := streams.DefaultSettings()
 	set.Storage = jetstream.MemoryStorage
-	set.AckWait = ackWait
+	adjust(&set)
 	ctx := context.Background()
 	if err := streams.Ensure(ctx, r.js, set); err != nil {
 		t.Fatal(err)

@@ -150,10 +150,10 @@ func addPartitions(ctx context.Context, js jetstream.JetStream, stage string, ci
 }
 
 // laneStream is the stream of durable, one of stage's lane durables: a
-// laned gate stage's own lanes' stream (streams.LaneStream), else the
-// stage's (stream).
+// laned gate stage's own lanes' stream (streams.LaneStream), accumulate's
+// claimed durables' TOOLGATE_RESPONSES, else the stage's (stream).
 func laneStream(stage, durable string, stream func(stage string) string) string {
-	if streams.Laned(stage) {
+	if streams.Laned(stage) || stage == streams.Accumulate {
 		return streams.DurableStream(stage, durable)
 	}
 	return stream(stage)

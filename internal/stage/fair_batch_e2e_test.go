@@ -143,7 +143,9 @@ func TestFair_accumulate_batch_durable_added_handles_each_response_once(t *testi
 // Hostile input on a tenant's batch subject is recorded and dead-lettered,
 // never run as something else: a header asking interactive there is batch
 // (at most batch); a stream's event there is refused (whole responses
-// only), and so is a stream subject below it; a tenant header naming
+// only); a stream subject below it is stored by no stream since
+// TOOLGATE_IN takes its own subjects only (issue 30), so the publish is
+// refused at once; a tenant header naming
 // another tenant is refused as on the tenant's other subjects; a body that
 // is no provider's is rejected. None of it stops the lane.
 func TestFair_accumulate_hostile_input_on_a_batch_subject(t *testing.T) {
@@ -152,14 +154,18 @@ func TestFair_accumulate_hostile_input_on_a_batch_subject(t *testing.T) {
 	r.batchInvoice("asks-inter", "quiet", streams.HeaderPriority, streams.PriorityInteractive)
 	r.batchInvoice("stream-event", "quiet", streams.HeaderSeq, "1")
 	r.batchInvoice("stream-end", "quiet", streams.HeaderEnd, "gone")
-	r.publishOn(streams.InTenantBatch("quiet")+".stream.below", "below", chat("below", "create_invoice", validInvoice, "tool_calls"))
+	below := nats.NewMsg(streams.InTenantBatch("quiet") + ".stream.below")
+	below.Data = chat("below", "create_invoice", validInvoice, "tool_calls")
+	if _, err := r.js.PublishMsg(r.ctx, below, jetstream.WithRetryAttempts(0)); err == nil {
+		t.Fatal("a stream subject below the batch subject was stored")
+	}
 	r.batchInvoice("names-noisy", "quiet", streams.HeaderTenant, "noisy")
 	r.publishOn(streams.InTenantBatch("quiet"), "garbage", []byte(`{"choices":`))
 	r.batchInvoice("fine", "quiet")
 	r.waitPending("parse_1b", 2) // asks-inter and fine
 	r.waitPending("parse_1i", 0)
 	for rid, code := range map[string]string{
-		"stream-event": ingest.CodeBadSubject, "stream-end": ingest.CodeBadSubject, "below": ingest.CodeBadSubject,
+		"stream-event": ingest.CodeBadSubject, "stream-end": ingest.CodeBadSubject,
 		"names-noisy": ingest.CodeTenantNotGranted, "garbage": "undecodable_response",
 	} {
 		res := r.waitResults(rid, 1)
@@ -168,8 +174,8 @@ func TestFair_accumulate_hostile_input_on_a_batch_subject(t *testing.T) {
 		}
 	}
 	testenv.Eventually(t, 10*time.Second, 20*time.Millisecond, func() error {
-		if n := len(r.dlq(streams.DLQ(streams.Accumulate, ingest.CodeBadSubject))); n != 3 {
-			return fmt.Errorf("%d bad_subject dead letters, want 3", n)
+		if n := len(r.dlq(streams.DLQ(streams.Accumulate, ingest.CodeBadSubject))); n != 2 {
+			return fmt.Errorf("%d bad_subject dead letters, want 2", n)
 		}
 		return nil
 	})

@@ -188,7 +188,8 @@ func TestFair_without_a_tenant_list_the_consumers_are_as_before(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := map[string]map[string]string{
-		streams.StreamIn: {"accumulate": "toolgate.in.>"},
+		streams.StreamIn:        {"accumulate": strings.Join(streams.InSubjects(), ",")},
+		streams.StreamResponses: {"accumulate_r": streams.InClaimedAll()},
 		streams.StreamGates: {
 			"accumulate_timer": "toolgate.gate.accumulate_timer", "parse": "toolgate.gate.parse,toolgate.gate.parse.*", "validate": "toolgate.gate.validate,toolgate.gate.validate.*",
 			"business": "toolgate.gate.business,toolgate.gate.business.*", "policy": "toolgate.gate.policy,toolgate.gate.policy.*",
@@ -216,7 +217,7 @@ func TestFair_without_a_tenant_list_the_consumers_are_as_before(t *testing.T) {
 		t.Errorf("executor group durables %+v, want execute_g_billing on every lane", cs)
 	}
 	acc, _ := streams.Lookup(streams.Accumulate)
-	if s.LaneGroups(acc) != nil || s.ExecuteGroupLanes("billing") != nil {
+	if g := s.LaneGroups(acc); len(g) != 1 || len(g[0].Durables) != 2 || s.ExecuteGroupLanes("billing") != nil { // accumulate: its main durables of TOOLGATE_IN and TOOLGATE_RESPONSES
 		t.Error("a worker without a tenant list reads more than its one durable")
 	}
 }

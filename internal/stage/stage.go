@@ -64,15 +64,15 @@ func newSet(stages []string, binds map[string]Binding, d Deps) (*Set, error) {
 			DeadLetter: tracing.DeadLetter(d.Trace, st, d.Emit.DeadLetter(st, d.Now)), Log: d.Log, Observe: d.Observe, Gap: d.Gap,
 		}
 		for _, g := range d.Settings.LaneGroups(row) { // its fairness lanes
-			wc.Shares = append(wc.Shares, worker.Share{Stream: g.Stream, Durables: g.Durables, Weight: g.Weight, Floor: g.Floor})
+			wc.Shares = append(wc.Shares, worker.Share{Stream: g.Stream, Durables: g.Durables, Streams: g.Streams, Weight: g.Weight, Floor: g.Floor})
 		}
-		if len(wc.Shares) > 0 { // its outputs wait in a stream's ingest in front of every tenant's
+		if len(wc.Shares) > 1 { // its outputs wait in a stream's ingest in front of every tenant's
 			wc.Window = worker.FairWindow
 		}
 		if row.Laned { // its partitions beyond 0, whichever exist (streams.PartitionStreamsOf)
 			wc.Parts, wc.Resync = partitionsOf(d.JS, st), partitionSync(d)
 		}
-		if st == streams.Accumulate && len(wc.Shares) > 0 { // its lanes read listed tenants' inputs that its main durable reads too
+		if st == streams.Accumulate && len(wc.Shares) > 1 { // its lanes read listed tenants' inputs that its main durable reads too
 			owner, err := accumulateOwner(d)
 			if err != nil {
 				return nil, err

@@ -59,11 +59,20 @@ func Run(ctx context.Context, src Source, ev *Evaluator) (*Report, error) {
 		return nil, fmt.Errorf("whatif: read %s: %w", streams.StreamIn, err)
 	}
 	w := window{ev: ev, rep: rep, recs: recs, tool: src.Tool}
-	kept, err := src.inputs(ctx, in, func(m *jetstream.RawStreamMsg) {
+	input := func(m *jetstream.RawStreamMsg) {
 		w.input(ctx, m.Header, m.Data, m.Sequence, m.Time.Before(src.Since))
-	})
+	}
+	kept, err := src.inputs(ctx, in, input)
 	if err != nil {
 		return nil, err
+	}
+	// A tenant's whole responses on their claimed subjects (issue 30),
+	// kept for the claim period: the older of the two streams' first
+	// messages is how far back inputs reach.
+	if keptClaimed, ok, err := src.claimedInputs(ctx, input); err != nil {
+		return nil, err
+	} else if ok && keptClaimed.Before(kept) {
+		kept = keptClaimed
 	}
 	w.finish()
 	for _, rec := range recs {
@@ -124,6 +133,35 @@ func (src Source) inputs(ctx context.Context, in jetstream.Stream, f func(*jetst
 		}
 	}
 	return kept, nil
+}
+
+// claimedInputs hands f every whole response TOOLGATE_RESPONSES holds from
+// slack before src.Since (accumulate's claim messages, headers only, are
+// no input), with its tenant from the subject as accumulate takes it, and
+// returns the time of its oldest message; ok is false when the stream
+// holds none, or does not exist (a deployment of before).
+func (src Source) claimedInputs(ctx context.Context, f func(*jetstream.RawStreamMsg)) (kept time.Time, ok bool, err error) {
+	st, err := src.JS.Stream(ctx, streams.StreamResponses)
+	if errors.Is(err, jetstream.ErrStreamNotFound) {
+		return kept, false, nil
+	}
+	if err != nil {
+		return kept, false, fmt.Errorf("whatif: read %s: %w", streams.StreamResponses, err)
+	}
+	info := st.CachedInfo()
+	if info.State.Msgs == 0 {
+		return kept, false, nil
+	}
+	err = src.inputsOn(ctx, st, streams.InClaimedAll(), info.State.FirstSeq, info.State.LastSeq, func(m *jetstream.RawStreamMsg) {
+		if m.Header.Get(ingest.HeaderClaimKind) != "" {
+			return
+		}
+		if tok, _, ok := wire.SplitInTenant(m.Subject); ok && m.Header.Get(streams.HeaderTenant) == "" {
+			m.Header.Set(streams.HeaderTenant, tok)
+		}
+		f(m)
+	})
+	return info.State.FirstTime, true, err
 }
 
 // inputsOn hands f every message on subject (a filter) that in holds

@@ -15,6 +15,7 @@ import (
 
 	"github.com/toolgate/toolgate/internal/authz"
 	"github.com/toolgate/toolgate/internal/call"
+	"github.com/toolgate/toolgate/internal/ingest"
 	"github.com/toolgate/toolgate/internal/natsusers"
 	"github.com/toolgate/toolgate/internal/pipeline"
 	"github.com/toolgate/toolgate/internal/testenv"
@@ -240,16 +241,16 @@ func TestRun_from_the_streams(t *testing.T) {
 func TestRun_reads_a_tenants_batch_responses_too(t *testing.T) {
 	admin, _ := adminAndConsole(t)
 	ctx := context.Background()
-	ins, recs := dayOf(t, 14, "acme")
+	ins, recs := dayOf(t, 15, "acme")
 	kv, err := admin.KeyValue(ctx, streams.BucketCalls)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for i, in := range ins {
-		subject := streams.InTenantResponse("acme")
-		if i%2 == 1 {
-			subject = streams.InTenantBatch("acme")
-		}
+		// .response, .batch, and its claimed subjects in
+		// TOOLGATE_RESPONSES (issue 30), where the reads pass over
+		// accumulate's claim messages.
+		subject := []string{streams.InTenantResponse("acme"), streams.InTenantBatch("acme"), streams.InTenantClaimed("acme", fmt.Sprint("r", i))}[i%3]
 		m := nats.NewMsg(subject)
 		m.Header, m.Data = in.h, in.body
 		if _, err := admin.PublishMsg(ctx, m); err != nil {
@@ -259,15 +260,21 @@ func TestRun_reads_a_tenants_batch_responses_too(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	claim := nats.NewMsg(streams.InTenantClaimed("acme", "legacy-1"))
+	claim.Header.Set(ingest.HeaderClaimKind, "response")
+	if _, err := admin.PublishMsg(ctx, claim); err != nil {
+		t.Fatal(err)
+	}
 	ev := evaluator(t, newTools)
 	rep, err := Run(ctx, Source{JS: admin, Since: time.Now().Add(-time.Hour)}, ev)
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Read subject by subject: the .response inputs, then the .batch ones.
+	// Read subject by subject: the .response inputs, the .batch ones,
+	// then the claimed ones.
 	var order []input
-	for _, odd := range []int{0, 1} {
-		for i := odd; i < len(ins); i += 2 {
+	for _, k := range []int{0, 1, 2} {
+		for i := k; i < len(ins); i += 3 {
 			order = append(order, ins[i])
 		}
 	}

@@ -17,8 +17,12 @@ type Share struct {
 	// Stream holds Durables; "": the worker's Stream.
 	Stream   string
 	Durables []string
-	Weight   int // <= 0: 1
-	Floor    int // percent of the share kept for each later durable with work
+	// Streams, when set, is the stream of each of Durables, in order
+	// (accumulate's durables of TOOLGATE_IN and TOOLGATE_RESPONSES); ""
+	// or unset: Stream.
+	Streams []string
+	Weight  int // <= 0: 1
+	Floor   int // percent of the share kept for each later durable with work
 }
 
 // FairWindow is the Window of a worker that reads fairness lanes: what a
@@ -56,8 +60,12 @@ func (w *Worker) sources(parts []string) []source {
 		if stream == "" {
 			stream = w.cfg.Stream
 		}
-		for _, d := range s.Durables {
-			out = append(out, source{stream, d})
+		for k, d := range s.Durables {
+			st := stream
+			if k < len(s.Streams) && s.Streams[k] != "" {
+				st = s.Streams[k]
+			}
+			out = append(out, source{st, d})
 			for _, p := range parts {
 				out = append(out, source{p, d})
 			}

@@ -257,7 +257,9 @@ func TestPublishResponse_a_tenants_batch_response_goes_on_its_batch_subject(t *t
 	if err := acme.PublishStream(ctx, Meta{Provider: "anthropic", ResponseID: "s1", Priority: wire.PriorityBatch}, [][]byte{body}, ""); err != nil {
 		t.Fatal(err)
 	}
-	want := []string{wire.InTenantBatch("acme"), wire.InTenantResponse("acme"), wire.InTenantResponse("acme"), wire.SubjectInResponse, wire.InAsResponse("gw"), wire.InTenantStream("acme", "s1")}
+	// A tenant's interactive response goes on its claimed subject (the
+	// publish is the response-id claim, claimed.go).
+	want := []string{wire.InTenantBatch("acme"), wire.InTenantClaimed("acme", "i1"), wire.InTenantClaimed("acme", "n1"), wire.SubjectInResponse, wire.InAsResponse("gw"), wire.InTenantStream("acme", "s1")}
 	msgs := stored(t, st)
 	if len(msgs) != len(want) {
 		t.Fatalf("%d stored, want %d", len(msgs), len(want))

@@ -62,16 +62,26 @@ func Refused(r *wire.ResponseResult) error {
 	return fmt.Errorf("%w: response %s: %s", ErrConflict, r.ResponseID, r.Text)
 }
 
-// PublishResponse publishes one complete provider response body on its
-// tenant's subject, toolgate.in.t.<tenant>.response, or its batch subject
-// toolgate.in.t.<tenant>.batch when m.Priority is batch (accumulate reads
-// it apart from the tenant's interactive responses; a deployment older
-// than that subject refuses the publish: the producer user may not publish
-// there), toolgate.in.response for no tenant (see tenantOf), with
-// Nats-Msg-Id <response-id>:<sha256 of the sender and the body>,
-// so a retried publish is stored once and reported as ErrDuplicate, while
-// other content under the same id is stored and refused by toolgate
-// (response_id_conflict, which a Watch receives; see Refused).
+// PublishResponse publishes one complete provider response body, with
+// Nats-Msg-Id <response-id>:<sha256 of the sender and the body>, so a
+// retried publish is stored once and reported as ErrDuplicate. Where:
+//   - a tenant's interactive response: its claimed subject,
+//     toolgate.in.t.<tenant>.response.<response-id> (wire.InTenantClaimed),
+//     which holds one message for the claim period (7 days): the publish
+//     claims the id, and other content under a used id is refused here
+//     with ErrConflict (nothing stored, nothing runs), the same content
+//     after the duplicate window with ErrDuplicate (publishClaimed);
+//   - a tenant's batch response (m.Priority batch): its batch subject
+//     toolgate.in.t.<tenant>.batch (accumulate reads it apart from the
+//     tenant's interactive responses);
+//   - no tenant (see tenantOf): toolgate.in.response; an asserting
+//     producer (AssertingAs): its own subject.
+//
+// On the last two, and the batch subject, other content under a used id is
+// stored and refused by toolgate (response_id_conflict, which a Watch
+// receives; see Refused). A deployment older than the claimed subjects
+// refuses the publish (the producer user may not publish there): upgrade
+// producers last (README, "Upgrading").
 func (p *Producer) PublishResponse(ctx context.Context, m Meta, body []byte) error {
 	tenant, err := p.tenantOf(m)
 	if err != nil {
@@ -84,10 +94,17 @@ func (p *Producer) PublishResponse(ctx context.Context, m Meta, body []byte) err
 	}
 	h.Set(nats.MsgIdHdr, m.ResponseID+":"+digest(h, body))
 	subj := wire.InResponseForPriority(tenant, m.Priority)
+	claimed := tenant != "" && m.Priority != wire.PriorityBatch
+	if claimed {
+		subj = wire.InTenantClaimed(tenant, m.ResponseID)
+	}
 	if p.as != "" {
-		subj = wire.InAsResponse(p.as)
+		subj, claimed = wire.InAsResponse(p.as), false
 	}
 	msg := &nats.Msg{Subject: subj, Data: body, Header: h}
+	if claimed {
+		return p.publishClaimed(ctx, msg, m.ResponseID)
+	}
 	ack, err := p.js.PublishMsg(ctx, msg)
 	if err != nil {
 		return fmt.Errorf("producer: publish response %s: %w", m.ResponseID, sizeRefused(err, msg))

@@ -73,6 +73,25 @@ func InTenantStream(tenant, responseID string) string {
 	return InTenantPrefix + TenantToken(tenant) + ".stream." + responseID
 }
 
+// StreamResponses is the stream of the claimed subjects (InTenantClaimed):
+// one message per subject, kept for the claim period, read back by direct
+// get.
+const StreamResponses = "TOOLGATE_RESPONSES"
+
+// InTenantClaimedRest starts what follows the tenant token on
+// InTenantClaimed; the response id follows.
+const InTenantClaimedRest = "response."
+
+// InTenantClaimed is where tenant's producer publishes a whole interactive
+// response whose id is one subject token (a valid response id):
+// toolgate.in.t.<tenant>.response.<response-id>. Its stream keeps one
+// message per subject and refuses another for the claim period, so the
+// publish itself claims the id: other content under it is refused at
+// publish.
+func InTenantClaimed(tenant, responseID string) string {
+	return InTenantPrefix + TenantToken(tenant) + "." + InTenantClaimedRest + responseID
+}
+
 // InTenantAll matches every ingest subject of tenant.
 func InTenantAll(tenant string) string { return InTenantPrefix + TenantToken(tenant) + ".>" }
 

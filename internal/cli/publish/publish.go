@@ -205,7 +205,11 @@ func publishPlan(url string, plan []planned, wait time.Duration) error {
 	ctx, cancel := cmdutil.Timeout()
 	defer cancel()
 	for i := range plan {
-		if err := plan[i].send(ctx, p); err != nil {
+		err := plan[i].send(ctx, p)
+		if errors.Is(err, producer.ErrConflict) { // refused at publish on its claimed subject: nothing ran
+			return &cmdutil.ExitError{Code: exitPublishConflict, Err: err}
+		}
+		if err != nil {
 			return publishError(url, tenant, err)
 		}
 	}

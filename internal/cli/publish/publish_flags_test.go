@@ -27,11 +27,16 @@ func TestPublish_detects_the_provider_takes_flags_after_the_file_and_reads_stdin
 		t.Fatal(err)
 	}
 	url := srv.ClientURL()
-	// stored is the last message on subject: a tenant's response is
-	// published on its tenant's own subject (wire.InTenantResponse).
+	// stored is the last message on subject: a tenant's interactive
+	// response is published on its claimed subject (wire.InTenantClaimed,
+	// in TOOLGATE_RESPONSES), its batch response on its batch subject.
 	stored := func(t *testing.T, subject string) map[string]string {
 		t.Helper()
-		st, err := js.Stream(ctx, streams.StreamIn)
+		stream := streams.StreamIn
+		if _, rest, ok := wire.SplitInTenant(subject); ok && strings.HasPrefix(rest, wire.InTenantClaimedRest) {
+			stream = streams.StreamResponses
+		}
+		st, err := js.Stream(ctx, stream)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -50,7 +55,7 @@ func TestPublish_detects_the_provider_takes_flags_after_the_file_and_reads_stdin
 	if code != 0 || !strings.Contains(out, "one anthropic response") {
 		t.Fatalf("exit %d:\n%s", code, out)
 	}
-	h := stored(t, wire.InTenantResponse("acme"))
+	h := stored(t, wire.InTenantClaimed("acme", "pf-stdin"))
 	want := map[string]string{"body": anthropicWeather, wire.HeaderProvider: provider.Anthropic, wire.HeaderResponseID: "pf-stdin", wire.HeaderTenant: "acme",
 		wire.HeaderModel: "claude-sonnet-4-5", wire.HeaderConversation: "conv-1", wire.HeaderAtomic: "true"}
 	for k, v := range want {
@@ -76,6 +81,10 @@ func TestPublish_detects_the_provider_takes_flags_after_the_file_and_reads_stdin
 	// The same response again is a duplicate: exit 5, also without --wait.
 	if out, code := runPublish(t, []byte(anthropicWeather), "--nats", url, "--response-id", "pf-stdin", "--tenant", "acme", "--model", "claude-sonnet-4-5", "--conversation", "conv-1", "--atomic", "-"); code != exitPublishConflict || !strings.Contains(out, "already published") {
 		t.Fatalf("duplicate: exit %d:\n%s", code, out)
+	}
+	// Other content under the used id is refused at publish: exit 5.
+	if out, code := runPublish(t, []byte(weatherCall), "--nats", url, "--response-id", "pf-stdin", "--tenant", "acme", "-"); code != exitPublishConflict || !strings.Contains(out, "response_id_conflict") {
+		t.Fatalf("other content under a used id: exit %d:\n%s", code, out)
 	}
 
 	// What cannot be run as given exits 2 and publishes nothing.

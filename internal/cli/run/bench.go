@@ -84,7 +84,11 @@ func BenchCmd(args []string) error {
 	}
 	defer at.close() // after the rig's Close: the stages stop first
 	fair := streams.Fair{Tenants: stage.SplitList(*tenants), Partitions: *parts}
-	tenant := ""
+	// The steps' calls are a tenant's, published as pkg/producer does a
+	// tenant's whole response: on its claimed subject, the publish being
+	// the response-id claim (issue 30). Without a list, tenant
+	// bench.Tenant's (no lanes).
+	tenant := bench.Tenant
 	if len(fair.Tenants) > 0 {
 		tenant = fair.Tenants[0]
 	}
