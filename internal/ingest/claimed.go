@@ -94,13 +94,30 @@ func claimTagFields(subject string, h nats.Header) []string {
 // every claim message is passed over: a producer can then withhold only its
 // own tenant's ids, which its grant lets it use anyway.
 func (a *Accumulate) handleClaimMessage(m worker.Msg, rid string) ([]worker.Output, error) {
-	kr := a.tagKeys()
-	if !kr.Has(streams.Accumulate) || kr.TagValid(streams.Accumulate, m.Header.Get(HeaderClaimTag), claimTagFields(m.Subject, m.Header)...) {
+	if a.ownClaim(m) {
 		return nil, nil
 	}
 	tok, _, _ := wire.SplitInTenant(m.Subject)
 	return a.conflict(m, rid, "", laneTenant(tok), call.Rejected, CodeUnprovenClaim, fmt.Sprint(m.StreamSeq),
 		fmt.Sprintf("a claim message on %s that toolgate did not write: nothing runs; response id %s stays used", shortValue(m.Subject, 160), rid))
+}
+
+// ownClaim reports whether m, a claim message, is accumulate's own: its
+// tag verifies with accumulate's seal key, or there is no key to verify
+// with.
+func (a *Accumulate) ownClaim(m worker.Msg) bool {
+	kr := a.tagKeys()
+	return !kr.Has(streams.Accumulate) || kr.TagValid(streams.Accumulate, m.Header.Get(HeaderClaimTag), claimTagFields(m.Subject, m.Header)...)
+}
+
+// PassesOver reports whether Handle passes m over without a word: one of
+// accumulate's own claim messages, read back on its claimed subject. The
+// stage leaves such a message out of its traces (tracing.Handler's
+// untraced), so a call's trace holds the accumulate span that made its
+// calls, not a second one for its claim.
+func (a *Accumulate) PassesOver(m worker.Msg) bool {
+	_, claimed := claimedRID(m.Subject)
+	return claimed && isClaimMessage(m.Header) && a.ownClaim(m)
 }
 
 // claimByMessage claims rid for tenant with c by a claim message on its

@@ -84,7 +84,7 @@ func newSet(stages []string, binds map[string]Binding, d Deps) (*Set, error) {
 			wc.Retrying, wc.Redelivered = tracing.Retrying(wt.retrying), wt.redelivered
 			wc.RetryingOnWait = true // a call a limit holds: its record names the limit
 		}
-		h := tracing.Handler(d.Trace, st, built.Handler)
+		h := tracing.Handler(d.Trace, st, built.Handler, built.Untraced)
 		w, err := worker.New(d.JS, wc, h)
 		if err != nil {
 			return nil, err

@@ -17,6 +17,8 @@ type Built struct {
 	Handler    worker.Handler
 	Extra      map[string]worker.Handler
 	Background []func(context.Context)
+	// Untraced names the inputs of Handler that get no span (tracing.Handler).
+	Untraced func(worker.Msg) bool
 }
 
 // Binding is the runtime half of a row of streams.Table: the code of one
@@ -53,7 +55,7 @@ func bindings() map[string]Binding {
 // timer consumer): they share its cache of stream assemblies and progress.
 func buildAccumulate(d Deps) (Built, error) {
 	acc := accumulate(d)
-	return Built{Handler: acc.Handle, Extra: map[string]worker.Handler{streams.AccumulateTimer: acc.HandleTimer}}, nil
+	return Built{Handler: acc.Handle, Extra: map[string]worker.Handler{streams.AccumulateTimer: acc.HandleTimer}, Untraced: acc.PassesOver}, nil
 }
 
 // buildPolicy: calls waiting for a human live in the approvals bucket, and

@@ -43,7 +43,7 @@ func TestDeadLetter_of_a_failed_gate_continues_the_gate_span(t *testing.T) {
 		return nil, worker.Permanent("undecodable", errors.New("bad json"))
 	}
 	in := worker.Msg{Header: nats.Header{"traceparent": {incoming}}}
-	_, err := Handler(tp, "validate", fail)(context.Background(), in)
+	_, err := Handler(tp, "validate", fail, nil)(context.Background(), in)
 	var we *worker.Error
 	if !errors.As(err, &we) || we.Code != "undecodable" || !strings.Contains(err.Error(), "bad json") {
 		t.Fatalf("the handler's error changed: %v", err)
@@ -77,7 +77,7 @@ func TestDeadLetter_of_a_panic_continues_the_input_trace(t *testing.T) {
 	in := worker.Msg{Header: nats.Header{"Traceparent": {incoming}}} // any spelling is read
 	func() {
 		defer func() { _ = recover() }()
-		_, _ = Handler(tp, "parse", func(context.Context, worker.Msg) ([]worker.Output, error) { panic("boom") })(context.Background(), in)
+		_, _ = Handler(tp, "parse", func(context.Context, worker.Msg) ([]worker.Output, error) { panic("boom") }, nil)(context.Background(), in)
 	}()
 	outs := DeadLetter(tp, "parse", fresh)(in, "panic", worker.Permanent("panic", errors.New("handler panic: boom")))
 	spans := rec.Ended()
@@ -101,7 +101,7 @@ func TestDeadLetter_and_Retrying_off_pass_the_input_trace_through(t *testing.T) 
 	in := worker.Msg{Header: nats.Header{"traceparent": {incoming}, "tracestate": {"p=1"}}}
 	_, err := Handler(nil, "execute", func(context.Context, worker.Msg) ([]worker.Output, error) {
 		return nil, worker.Transient("executor_unavailable", 0, errors.New("no responders"))
-	})(context.Background(), in)
+	}, nil)(context.Background(), in)
 	retrying := Retrying(func(worker.Msg, error, worker.Attempt) []worker.Output {
 		return []worker.Output{{Subject: "$KV.calls.c1"}}
 	})
@@ -131,7 +131,7 @@ func TestRetrying_status_record_continues_the_failed_gate_span(t *testing.T) {
 	in := worker.Msg{Header: nats.Header{"traceparent": {incoming}}}
 	_, err := Handler(tp, "execute", func(context.Context, worker.Msg) ([]worker.Output, error) {
 		return nil, worker.Transient("executor_unavailable", 0, errors.New("no responders"))
-	})(context.Background(), in)
+	}, nil)(context.Background(), in)
 	var gotErr error
 	outs := Retrying(func(_ worker.Msg, err error, _ worker.Attempt) []worker.Output {
 		gotErr = err

@@ -36,10 +36,16 @@ const (
 // reads and unwraps as before), so that its dead letter (DeadLetter) and
 // retry status records (Retrying) continue the gate's span. A panicking
 // handler's span records the failure panic.
-func Handler(tp trace.TracerProvider, stage string, h worker.Handler) worker.Handler {
+//
+// untraced, when set, names the inputs that get no span (accumulate's own
+// claim messages, which it passes over): they are handled as they are.
+func Handler(tp trace.TracerProvider, stage string, h worker.Handler, untraced func(worker.Msg) bool) worker.Handler {
 	tr := tracer(tp)
 	name := "toolgate." + stage
 	return func(ctx context.Context, m worker.Msg) ([]worker.Output, error) {
+		if untraced != nil && untraced(m) {
+			return h(ctx, m)
+		}
 		ctx = tracehdr.Extract(ctx, m.Header)
 		ctx, span := tr.Start(ctx, name, trace.WithSpanKind(trace.SpanKindConsumer),
 			trace.WithAttributes(AttrStage.String(stage), attribute.String("messaging.system", "nats"), attribute.String("messaging.destination.name", m.Subject)))
