@@ -151,6 +151,17 @@ func groupLeaderStreams(ctx context.Context, js jetstream.JetStream, infos map[s
 		seen[name] = true
 		return leaderStream{Name: name, Peers: streamPeers(info)}, nil
 	}
+	partitionsOf := func(names []string, laned bool) (leaderStage, error) {
+		st := leaderStage{Laned: laned}
+		for _, name := range names {
+			s, err := peers(name)
+			if err != nil {
+				return st, err
+			}
+			st.Partitions = append(st.Partitions, s)
+		}
+		return st, nil
+	}
 	if gates, err = peers(StreamGates); err != nil {
 		return gates, nil, nil, err
 	}
@@ -166,24 +177,16 @@ func groupLeaderStreams(ctx context.Context, js jetstream.JetStream, infos map[s
 		for _, p := range ps {
 			names = append(names, PartitionStream(stage, p))
 		}
-		st := leaderStage{Laned: Laned(stage)}
-		for _, name := range names {
-			s, err := peers(name)
-			if err != nil {
-				return gates, nil, nil, err
-			}
-			st.Partitions = append(st.Partitions, s)
+		st, err := partitionsOf(names, Laned(stage))
+		if err != nil {
+			return gates, nil, nil, err
 		}
 		stages = append(stages, st)
 	}
 	if names := replayPartitionStreams(infos); len(names) > 1 { // partitioned: placed like a stage's partitions
-		var st leaderStage
-		for _, name := range names {
-			s, err := peers(name)
-			if err != nil {
-				return gates, nil, nil, err
-			}
-			st.Partitions = append(st.Partitions, s)
+		st, err := partitionsOf(names, false)
+		if err != nil {
+			return gates, nil, nil, err
 		}
 		stages = append(stages, st)
 	}

@@ -37,6 +37,21 @@ func runLaned(t *testing.T) *server.Server {
 	return s
 }
 
+// runUsers starts a server with the users of c, each with the password
+// pw-<user>.
+func runUsers(t *testing.T, c authz.Config) *server.Server {
+	t.Helper()
+	pw := map[string]string{}
+	for _, u := range c.Names() {
+		pw[u] = "pw-" + u
+	}
+	users, err := natsusers.ConfigUsers(c, pw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return testenv.RunJetStream(t, func(o *server.Options) { o.Users = users })
+}
+
 func connect(t *testing.T, s *server.Server, user string) jetstream.JetStream {
 	t.Helper()
 	js, _ := connectWatched(t, s, user)

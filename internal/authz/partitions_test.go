@@ -5,11 +5,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/toolgate/toolgate/internal/authz"
-	"github.com/toolgate/toolgate/internal/natsusers"
 	"github.com/toolgate/toolgate/internal/testenv"
 	"github.com/toolgate/toolgate/streams"
 )
@@ -23,15 +21,7 @@ import (
 func TestPartitions_each_stage_consumes_only_its_own_partitions(t *testing.T) {
 	c := authz.DefaultConfig()
 	c.Partitions = 3
-	pw := map[string]string{}
-	for _, u := range c.Names() {
-		pw[u] = "pw-" + u
-	}
-	users, err := natsusers.ConfigUsers(c, pw)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := testenv.RunJetStream(t, func(o *server.Options) { o.Users = users })
+	s := runUsers(t, c)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	admin := connect(t, s, authz.Admin)

@@ -6,10 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats-server/v2/server"
-
 	"github.com/toolgate/toolgate/internal/authz"
-	"github.com/toolgate/toolgate/internal/natsusers"
 	"github.com/toolgate/toolgate/internal/testenv"
 	"github.com/toolgate/toolgate/streams"
 )
@@ -21,15 +18,7 @@ import (
 // even look a partition bucket up.
 func TestExecutorPartitions_each_group_writes_only_its_own_tools_keys(t *testing.T) {
 	c := authz.Config{Groups: []authz.Group{{Name: "payments", Tools: []string{"create_invoice"}}, {Name: "weather", Tools: []string{"get_weather"}}}, Partitions: 3}
-	pw := map[string]string{}
-	for _, u := range c.Names() {
-		pw[u] = "pw-" + u
-	}
-	users, err := natsusers.ConfigUsers(c, pw)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := testenv.RunJetStream(t, func(o *server.Options) { o.Users = users })
+	s := runUsers(t, c)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	admin := connect(t, s, authz.Admin)
