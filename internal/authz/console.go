@@ -54,6 +54,9 @@ func consoleRole() *Permissions {
 	// backlog), listed; the gates' hops are read by sequence below for the
 	// oldest waiting, never the producers' input in TOOLGATE_IN.
 	pub = append(pub, api("STREAM.INFO", streams.StreamIn), api("CONSUMER.LIST", streams.StreamIn), api("CONSUMER.LIST", streams.StreamGates))
+	// Accumulate's lane durables of the claimed whole responses (issue 30)
+	// are in TOOLGATE_RESPONSES: listed the same way, never a message read.
+	pub = append(pub, api("STREAM.INFO", streams.StreamResponses), api("CONSUMER.LIST", streams.StreamResponses))
 	// A call in flight has no status record until it waits or ends (issue
 	// 30): the pages read its hop by sequence (internal/inflight), which
 	// the dead letters' grant already shows of a failed call.

@@ -18,7 +18,8 @@ import (
 // With P = 2, calls waiting in partition 1 only show on the overview, read
 // by the least-privilege console user: the stage's pending, the executor
 // group's queue and the listed tenant's lane backlog (each read partition
-// 0 only before).
+// 0 only before), and a claimed whole response waiting at accumulate in
+// TOOLGATE_RESPONSES.
 func TestOverview_counts_a_backlog_in_partition_1(t *testing.T) {
 	r := newRigAs(t, nil, nil, true)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -26,11 +27,16 @@ func TestOverview_counts_a_backlog_in_partition_1(t *testing.T) {
 	set := streams.DefaultSettings()
 	set.Storage = jetstream.MemoryStorage
 	set = streamstest.Partition1Backlog(ctx, t, r.js, set)
+	// And one claimed whole response of noisy's waiting at accumulate, in
+	// TOOLGATE_RESPONSES (issue 30): its lane counts it too.
+	if _, err := r.js.Publish(ctx, streams.InTenantClaimed("noisy", "r1"), []byte("{}")); err != nil {
+		t.Fatal(err)
+	}
 	noisy, quiet := set.Fair.LaneIndex("noisy"), set.Fair.LaneIndex("quiet")
 	want := []string{
 		`data-live="stage.validate.pending">2<`,
 		`<tr data-group="erp"><td>erp</td><td class="num">0/4</td><td class="num">3</td>`,
-		`<td>noisy</td><td class="num">` + strconv.Itoa(noisy) + `</td><td class="num">2</td>`,
+		`<td>noisy</td><td class="num">` + strconv.Itoa(noisy) + `</td><td class="num">3</td>`,
 		`<td>quiet</td><td class="num">` + strconv.Itoa(quiet) + `</td><td class="num">3</td>`,
 	}
 	var body string

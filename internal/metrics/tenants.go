@@ -2,6 +2,7 @@ package metrics
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"strconv"
 	"strings"
@@ -59,36 +60,43 @@ type laneDurable struct {
 // producers' input, TOOLGATE_IN, so its accumulate backlog has no age).
 func JetStreamTenantLanes(js jetstream.JetStream, msgs func(stream string) bool) TenantLanes {
 	return func(ctx context.Context) ([]TenantLane, error) {
-		in, err := js.Stream(ctx, streams.StreamOf(streams.Accumulate))
-		if err != nil {
-			return nil, err
-		}
 		lanes := map[int]*TenantLane{}
 		var durables []laneDurable
-		l := in.ListConsumers(ctx)
-		for ci := range l.Info() {
-			idx, batch, ok := accumulateLaneIndex(ci.Name)
-			if !ok {
+		// Accumulate's lane durables in TOOLGATE_IN (interactive and batch)
+		// and in TOOLGATE_RESPONSES (their claimed whole responses, issue
+		// 30; absent on a deployment of before).
+		for _, name := range []string{streams.StreamOf(streams.Accumulate), streams.StreamResponses} {
+			in, err := js.Stream(ctx, name)
+			if name == streams.StreamResponses && errors.Is(err, jetstream.ErrStreamNotFound) {
 				continue
 			}
-			tl := lanes[idx]
-			if tl == nil {
-				tl = &TenantLane{Lane: idx}
-				lanes[idx] = tl
+			if err != nil {
+				return nil, err
 			}
-			filters := filtersOf(ci)
-			if !batch || len(tl.Tenants) == 0 { // the interactive durable names them; the batch one too, in list order
-				tl.Tenants = tl.Tenants[:0]
-				for _, f := range filters {
-					if tok, _, ok := wire.SplitInTenant(f); ok && !slices.Contains(tl.Tenants, tok) {
-						tl.Tenants = append(tl.Tenants, tok)
+			l := in.ListConsumers(ctx)
+			for ci := range l.Info() {
+				idx, batch, ok := accumulateLaneIndex(ci.Name)
+				if !ok {
+					continue
+				}
+				tl := lanes[idx]
+				if tl == nil {
+					tl = &TenantLane{Lane: idx}
+					lanes[idx] = tl
+				}
+				filters := filtersOf(ci)
+				if len(tl.Tenants) == 0 { // each of a lane's durables names its tenants, in list order
+					for _, f := range filters {
+						if tok, _, ok := wire.SplitInTenant(f); ok && !slices.Contains(tl.Tenants, tok) {
+							tl.Tenants = append(tl.Tenants, tok)
+						}
 					}
 				}
+				durables = append(durables, laneDurable{idx: idx, batch: batch, filters: filters, ci: ci})
 			}
-			durables = append(durables, laneDurable{idx: idx, batch: batch, filters: filters, ci: ci})
-		}
-		if err := l.Err(); err != nil {
-			return nil, err
+			if err := l.Err(); err != nil {
+				return nil, err
+			}
 		}
 		if len(lanes) == 0 {
 			return nil, nil
@@ -127,13 +135,17 @@ func JetStreamTenantLanes(js jetstream.JetStream, msgs func(stream string) bool)
 }
 
 // accumulateLaneIndex is the lane index of an accumulate lane durable's
-// name (streams.AccumulateLane, or streams.AccumulateBatchLane: batch).
+// name (streams.AccumulateLane, streams.AccumulateClaimedLane, or
+// streams.AccumulateBatchLane: batch).
 func accumulateLaneIndex(name string) (idx int, batch, ok bool) {
 	s, ok := strings.CutPrefix(name, streams.Accumulate+"_")
 	if !ok {
 		return 0, false, false
 	}
 	s, batch = strings.CutSuffix(s, "b")
+	if !batch {
+		s, _ = strings.CutSuffix(s, "r")
+	}
 	n, err := strconv.Atoi(s)
 	return n, batch, err == nil && n >= 0 && strconv.Itoa(n) == s
 }

@@ -42,7 +42,10 @@ func TestTenantLanes_read_backlog_oldest_and_delivered_per_listed_tenant(t *test
 		}
 	}
 	noisy, quiet := set.Fair.LaneIndex("noisy"), set.Fair.LaneIndex("quiet")
-	pub(streams.InTenantResponse("noisy"), 3)    // accumulate, noisy's lane
+	pub(streams.InTenantResponse("noisy"), 1)  // accumulate, noisy's lane
+	for _, rid := range []string{"r1", "r2"} { // accumulate, noisy's lane: claimed whole responses (TOOLGATE_RESPONSES)
+		pub(streams.InTenantClaimed("noisy", rid), 1)
+	}
 	pub(streams.InTenantBatch("noisy"), 4)       // accumulate, noisy's batch lane
 	pub(streams.InTenantResponse("stranger"), 5) // not listed: the main durable's
 	pub(streams.GateLane(streams.Validate, streams.LaneToken(noisy, true)), 2)
@@ -74,7 +77,7 @@ func TestTenantLanes_read_backlog_oldest_and_delivered_per_listed_tenant(t *test
 		t.Fatalf("lanes: %+v, want noisy's %d and quiet's %d", ls, noisy, quiet)
 	}
 	if l := ls[0]; strings.Join(l.Tenants, ",") != "noisy" || l.Backlog != 9 || l.Batch != 6 || l.Delivered != 0 || l.Oldest.Before(before.Add(-time.Second)) {
-		t.Errorf("noisy: %+v, want backlog 9 (3 at accumulate, 4 batch at accumulate, 2 batch at validate), none delivered to execute, oldest since the test began", l)
+		t.Errorf("noisy: %+v, want backlog 9 (3 at accumulate, 2 of them claimed whole responses, 4 batch at accumulate, 2 batch at validate), none delivered to execute, oldest since the test began", l)
 	}
 	if l := ls[1]; strings.Join(l.Tenants, ",") != "quiet" || l.Backlog != 1 || l.Batch != 0 || l.Delivered != 1 || l.Oldest.IsZero() {
 		t.Errorf("quiet: %+v, want backlog 1 (in flight at execute), 1 delivered to execute, an oldest", l)

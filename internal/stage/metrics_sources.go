@@ -60,7 +60,7 @@ func watchCluster(m *metrics.Metrics, stages []string, js jetstream.JetStream, m
 // consumers and messages (a denied request would wait for its timeout on
 // every scrape).
 func mayReadLanes(may mayFunc) bool {
-	for _, s := range append([]string{streams.StreamOf(streams.Accumulate), streams.StreamGates, streams.StreamExecute}, streams.LaneStreams()...) {
+	for _, s := range append([]string{streams.StreamOf(streams.Accumulate), streams.StreamResponses, streams.StreamGates, streams.StreamExecute}, streams.LaneStreams()...) {
 		if !may(api("STREAM.INFO", s), api("CONSUMER.LIST", s), api("STREAM.MSG.GET", s)) {
 			return false
 		}
