@@ -191,6 +191,9 @@ func (a *Accumulate) heldClaim(ctx context.Context, subject string) (*claim, err
 	}
 	at, _ := time.Parse(time.RFC3339Nano, r.Header.Get("Nats-Time-Stamp"))
 	if isClaimMessage(r.Header) {
+		if !a.ownClaim(worker.Msg{Subject: subject, Header: r.Header}) { // a producer's forgery holds the id, matching nothing
+			return &claim{Kind: "response", Hash: "unproven claim", At: at}, nil
+		}
 		c := claim{Kind: r.Header.Get(HeaderClaimKind), Hash: r.Header.Get(HeaderClaimHash), At: at}
 		if t, err := time.Parse(time.RFC3339Nano, r.Header.Get(HeaderClaimAt)); err == nil {
 			c.At = t

@@ -211,6 +211,48 @@ func TestClaimed_a_forged_claim_message_is_refused_and_recorded(t *testing.T) {
 	}
 }
 
+// TestClaimed_a_forged_claim_message_is_never_taken_as_a_claim: a claim
+// message without accumulate's tag holds its subject (the server keeps the
+// first message), but when a response arrives on another path under that
+// id, its hash is not read as the claim, even when it is the very hash the
+// response's content has: the forgery matches nothing (a conflict).
+func TestClaimed_a_forged_claim_message_is_never_taken_as_a_claim(t *testing.T) {
+	r, _ := claimedRig(t)
+	p := r.producerOf("acme")
+	ctx := context.Background()
+	batch := weather("g1")
+	batch.Priority = wire.PriorityBatch
+	if err := p.PublishResponse(ctx, batch, weatherIn("Oslo")); err != nil {
+		t.Fatal(err)
+	}
+	r.parsedN(t, "g1", 1)
+	// The hash accumulate's claim gives this sender's content (the same
+	// under any id), read from its claim message of g1.
+	own, err := r.nc.Request(streams.DirectGetLast(streams.StreamResponses, wire.InTenantClaimed("acme", "g1")), nil, 5*time.Second)
+	if err != nil || own.Header.Get(HeaderClaimHash) == "" {
+		t.Fatalf("accumulate's claim message of g1: %v %v", own, err)
+	}
+	m := &nats.Msg{Subject: wire.InTenantClaimed("acme", "g2"), Header: nats.Header{}}
+	for _, h := range []string{HeaderClaimKind, HeaderClaimHash, HeaderClaimAt} {
+		m.Header.Set(h, own.Header.Get(h))
+	}
+	m.Header.Set(HeaderClaimTag, "k1:forged")
+	if _, err := r.js.PublishMsg(ctx, m); err != nil {
+		t.Fatal(err)
+	}
+	batch.ResponseID = "g2"
+	if err := p.PublishResponse(ctx, batch, weatherIn("Oslo")); err != nil {
+		t.Fatal(err)
+	}
+	r.settledAll(t)
+	if n := r.statusCount("g2", call.ResponseIDConflict); n != 1 {
+		t.Fatalf("%d response_id_conflict results of g2, want 1: %+v", n, r.resultsFor("g2"))
+	}
+	if n := len(r.parsedFor("g2")); n != 0 {
+		t.Fatalf("%d envelopes of g2 at parse: the forged claim was taken as the response's own", n)
+	}
+}
+
 // TestClaimed_a_streams_id_then_a_whole_response_is_a_conflict: a stream
 // claims its id at assembly (a claim message of kind stream); a whole
 // response under that id is then refused at publish.
