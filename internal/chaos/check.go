@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"sort"
+	"strings"
 
 	"github.com/toolgate/toolgate/internal/dlq"
 )
@@ -24,6 +25,7 @@ type Verdict struct {
 	Inconsistent   int // outcome and executor disagree (executed but never run, run but reported not run)
 	MissingLetters int // failed calls with no dead letter, or with more than one
 	Unaccepted     int // results of responses the producer never saw acked (informational)
+	Claimed        int // results of calls of ChaosTenant (the responses published on its claimed subject)
 	Violations     []string
 }
 
@@ -55,6 +57,9 @@ func judge(acc map[string]string, results []result, runs map[string]int, letters
 	for _, r := range results {
 		byKey[r.key()] = append(byKey[r.key()], r)
 		byResponse[r.ResponseID]++
+		if strings.HasPrefix(r.CallID, ChaosTenant+"=") {
+			v.Claimed++
+		}
 	}
 	lettersOf := map[string]int{}
 	for _, l := range letters {

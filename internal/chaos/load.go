@@ -44,11 +44,26 @@ func (a *accepted) ids() map[string]string {
 }
 
 // produce publishes n responses from bench.Mix at rate per second, as a
-// producer would: each with Nats-Msg-Id = its response id, retried with the
+// producer would (half of them on a tenant's claimed subject, ingestSubject): each with Nats-Msg-Id = its response id, retried with the
 // same id until JetStream acks it (de-duplication makes the retry safe) or
 // retry has passed. A response counts as accepted once acked.
 func produce(ctx context.Context, js jetstream.JetStream, prefix string, n int, rate float64, retry time.Duration, acc *accepted) {
 	produceHeld(ctx, js, prefix, n, rate, retry, acc, nil)
+}
+
+// ChaosTenant is the tenant whose claimed subject carries every other
+// response of the load (odd i): the path pkg/producer takes for a tenant's
+// whole responses, where the publish claims the response id (issue 30).
+// The others go on the shared subject, where accumulate claims the id by a
+// claim message.
+const ChaosTenant = "chaos"
+
+// ingestSubject is where the load publishes response i, rid.
+func ingestSubject(rid string, i int) string {
+	if i%2 == 1 {
+		return streams.InTenantClaimed(ChaosTenant, rid)
+	}
+	return streams.SubjectInResponse
 }
 
 // produceHeld is produce that, when held is not nil, publishes the last
@@ -79,7 +94,7 @@ func produceHeld(ctx context.Context, js jetstream.JetStream, prefix string, n i
 		body := k.Body(rid, i)
 		deadline := time.Now().Add(retry)
 		for {
-			m := nats.NewMsg(streams.SubjectInResponse)
+			m := nats.NewMsg(ingestSubject(rid, i))
 			m.Data = body
 			m.Header.Set(streams.HeaderProvider, k.Provider)
 			m.Header.Set(streams.HeaderResponseID, rid)
