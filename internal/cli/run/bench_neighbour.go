@@ -6,6 +6,7 @@ import (
 	"maps"
 	"os"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/toolgate/toolgate/internal/bench"
@@ -35,14 +36,7 @@ func benchNeighbour(burst int, quietRate float64, redisURL, tools string) error 
 	defer rig.Close()
 	ctx := context.Background()
 	fmt.Printf("machine: %s\n", bench.Machine())
-	// The burst alone first: the pipeline's maximum for these calls on this
-	// rig, fairness lanes on, which each scenario's drain rate is a share of.
-	ref, err := bench.Neighbour{BurstTenant: "noisy", Burst: burst}.Run(ctx, rig.NC, rig.JS, fmt.Sprintf("nb%d-", time.Now().UnixNano()))
-	if err != nil {
-		return err
-	}
-	fmt.Printf("the burst alone (the pipeline's maximum for these calls): %d calls in %v = %.0f calls/s; lost %d, twice %d\n",
-		ref.Burst.Count, ref.Burst.Elapsed.Round(time.Millisecond), ref.Burst.Rate(), ref.Lost, ref.Twice)
+	drained := map[string]float64{}
 	for _, sc := range []struct {
 		name string
 		n    bench.Neighbour
@@ -64,8 +58,8 @@ func benchNeighbour(burst int, quietRate float64, redisURL, tools string) error 
 			ratio = float64(f.QuietDuring.Percentile(99)) / float64(p)
 		}
 		fmt.Printf("  quiet p99 during / alone: %.1fx\n", ratio)
-		fmt.Printf("  burst drained: %d calls in %v = %.0f calls/s (published in %v), %s of the burst alone (goal: at least 90 %%)\n",
-			f.Burst.Count, f.Burst.Elapsed.Round(time.Millisecond), f.Burst.Rate(), f.Published.Round(time.Millisecond), share(f.Burst.Rate(), ref.Burst.Rate()))
+		fmt.Printf("  burst drained: %d calls in %v = %.0f calls/s (published in %v)\n", f.Burst.Count, f.Burst.Elapsed.Round(time.Millisecond), f.Burst.Rate(), f.Published.Round(time.Millisecond))
+		drained[sc.name[:strings.Index(sc.name, ":")]] = f.Burst.Rate()
 		fmt.Printf("  lost %d, twice %d\n", f.Lost, f.Twice)
 		for _, h := range []struct {
 			name string
@@ -89,6 +83,18 @@ func benchNeighbour(burst int, quietRate float64, redisURL, tools string) error 
 		fmt.Print(bench.FormatRows(f.QuietDuringStages))
 		fmt.Printf("  of them, sent while the burst was published:\n")
 		fmt.Print(bench.FormatRows(f.QuietPublishingStages))
+	}
+	// Then the burst alone, on the same rig, warm as the scenarios found
+	// it: the pipeline's maximum for these calls, fairness lanes on, which
+	// each scenario's drain rate is a share of (issue 37: at least 90 %).
+	ref, err := bench.Neighbour{BurstTenant: "noisy", Burst: burst}.Run(ctx, rig.NC, rig.JS, fmt.Sprintf("nb%d-", time.Now().UnixNano()))
+	if err != nil {
+		return err
+	}
+	fmt.Printf("the burst alone (the pipeline's maximum for these calls): %d calls in %v = %.0f calls/s; lost %d, twice %d\n",
+		ref.Burst.Count, ref.Burst.Elapsed.Round(time.Millisecond), ref.Burst.Rate(), ref.Lost, ref.Twice)
+	for _, name := range slices.Sorted(maps.Keys(drained)) {
+		fmt.Printf("  %s: the burst drained at %s of that (goal: at least 90 %%)\n", name, share(drained[name], ref.Burst.Rate()))
 	}
 	return nil
 }
