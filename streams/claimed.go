@@ -1,8 +1,6 @@
 package streams
 
 import (
-	"time"
-
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/toolgate/toolgate/pkg/wire"
@@ -57,14 +55,4 @@ func (s Settings) responsesConfig(c jetstream.StreamConfig, maxMsg int32) jetstr
 	c.Compression = jetstream.S2Compression
 	c.MaxMsgSize = maxMsg
 	return c
-}
-
-// ClaimTTL is how long a response id stays claimed: Settings.ResponseIDTTL,
-// or 7 days when unset.
-func (s Settings) ClaimTTL() time.Duration { return s.responseIDTTL() }
-
-// DirectGetLast is the direct-get subject that answers the last message
-// stored on subject in stream (nats-server 2.10's last-by-subject form).
-func DirectGetLast(stream, subject string) string {
-	return "$JS.API.DIRECT.GET." + stream + "." + subject
 }

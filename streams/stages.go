@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/toolgate/toolgate/internal/call"
+	"github.com/toolgate/toolgate/pkg/wire"
 )
 
 // Consumer is one durable pull consumer of a stage, as data. Its Name and
@@ -146,7 +147,7 @@ func buildTable() []Stage {
 		// message on the claimed subject, and reads what holds a claimed
 		// subject back (claimed.go); the response-ids bucket of before is
 		// only read, in the week after the upgrade.
-		Publishes: []string{TimerSubject(), ResponseDone("*"), ProgressAll(), InClaimedAll(), DirectGetLast(StreamResponses, InClaimedAll())},
+		Publishes: []string{TimerSubject(), ResponseDone("*"), ProgressAll(), InClaimedAll(), wire.ClaimedLast(InClaimedAll())},
 		Buckets:   []Bucket{{Name: BucketResponses}, {Name: BucketResponseIDs}},
 		Reads:     []string{InStream(">"), InTenantStreams()},
 	}

@@ -339,7 +339,7 @@ func tenantIngest(tenant string) []string {
 		// Its claimed subjects (streams/claimed.go), and what holds one
 		// read back, its own and no other tenant's (pkg/producer: a
 		// response id refused at publish).
-		wire.InTenantClaimed(tenant, "*"), streams.DirectGetLast(streams.StreamResponses, wire.InTenantClaimed(tenant, "*"))}
+		wire.InTenantClaimed(tenant, "*"), wire.ClaimedLast(wire.InTenantClaimed(tenant, "*"))}
 }
 
 // executor grants an executor group its tools' subjects and the discovery

@@ -168,7 +168,7 @@ func (a *Accumulate) claimByMessage(ctx context.Context, m worker.Msg, tenant, r
 // DiscardNewPerSubject).
 func claimTaken(err error) bool {
 	var ae *jetstream.APIError
-	return errors.As(err, &ae) && ae.ErrorCode == 10077 && ae.Description == "maximum messages per subject exceeded"
+	return errors.As(err, &ae) && ae.ErrorCode == wire.ClaimedFullCode && ae.Description == wire.ClaimedFullDescription
 }
 
 // heldClaim is the claim the message on claimed subject holds, read by
@@ -178,7 +178,7 @@ func claimTaken(err error) bool {
 func (a *Accumulate) heldClaim(ctx context.Context, subject string) (*claim, error) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	r, err := a.JS.Conn().RequestWithContext(ctx, streams.DirectGetLast(streams.StreamResponses, subject), nil)
+	r, err := a.JS.Conn().RequestWithContext(ctx, wire.ClaimedLast(subject), nil)
 	if err != nil {
 		return nil, fmt.Errorf("accumulate: read the claim on %s: %w", subject, err)
 	}

@@ -228,7 +228,7 @@ func TestClaimed_a_forged_claim_message_is_never_taken_as_a_claim(t *testing.T) 
 	r.parsedN(t, "g1", 1)
 	// The hash accumulate's claim gives this sender's content (the same
 	// under any id), read from its claim message of g1.
-	own, err := r.nc.Request(streams.DirectGetLast(streams.StreamResponses, wire.InTenantClaimed("acme", "g1")), nil, 5*time.Second)
+	own, err := r.nc.Request(wire.ClaimedLast(wire.InTenantClaimed("acme", "g1")), nil, 5*time.Second)
 	if err != nil || own.Header.Get(HeaderClaimHash) == "" {
 		t.Fatalf("accumulate's claim message of g1: %v %v", own, err)
 	}

@@ -48,7 +48,7 @@ func TestTrust_claimed_subjects_are_each_tenants_own(t *testing.T) {
 		_, err := pjs.PublishMsg(ctx, &nats.Msg{Subject: victim, Data: []byte(`{}`)}, jetstream.WithRetryAttempts(0))
 		return err
 	})
-	get := streams.DirectGetLast(streams.StreamResponses, victim)
+	get := wire.ClaimedLast(victim)
 	testenv.Refused(t, "producer-acme reading globex's claimed subject", func() error { return v.about(get) }, func(ctx context.Context) error {
 		_, err := pnc.RequestWithContext(ctx, get, nil)
 		return err
@@ -60,7 +60,7 @@ func TestTrust_claimed_subjects_are_each_tenants_own(t *testing.T) {
 	if _, err := ajs.PublishMsg(ctx, &nats.Msg{Subject: wire.InTenantClaimed("globex", "r2"), Header: h}); err != nil {
 		t.Fatalf("accumulate publishing a claim message: %v", err)
 	}
-	r, err := anc.RequestWithContext(ctx, streams.DirectGetLast(streams.StreamResponses, wire.InTenantClaimed("globex", "r2")), nil)
+	r, err := anc.RequestWithContext(ctx, wire.ClaimedLast(wire.InTenantClaimed("globex", "r2")), nil)
 	if err != nil || r.Header.Get("Toolgate-Claim-Kind") != "response" {
 		t.Fatalf("accumulate reading a claim back: %v %v", err, r)
 	}

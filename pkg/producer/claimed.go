@@ -18,20 +18,11 @@ import (
 // refuses another. The publish is the response-id claim: other content
 // under a used id is refused here, at publish, and nothing of it is stored.
 
-// codeStoreFailed is JetStream's error code for a message the stream
-// refused to store; with perSubjectFull's description, it is the
-// per-subject limit of a claimed subject.
-const codeStoreFailed = 10077
-
-// perSubjectFull is the description the server gives a message refused
-// because its subject already holds one (DiscardNewPerSubject).
-const perSubjectFull = "maximum messages per subject exceeded"
-
 // claimedRefused reports whether err is the server refusing a message on a
 // claimed subject that already holds one.
 func claimedRefused(err error) bool {
 	var ae *jetstream.APIError
-	return errors.As(err, &ae) && ae.ErrorCode == codeStoreFailed && ae.Description == perSubjectFull
+	return errors.As(err, &ae) && ae.ErrorCode == wire.ClaimedFullCode && ae.Description == wire.ClaimedFullDescription
 }
 
 // publishClaimed publishes msg, a whole response with response id rid on
@@ -70,7 +61,7 @@ func (p *Producer) lastOn(ctx context.Context, subject string) (nats.Header, err
 		ctx, cancel = context.WithTimeout(ctx, 5*time.Second)
 		defer cancel()
 	}
-	r, err := p.nc.RequestWithContext(ctx, "$JS.API.DIRECT.GET."+wire.StreamResponses+"."+subject, nil)
+	r, err := p.nc.RequestWithContext(ctx, wire.ClaimedLast(subject), nil)
 	if err != nil {
 		return nil, err
 	}

@@ -78,6 +78,23 @@ func InTenantStream(tenant, responseID string) string {
 // get.
 const StreamResponses = "TOOLGATE_RESPONSES"
 
+// ClaimedLast is the direct-get subject that answers the message stored on
+// a claimed subject (nats-server's last-by-subject form of
+// $JS.API.DIRECT.GET): how a producer tells its own retry from a conflict,
+// and accumulate what holds a response id.
+func ClaimedLast(subject string) string {
+	return "$JS.API.DIRECT.GET." + StreamResponses + "." + subject
+}
+
+// What JetStream answers a publish on a claimed subject that already holds
+// its message (the per-subject limit, DiscardNewPerSubject): the error
+// code and its description, which tell it from other refusals with the
+// same code.
+const (
+	ClaimedFullCode        = 10077
+	ClaimedFullDescription = "maximum messages per subject exceeded"
+)
+
 // InTenantClaimedRest starts what follows the tenant token on
 // InTenantClaimed; the response id follows.
 const InTenantClaimedRest = "response."
