@@ -149,7 +149,7 @@ func groupLeaderStreams(ctx context.Context, js jetstream.JetStream, infos map[s
 			}
 		}
 		seen[name] = true
-		return leaderStream{Name: name, Peers: streamPeers(info)}, nil
+		return leaderStream{Name: name, Peers: streamPeers(info), Stored: info.State.LastSeq}, nil
 	}
 	partitionsOf := func(names []string, laned bool) (leaderStage, error) {
 		st := leaderStage{Laned: laned}

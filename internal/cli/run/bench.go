@@ -111,6 +111,11 @@ func BenchCmd(args []string) error {
 	}
 	rep.Ceilings = ceilings
 	best, one := bench.Highest(ceilings), ceilings[bench.OneStream]
+	if at.opts.Replicas > 1 {
+		if err := respreadAfterWarmUp(ctx, os.Stdout, rig, tenant, *n); err != nil {
+			return err
+		}
+	}
 	tc1, err := bench.ReadTraffic(ctx, rig.Counters, rig.JS)
 	if err != nil {
 		return err
