@@ -11,6 +11,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/toolgate/toolgate/internal/testenv"
+	"github.com/toolgate/toolgate/pkg/wire"
 )
 
 // On a three-node cluster with R3 settings every gate stream (TOOLGATE_GATES,
@@ -187,5 +188,27 @@ func TestCluster_gate_streams_have_a_leader_each_spread_over_the_nodes(t *testin
 			}
 			return nil
 		})
+	}
+	// Once the streams have stored planTraffic messages the plan weighs
+	// each by its last sequence, read from the cluster's stream info: the
+	// claimed responses' stream what it took, the idle input nothing.
+	for i := range planTraffic {
+		if _, err := js.PublishAsync(wire.InTenantClaimed("acme", fmt.Sprintf("r%d", i)), []byte("{}")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	select {
+	case <-js.PublishAsyncComplete():
+	case <-time.After(30 * time.Second):
+		t.Fatal("the claimed responses were not all stored")
+	}
+	_, _, others, err := leaderStreams(ctx, js)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range others {
+		if (s.Name == StreamResponses && s.Stored != planTraffic) || (s.Name == StreamIn && s.Stored != 0) {
+			t.Errorf("%s stored %d, want %d in TOOLGATE_RESPONSES and 0 in TOOLGATE_IN", s.Name, s.Stored, planTraffic)
+		}
 	}
 }
