@@ -11,7 +11,8 @@ import (
 // With P = 3 every stage publishes a call's result in its partition's
 // results stream: a response of partition k has its result in
 // TOOLGATE_RESULTS (k = 0) or TOOLGATE_RESULTS_<k>, on
-// toolgate.results.<tenant>.<rid>[.p<k>], and nowhere else; the records
+// toolgate.results.<tenant>.<rid>[.p<k>], and nowhere else (a response
+// without a call too: accumulate's response-level result); the records
 // reader (toolgate status, calls ls, the console, whatif) finds each.
 func TestPartitions_results_are_stored_in_their_partitions_stream(t *testing.T) {
 	r := startPartRig(t, 3)
@@ -45,6 +46,21 @@ func TestPartitions_results_are_stored_in_their_partitions_stream(t *testing.T) 
 			if err != nil || res == nil || res.CallID != callID {
 				t.Fatalf("the records reader on %s (partition %d): %+v, %v", callID, p, res, err)
 			}
+		}
+	}
+	// A response without a call: accumulate's response-level result, in
+	// the response's partition too.
+	for p := 1; p < 3; p++ {
+		rid := ""
+		for i := 0; rid == ""; i++ {
+			if id := fmt.Sprintf("none-%d", i); streams.Partition("acme", id, 3) == p {
+				rid = id
+			}
+		}
+		r.publish(rid, "openai-chat", []byte(`{"id":"x","choices":[{"index":0,"message":{"role":"assistant","content":"Hello!"},"finish_reason":"stop"}]}`), streams.HeaderTenant, "acme")
+		r.waitResults(rid, 1)
+		if rs := r.resultsIn(streams.ResultsStreamRef{P: p, Name: streams.ResultsStream(p)}, rid); len(rs) != 1 || rs[0]["status"] != "no_tool_calls" {
+			t.Fatalf("%s's response-level result in %s: %v", rid, streams.ResultsStream(p), rs)
 		}
 	}
 	list, err := reader.List(r.ctx, "", 100, nil, nil)
