@@ -26,7 +26,7 @@ import (
 //
 // It runs with P = 3 partitions (partitions.go): each partitioned stage's
 // three partition streams are led by the three nodes, and so are the
-// executors' three replay buckets, and a hop of partition 2 is stored by
+// three results streams and the executors' three replay buckets, and a hop of partition 2 is stored by
 // partition 2's stream.
 func TestCluster_gate_streams_have_a_leader_each_spread_over_the_nodes(t *testing.T) {
 	servers := testenv.RunJetStreamCluster(t)
@@ -44,11 +44,12 @@ func TestCluster_gate_streams_have_a_leader_each_spread_over_the_nodes(t *testin
 			gateStreams = append(gateStreams, PartitionStream(stage, p))
 		}
 	}
-	var replayStreams []string // placed after the gate streams, like a stage's partitions
+	var resultsStreams, replayStreams []string // placed after the gate streams, each like a stage's partitions
 	for p := range parts {
+		resultsStreams = append(resultsStreams, ResultsStream(p))
 		replayStreams = append(replayStreams, "KV_"+ExecReplayBucket(p))
 	}
-	planned := append(slices.Clone(gateStreams), replayStreams...)
+	planned := append(append(slices.Clone(gateStreams), resultsStreams...), replayStreams...)
 	leader := func(name string) (string, error) {
 		st, err := js.Stream(ctx, name)
 		if err != nil {
@@ -95,12 +96,12 @@ func TestCluster_gate_streams_have_a_leader_each_spread_over_the_nodes(t *testin
 			moved++
 		}
 	}
-	// The gate streams first, in their order, then the executors' replay
-	// partitions, then the others: the input and the results first, the
+	// The gate streams first, in their order, then the results' and the
+	// executors' replay partitions, then the others: the input first, the
 	// buckets' streams among them.
-	if len(names) < len(planned)+2 || !slices.Equal(names[:len(planned)], planned) ||
-		names[len(planned)] != StreamIn || names[len(planned)+1] != StreamResults || !slices.Contains(names, "KV_"+BucketCalls) || moved == 0 {
-		t.Fatalf("moves of %v (%d moved), want one per gate stream and replay partition %v, then the others", names, moved, planned)
+	if len(names) < len(planned)+1 || !slices.Equal(names[:len(planned)], planned) ||
+		names[len(planned)] != StreamIn || !slices.Contains(names, "KV_"+BucketCalls) || moved == 0 {
+		t.Fatalf("moves of %v (%d moved), want one per gate stream, results and replay partition %v, then the others", names, moved, planned)
 	}
 	again, err := SpreadLeaders(ctx, js) // placed: a second spread moves nothing
 	if err != nil {
@@ -132,7 +133,7 @@ func TestCluster_gate_streams_have_a_leader_each_spread_over_the_nodes(t *testin
 	if len(nodes) != len(servers) {
 		t.Fatalf("gate streams led by %d nodes, want %d", len(nodes), len(servers))
 	}
-	partitionsOf := [][]string{replayStreams}
+	partitionsOf := [][]string{resultsStreams, replayStreams}
 	for _, stage := range PartitionedStages() {
 		var names []string
 		for p := range parts {
@@ -140,7 +141,7 @@ func TestCluster_gate_streams_have_a_leader_each_spread_over_the_nodes(t *testin
 		}
 		partitionsOf = append(partitionsOf, names)
 	}
-	for _, names := range partitionsOf { // a stage's partitions, the replay buckets': one leader per node
+	for _, names := range partitionsOf { // a stage's partitions, the results', the replay buckets': one leader per node
 		led := map[string]string{}
 		for _, name := range names {
 			l, err := leader(name)

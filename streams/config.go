@@ -159,8 +159,12 @@ func (s Settings) StreamConfigs() []jetstream.StreamConfig {
 	// Partitions 1 to P-1 of the laned stages' and execute's streams
 	// (partitions.go), each like its partition 0.
 	out = append(out, s.partitionStreamConfigs(out)...)
+	// TOOLGATE_RESULTS on toolgate.results.*.* (narrowed in place from
+	// toolgate.results.>, its messages kept), then the results of
+	// partitions 1 to P-1 (results.go), each like it.
+	results := base(StreamResults, ResultsSubjects(0), s.ResultsMaxAge())
+	out = append(append(out, results), s.resultsPartitionConfigs(results)...)
 	return append(out,
-		base(StreamResults, []string{subjectResults + ">"}, s.ResultsMaxAge()),
 		base(StreamDLQ, []string{subjectDLQ + ">"}, s.DLQMaxAge),
 		base(StreamAudit, []string{subjectAudit + ">"}, s.AuditMaxAge),
 	)

@@ -130,9 +130,9 @@ func ownStreamInfos(ctx context.Context, js jetstream.JetStream) (map[string]*je
 }
 
 // groupLeaderStreams sorts infos into the plan's gate streams, partitioned
-// stages (partition 0 first, then p >= 1 in order of p; the executors'
-// replay buckets last, as one more stage, when there are partitions of
-// them) and others; a
+// stages (partition 0 first, then p >= 1 in order of p; the results
+// streams and then the executors' replay buckets last, each as one more
+// stage, when there are partitions of them) and others; a
 // stream whose listed info is not yet settled (settled) is read again
 // until it is, or until one common deadline.
 func groupLeaderStreams(ctx context.Context, js jetstream.JetStream, infos map[string]*jetstream.StreamInfo) (gates leaderStream, stages []leaderStage, others []leaderStream, err error) {
@@ -183,12 +183,14 @@ func groupLeaderStreams(ctx context.Context, js jetstream.JetStream, infos map[s
 		}
 		stages = append(stages, st)
 	}
-	if names := replayPartitionStreams(infos); len(names) > 1 { // partitioned: placed like a stage's partitions
-		st, err := partitionsOf(names, false)
-		if err != nil {
-			return gates, nil, nil, err
+	for _, names := range [][]string{resultsPartitionStreams(infos), replayPartitionStreams(infos)} {
+		if len(names) > 1 { // partitioned: placed like a stage's partitions
+			st, err := partitionsOf(names, false)
+			if err != nil {
+				return gates, nil, nil, err
+			}
+			stages = append(stages, st)
 		}
-		stages = append(stages, st)
 	}
 	var rest []string
 	for name := range infos {

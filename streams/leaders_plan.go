@@ -28,10 +28,11 @@ import (
 //     0. Either way, at P = nodes, each node leads one partition of every
 //     stage, whether the processes run with lanes or not.
 //
-// With P > 1 the executors' replay buckets (KV_toolgate_exec_replay and
-// its partitions' KV_toolgate_exec_replay_<k>, partitions_replay.go) come
-// after the gate stages, as one more stage that is not laned: each
-// partition on a different node where possible.
+// With P > 1 the results streams (TOOLGATE_RESULTS and its partitions'
+// TOOLGATE_RESULTS_<k>, results.go) and then the executors' replay buckets
+// (KV_toolgate_exec_replay and its partitions' KV_toolgate_exec_replay_<k>,
+// partitions_replay.go) come after the gate stages, each as one more stage
+// that is not laned: each partition on a different node where possible.
 //
 // When a constraint leaves no peer it is dropped: first TOOLGATE_GATES'
 // node, then the stage's (P > nodes: the stage's next partitions start a

@@ -318,7 +318,8 @@ func AllPartitionStreams(ctx context.Context, js jetstream.JetStream) ([]string,
 
 // Prune deletes the partition streams beyond s's P that hold nothing, and
 // names them; a stream that still holds hops is left to drain (its
-// workers read it) and named in kept. Run it once every process runs with
+// workers read it) and named in kept, and so is a results stream beyond P
+// that holds results (pruneResults: readers read it until they age out). Run it once every process runs with
 // the lowered P: a process with the old P may still publish to them.
 func Prune(ctx context.Context, js jetstream.JetStream, s Settings) (deleted, kept []string, err error) {
 	for _, stage := range PartitionedStages() {
@@ -345,5 +346,6 @@ func Prune(ctx context.Context, js jetstream.JetStream, s Settings) (deleted, ke
 			deleted = append(deleted, name)
 		}
 	}
-	return deleted, kept, nil
+	d, k, err := pruneResults(ctx, js, s)
+	return append(deleted, d...), append(kept, k...), err
 }

@@ -146,10 +146,15 @@ func StageLayout(stage string, lanes, partitions int) (Permissions, error) {
 	pub = append(pub, kvRead(streams.BucketTools)...) // the registry watches definitions
 	pub = append(pub,
 		streams.CallStatus("*"), // status record put into the calls bucket
-		streams.ResultsAll(),
 		streams.DLQ("*", ">"),
 		streams.Audit(">"),
 	)
+	// Results: a call's in its partition's results stream (streams.ResultsIn),
+	// toolgate.results.<tenant>.<response-id> and, for partitions 1 to
+	// P-1, the same with .p<k> after it; nothing else under toolgate.results.
+	for p := range max(partitions, 1) {
+		pub = append(pub, streams.ResultsSubjects(p)...)
+	}
 	for _, next := range Routes(stage) {
 		pub = append(pub, streams.Gate(next))
 		if streams.Laned(next) {

@@ -28,7 +28,13 @@ func consoleRole() *Permissions {
 	// a replay's outcomes, stage timings), dead letters and
 	// audit events; a dead letter and an audit event fetched by sequence;
 	// dead letters deleted by a purge.
-	for _, st := range []string{streams.StreamResults, streams.StreamDLQ, streams.StreamAudit} {
+	// The results of partitions 1 to DeployPartitions-1 too
+	// (streams.ResultsStream), found by name (STREAM.NAMES, below).
+	read := []string{streams.StreamResults, streams.StreamDLQ, streams.StreamAudit}
+	for p := 1; p < DeployPartitions; p++ {
+		read = append(read, streams.ResultsStream(p))
+	}
+	for _, st := range read {
 		pub = append(pub,
 			api("STREAM.INFO", st),
 			api("CONSUMER.CREATE", st, ">"),

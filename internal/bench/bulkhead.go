@@ -195,7 +195,7 @@ func (b Bulkhead) Run(ctx context.Context, nc *nats.Conn, js jetstream.JetStream
 	var parsed time.Time // the last burst call's parse step
 	sub, err := nc.Subscribe(streams.ResultsAll(), func(m *nats.Msg) {
 		at := time.Now()
-		rid := m.Subject[strings.LastIndex(m.Subject, ".")+1:]
+		rid := wire.ResultsResponseID(m.Subject)
 		var r struct {
 			Status  wire.Status `json:"status"`
 			Failure wire.Status `json:"failure"`

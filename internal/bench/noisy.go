@@ -68,7 +68,7 @@ func (n Neighbour) Run(ctx context.Context, nc *nats.Conn, js jetstream.JetStrea
 	burstDone := make(chan struct{})
 	sub, err := nc.Subscribe(streams.ResultsAll(), func(m *nats.Msg) {
 		at := time.Now()
-		rid := m.Subject[strings.LastIndex(m.Subject, ".")+1:]
+		rid := wire.ResultsResponseID(m.Subject)
 		mu.Lock()
 		defer mu.Unlock()
 		if _, ok := sent[rid]; !ok {

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -103,7 +102,7 @@ func load(ctx context.Context, nc *nats.Conn, js jetstream.JetStream, tenant, pr
 	rec := newRecorder(n)
 	sub, err := nc.Subscribe(streams.ResultsAll(), func(m *nats.Msg) {
 		at := time.Now()
-		rid := m.Subject[strings.LastIndex(m.Subject, ".")+1:] // toolgate.results.<tenant>.<rid>
+		rid := wire.ResultsResponseID(m.Subject) // toolgate.results.<tenant>.<rid>[.p<k>]
 		if sent, ok := rec.arrived(rid, at); ok {
 			bd.add(m.Data, sent, at)
 		}

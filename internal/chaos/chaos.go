@@ -267,7 +267,7 @@ func conclude(ctx context.Context, cfg Config, js jetstream.JetStream, acc *acce
 	var results []result
 	err := testenv.Poll(2*time.Minute, time.Second, func() error {
 		var err error
-		results, _, err = readResults(ctx, js, 1)
+		results, _, err = readResults(ctx, js, nil)
 		return err
 	})
 	if err != nil {

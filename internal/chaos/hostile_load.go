@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"sort"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -16,6 +15,7 @@ import (
 
 	"github.com/toolgate/toolgate/internal/bench"
 	"github.com/toolgate/toolgate/internal/testenv"
+	"github.com/toolgate/toolgate/pkg/wire"
 	"github.com/toolgate/toolgate/streams"
 )
 
@@ -40,7 +40,7 @@ func newValidLoad(nc *nats.Conn) (*validLoad, error) {
 		arrived: map[string]time.Time{}, deliveries: map[string]int{}}
 	sub, err := nc.Subscribe(streams.ResultsAll(), func(m *nats.Msg) {
 		now := time.Now()
-		rid := m.Subject[strings.LastIndexByte(m.Subject, '.')+1:]
+		rid := wire.ResultsResponseID(m.Subject)
 		var r struct {
 			CallID string `json:"call_id"`
 		}

@@ -4,11 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/toolgate/toolgate/pkg/wire"
 	"github.com/toolgate/toolgate/streams"
 )
 
@@ -46,7 +46,7 @@ func (r storedResult) outcome() string {
 
 // resultSet is TOOLGATE_RESULTS read so far, grown by readNew.
 type resultSet struct {
-	next  uint64
+	next  cursor
 	all   []storedResult
 	byRes map[string][]int // rid -> indexes into all
 }
@@ -59,31 +59,48 @@ func (s *resultSet) byRID(rid string) []storedResult {
 	return out
 }
 
-// readNew reads what was stored since the last call, up to the last
-// message stored when it began.
+// readNew reads what was stored since the last call in every results
+// stream (every partition's), up to the last message stored in each when
+// it began.
 func (s *resultSet) readNew(ctx context.Context, js jetstream.JetStream) error {
-	if s.next == 0 {
-		s.next, s.byRes = 1, map[string][]int{}
+	if s.next == nil {
+		s.next, s.byRes = cursor{}, map[string][]int{}
 	}
-	st, err := js.Stream(ctx, streams.StreamResults)
+	refs, err := streams.ResultsStreams(ctx, js)
 	if err != nil {
-		return fmt.Errorf("chaos: stream %s: %w", streams.StreamResults, err)
+		return fmt.Errorf("chaos: %w", err)
+	}
+	for _, ref := range refs {
+		if err := s.readNewIn(ctx, js, ref.Name); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// readNewIn is readNew in one results stream.
+func (s *resultSet) readNewIn(ctx context.Context, js jetstream.JetStream, stream string) error {
+	next := s.next.at(stream)
+	defer func() { s.next[stream] = next }()
+	st, err := js.Stream(ctx, stream)
+	if err != nil {
+		return fmt.Errorf("chaos: stream %s: %w", stream, err)
 	}
 	info, err := st.Info(ctx)
 	if err != nil {
 		return fmt.Errorf("chaos: %w", err)
 	}
 	last := info.State.LastSeq
-	if last < s.next {
+	if last < next {
 		return nil
 	}
 	c, err := st.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{
-		DeliverPolicy: jetstream.DeliverByStartSequencePolicy, OptStartSeq: s.next,
+		DeliverPolicy: jetstream.DeliverByStartSequencePolicy, OptStartSeq: next,
 	})
 	if err != nil {
 		return fmt.Errorf("chaos: %w", err)
 	}
-	for s.next <= last {
+	for next <= last {
 		batch, err := c.Fetch(100, jetstream.FetchMaxWait(2*time.Second))
 		if err != nil {
 			return fmt.Errorf("chaos: read results: %w", err)
@@ -99,11 +116,11 @@ func (s *resultSet) readNew(ctx context.Context, js jetstream.JetStream) error {
 				continue
 			}
 			r := storedResult{Seq: md.Sequence.Stream, At: md.Timestamp, Size: len(m.Data())}
-			r.ResponseID = m.Subject()[strings.LastIndexByte(m.Subject(), '.')+1:]
+			r.ResponseID = wire.ResultsResponseID(m.Subject())
 			if json.Unmarshal(m.Data(), &r) != nil {
 				r.NotJSON = true
 			}
-			s.next = r.Seq + 1
+			next = r.Seq + 1
 			s.byRes[r.ResponseID] = append(s.byRes[r.ResponseID], len(s.all))
 			s.all = append(s.all, r)
 		}
@@ -113,7 +130,7 @@ func (s *resultSet) readNew(ctx context.Context, js jetstream.JetStream) error {
 		if got == 0 {
 			// Messages past a gap (deleted or aged out) are skipped by the
 			// consumer; the stream's first sequence may have moved on.
-			return fmt.Errorf("chaos: read results: stopped at %d of %d", s.next, last)
+			return fmt.Errorf("chaos: read results: %s stopped at %d of %d", stream, next, last)
 		}
 	}
 	return nil

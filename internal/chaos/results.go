@@ -4,11 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/toolgate/toolgate/pkg/wire"
 	"github.com/toolgate/toolgate/streams"
 )
 
@@ -39,12 +39,40 @@ func (r result) key() string {
 	return "response:" + r.ResponseID
 }
 
-// readResults reads TOOLGATE_RESULTS completely from sequence from to the
-// last message stored when it began, with an ordered consumer.
-func readResults(ctx context.Context, js jetstream.JetStream, from uint64) ([]result, uint64, error) {
-	st, err := js.Stream(ctx, streams.StreamResults)
+// cursor is where a reader of the results streams goes on: the next
+// sequence to read in each, by name (absent: from the first).
+type cursor map[string]uint64
+
+// at is the next sequence to read in stream.
+func (c cursor) at(stream string) uint64 { return max(c[stream], 1) }
+
+// readResults reads every results stream (streams.ResultsStreams: every
+// partition's) completely from cursor from to the last message stored
+// when it began, with an ordered consumer each, and returns the cursor
+// after it.
+func readResults(ctx context.Context, js jetstream.JetStream, from cursor) ([]result, cursor, error) {
+	refs, err := streams.ResultsStreams(ctx, js)
 	if err != nil {
-		return nil, from, fmt.Errorf("chaos: stream %s: %w", streams.StreamResults, err)
+		return nil, from, fmt.Errorf("chaos: %w", err)
+	}
+	var out []result
+	next := cursor{}
+	for _, ref := range refs {
+		rs, n, err := readResultsIn(ctx, js, ref.Name, from.at(ref.Name))
+		if err != nil {
+			return nil, from, err
+		}
+		out, next[ref.Name] = append(out, rs...), n
+	}
+	return out, next, nil
+}
+
+// readResultsIn reads one results stream completely from sequence from to
+// the last message stored when it began.
+func readResultsIn(ctx context.Context, js jetstream.JetStream, stream string, from uint64) ([]result, uint64, error) {
+	st, err := js.Stream(ctx, stream)
+	if err != nil {
+		return nil, from, fmt.Errorf("chaos: stream %s: %w", stream, err)
 	}
 	info, err := st.Info(ctx)
 	if err != nil {
@@ -75,7 +103,7 @@ func readResults(ctx context.Context, js jetstream.JetStream, from uint64) ([]re
 				return nil, from, fmt.Errorf("chaos: %w", err)
 			}
 			r := result{Seq: md.Sequence.Stream, Data: m.Data()}
-			r.ResponseID = m.Subject()[strings.LastIndexByte(m.Subject(), '.')+1:]
+			r.ResponseID = wire.ResultsResponseID(m.Subject())
 			if err := json.Unmarshal(m.Data(), &r); err != nil {
 				return nil, from, fmt.Errorf("chaos: result seq %d is not JSON: %w", r.Seq, err)
 			}

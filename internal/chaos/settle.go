@@ -17,7 +17,7 @@ import (
 // nothing is in flight that could still publish a late or second outcome.
 func settle(ctx context.Context, js jetstream.JetStream, accepted map[string]string, total time.Duration, logf func(string, ...any)) error {
 	seen := map[string]bool{}
-	next := uint64(1)
+	var next cursor
 	lastLog := time.Now()
 	return testenv.Poll(total, 500*time.Millisecond, func() error {
 		rs, n, err := readResults(ctx, js, next)

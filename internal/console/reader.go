@@ -101,13 +101,32 @@ func updated(r pipeline.StatusRecord) time.Time {
 	return time.Time{}
 }
 
-// results reads the stored results of responseID, oldest first.
+// results reads the stored results of responseID, in every results
+// stream, each stream's oldest first.
 func (s *Server) results(ctx context.Context, responseID string) ([]pipeline.Result, error) {
-	st, err := s.cfg.JS.Stream(ctx, streams.StreamResults)
+	refs, err := streams.ResultsStreams(ctx, s.cfg.JS)
 	if err != nil {
-		return nil, fmt.Errorf("stream %s: %w", streams.StreamResults, err)
+		return nil, err
 	}
-	c, err := st.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{FilterSubjects: []string{streams.ResultsOf(responseID)}})
+	var out []pipeline.Result
+	for _, ref := range refs {
+		rs, err := s.resultsIn(ctx, ref, responseID)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, rs...)
+	}
+	return out, nil
+}
+
+// resultsIn reads the stored results of responseID in one results stream,
+// oldest first.
+func (s *Server) resultsIn(ctx context.Context, ref streams.ResultsStreamRef, responseID string) ([]pipeline.Result, error) {
+	st, err := s.cfg.JS.Stream(ctx, ref.Name)
+	if err != nil {
+		return nil, fmt.Errorf("stream %s: %w", ref.Name, err)
+	}
+	c, err := st.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{FilterSubjects: []string{streams.ResultsOfIn(ref.P, responseID)}})
 	if err != nil {
 		return nil, fmt.Errorf("results of %s: %w", responseID, err)
 	}
@@ -132,21 +151,25 @@ func (s *Server) results(ctx context.Context, responseID string) ([]pipeline.Res
 	return out, nil
 }
 
-// tenantResponses is the response ids with a result stored for tenant.
+// tenantResponses is the response ids with a result stored for tenant, in
+// every results stream.
 func (s *Server) tenantResponses(ctx context.Context, tenant string) (map[string]bool, error) {
-	st, err := s.cfg.JS.Stream(ctx, streams.StreamResults)
-	if err != nil {
-		return nil, fmt.Errorf("stream %s: %w", streams.StreamResults, err)
-	}
-	info, err := st.Info(ctx, jetstream.WithSubjectFilter(wire.TenantResults(tenant)))
+	refs, err := streams.ResultsStreams(ctx, s.cfg.JS)
 	if err != nil {
 		return nil, err
 	}
 	out := map[string]bool{}
-	prefix := len(wire.TenantResults(tenant)) - 1 // without ">"
-	for subj := range info.State.Subjects {
-		if len(subj) > prefix {
-			out[subj[prefix:]] = true
+	for _, ref := range refs {
+		st, err := s.cfg.JS.Stream(ctx, ref.Name)
+		if err != nil {
+			return nil, fmt.Errorf("stream %s: %w", ref.Name, err)
+		}
+		info, err := st.Info(ctx, jetstream.WithSubjectFilter(wire.TenantResults(tenant)))
+		if err != nil {
+			return nil, err
+		}
+		for subj := range info.State.Subjects {
+			out[wire.ResultsResponseID(subj)] = true
 		}
 	}
 	return out, nil

@@ -128,36 +128,61 @@ func quantile(bs []bucket, q float64) time.Duration {
 }
 
 // fromResults times each stage by the gaps in the histories of the latest
-// results: a step's stage held the call since the step before.
+// results: a step's stage held the call since the step before. With
+// partitions the latest are each results stream's share of them.
 func (s *Server) fromResults(ctx context.Context) (map[string][2]time.Duration, error) {
-	st, err := s.cfg.JS.Stream(ctx, streams.StreamResults)
-	if err != nil {
-		return nil, err
-	}
-	info, err := st.Info(ctx)
-	if err != nil {
-		return nil, err
-	}
-	if info.State.Msgs == 0 {
-		return nil, nil
-	}
-	start := uint64(1)
-	if info.State.LastSeq > recentResults {
-		start = info.State.LastSeq - recentResults + 1
-	}
-	c, err := st.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{DeliverPolicy: jetstream.DeliverByStartSequencePolicy, OptStartSeq: start})
+	refs, err := streams.ResultsStreams(ctx, s.cfg.JS)
 	if err != nil {
 		return nil, err
 	}
 	per := map[string][]time.Duration{}
-	for read := 0; read < recentResults; {
-		batch, err := c.FetchNoWait(100)
-		if err != nil {
+	share := (recentResults + len(refs) - 1) / len(refs)
+	for _, ref := range refs {
+		if err := s.recentGaps(ctx, ref.Name, share, per); err != nil {
 			return nil, err
 		}
-		n := 0
+	}
+	if len(per) == 0 {
+		return nil, nil
+	}
+	out := map[string][2]time.Duration{}
+	for stage, ds := range per {
+		sort.Slice(ds, func(i, j int) bool { return ds[i] < ds[j] })
+		out[stage] = [2]time.Duration{ds[len(ds)/2], ds[min(len(ds)-1, len(ds)*99/100)]}
+	}
+	return out, nil
+}
+
+// recentGaps adds to per the gaps in the histories of stream's latest n
+// results.
+func (s *Server) recentGaps(ctx context.Context, stream string, n int, per map[string][]time.Duration) error {
+	st, err := s.cfg.JS.Stream(ctx, stream)
+	if err != nil {
+		return err
+	}
+	info, err := st.Info(ctx)
+	if err != nil {
+		return err
+	}
+	if info.State.Msgs == 0 {
+		return nil
+	}
+	start := uint64(1)
+	if info.State.LastSeq > uint64(n) {
+		start = info.State.LastSeq - uint64(n) + 1
+	}
+	c, err := st.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{DeliverPolicy: jetstream.DeliverByStartSequencePolicy, OptStartSeq: start})
+	if err != nil {
+		return err
+	}
+	for read := 0; read < n; {
+		batch, err := c.FetchNoWait(100)
+		if err != nil {
+			return err
+		}
+		got := 0
 		for m := range batch.Messages() {
-			n++
+			got++
 			var r pipeline.Result
 			if json.Unmarshal(m.Data(), &r) != nil {
 				continue
@@ -168,15 +193,10 @@ func (s *Server) fromResults(ctx context.Context) (map[string][2]time.Duration, 
 				}
 			}
 		}
-		if n == 0 {
+		if got == 0 {
 			break
 		}
-		read += n
+		read += got
 	}
-	out := map[string][2]time.Duration{}
-	for stage, ds := range per {
-		sort.Slice(ds, func(i, j int) bool { return ds[i] < ds[j] })
-		out[stage] = [2]time.Duration{ds[len(ds)/2], ds[min(len(ds)-1, len(ds)*99/100)]}
-	}
-	return out, nil
+	return nil
 }

@@ -15,18 +15,27 @@ import (
 	"github.com/toolgate/toolgate/streams"
 )
 
-// resultsTail is the last sequence of the results stream: a replay's
-// outcomes are stored after it.
-func resultsTail(ctx context.Context, js jetstream.JetStream) (uint64, error) {
-	st, err := js.Stream(ctx, streams.StreamResults)
+// resultsTail is the last sequence of each results stream
+// (streams.ResultsStreams), by name: a replay's outcomes are stored after
+// it, in the partition of the call's response.
+func resultsTail(ctx context.Context, js jetstream.JetStream) (map[string]uint64, error) {
+	refs, err := streams.ResultsStreams(ctx, js)
 	if err != nil {
-		return 0, fmt.Errorf("dlq: stream %s: %w", streams.StreamResults, err)
+		return nil, fmt.Errorf("dlq: %w", err)
 	}
-	info, err := st.Info(ctx)
-	if err != nil {
-		return 0, fmt.Errorf("dlq: %w", err)
+	tails := map[string]uint64{}
+	for _, ref := range refs {
+		st, err := js.Stream(ctx, ref.Name)
+		if err != nil {
+			return nil, fmt.Errorf("dlq: stream %s: %w", ref.Name, err)
+		}
+		info, err := st.Info(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("dlq: %w", err)
+		}
+		tails[ref.Name] = info.State.LastSeq
 	}
-	return info.State.LastSeq, nil
+	return tails, nil
 }
 
 // result is what watch reads of a result message: a call's outcome, or a
@@ -38,11 +47,12 @@ type result struct {
 	Failure    call.Status `json:"failure"`
 }
 
-// watch reads the results stored after sequence from until every replayed
+// watch reads the results stored after from (each results stream's tail,
+// resultsTail; a stream made since, from its first) until every replayed
 // item has an outcome, o.Wait has passed, or ctx is done. A call's outcome is
 // its first result after the replay; input counts its response's first
 // result (one per call; a response-level one when it yielded no call).
-func watch(ctx context.Context, js jetstream.JetStream, from uint64, plan []*planned, o Options) error {
+func watch(ctx context.Context, js jetstream.JetStream, from map[string]uint64, plan []*planned, o Options) error {
 	byKey := map[string]*planned{}
 	total := 0
 	for _, p := range plan {
@@ -54,27 +64,19 @@ func watch(ctx context.Context, js jetstream.JetStream, from uint64, plan []*pla
 	if total == 0 {
 		return nil
 	}
-	st, err := js.Stream(ctx, streams.StreamResults)
+	cs, err := tailConsumers(ctx, js, from)
 	if err != nil {
-		return fmt.Errorf("dlq: stream %s: %w", streams.StreamResults, err)
-	}
-	c, err := st.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{
-		FilterSubjects: []string{streams.ResultsAll()},
-		DeliverPolicy:  jetstream.DeliverByStartSequencePolicy,
-		OptStartSeq:    from + 1,
-	})
-	if err != nil {
-		return fmt.Errorf("dlq: %w", err)
+		return err
 	}
 	statuses := call.Statuses()
 	deadline := time.Now().Add(o.Wait)
 	seen := 0
-	for seen < total {
+	for i := 0; seen < total; i++ {
 		left := time.Until(deadline)
 		if left <= 0 || ctx.Err() != nil {
 			return nil // the rest are still pending
 		}
-		batch, err := c.Fetch(500, jetstream.FetchMaxWait(min(left, time.Second)))
+		batch, err := cs[i%len(cs)].Fetch(500, jetstream.FetchMaxWait(min(left, time.Second/time.Duration(len(cs)))))
 		if transient(err) {
 			time.Sleep(min(left, 100*time.Millisecond)) // a cluster electing a leader: ask again until the deadline
 			continue
@@ -116,4 +118,30 @@ func watch(ctx context.Context, js jetstream.JetStream, from uint64, plan []*pla
 // deadline instead of failing the replay it reports on.
 func transient(err error) bool {
 	return errors.Is(err, nats.ErrNoResponders) || errors.Is(err, jetstream.ErrNoHeartbeat) || errors.Is(err, nats.ErrTimeout)
+}
+
+// tailConsumers are ordered consumers of every results stream that exists,
+// each from the first result after its tail in from.
+func tailConsumers(ctx context.Context, js jetstream.JetStream, from map[string]uint64) ([]jetstream.Consumer, error) {
+	refs, err := streams.ResultsStreams(ctx, js)
+	if err != nil {
+		return nil, fmt.Errorf("dlq: %w", err)
+	}
+	var cs []jetstream.Consumer
+	for _, ref := range refs {
+		st, err := js.Stream(ctx, ref.Name)
+		if err != nil {
+			return nil, fmt.Errorf("dlq: stream %s: %w", ref.Name, err)
+		}
+		c, err := st.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{
+			FilterSubjects: []string{streams.ResultsAll()},
+			DeliverPolicy:  jetstream.DeliverByStartSequencePolicy,
+			OptStartSeq:    from[ref.Name] + 1,
+		})
+		if err != nil {
+			return nil, fmt.Errorf("dlq: %w", err)
+		}
+		cs = append(cs, c)
+	}
+	return cs, nil
 }

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"sync"
 	"time"
+
+	"github.com/toolgate/toolgate/pkg/wire"
 )
 
 // cache holds the outcomes published on each results subject
@@ -69,7 +71,8 @@ func newCache(keep time.Duration, maxBytes, maxEntries, maxEach int) *cache {
 		entries: map[string]*list.Element{}, order: list.New(), waiters: map[string]*waiter{}}
 }
 
-// add records one result message published on subject.
+// add records one result message published on subject, a partition's
+// (….<response-id>.p<k>) under its response's subject.
 func (c *cache) add(subject string, data []byte) {
 	var probe struct {
 		CallID        string `json:"call_id"`
@@ -78,6 +81,7 @@ func (c *cache) add(subject string, data []byte) {
 	if json.Unmarshal(data, &probe) != nil {
 		return // not a result: nothing a reader could use
 	}
+	subject = wire.ResultsResponse(subject) // a partition's result counts under its response's subject
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.expire()

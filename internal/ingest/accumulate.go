@@ -312,7 +312,7 @@ func (a *Accumulate) responseOutcome(rid, tenant, prov string, st call.Status, w
 	// The message id is the response's key, not its id: the results stream
 	// deduplicates ids across every subject, and another tenant's outcome
 	// under the same response id must never stand in for this one.
-	return []worker.Output{{Subject: streams.Results(tenant, rid), MsgID: call.Key(tenant, rid) + ":response", Header: h, Data: data}}, nil
+	return []worker.Output{{Subject: a.Emit.ResultsSubject(tenant, rid), MsgID: call.Key(tenant, rid) + ":response", Header: h, Data: data}}, nil
 }
 
 // CodeHeaderTooLarge rejects a whole response whose Toolgate-* header is over

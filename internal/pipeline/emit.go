@@ -115,7 +115,7 @@ func (em *Emitter) Outputs(stage string, e call.Envelope) ([]worker.Output, erro
 	// finds them (toolgate status, dlq ls --call). It carries the audit
 	// event (Result.Audit): one stored message ends the call (issue 30).
 	res := em.resultJSON(e, &ev)
-	return append(outs, worker.Output{Subject: streams.Results(e.Request.Tenant, e.ResponseID), MsgID: id("result"), Header: hdr(), Data: res, After: true}), nil
+	return append(outs, worker.Output{Subject: em.resultsSubject(e), MsgID: id("result"), Header: hdr(), Data: res, After: true}), nil
 }
 
 // WritesStatus says whether this output writes the call's status record:

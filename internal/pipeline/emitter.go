@@ -105,6 +105,21 @@ func (em *Emitter) hopSubject(next string, e call.Envelope) string {
 	return streams.PartitionGateLane(next, em.Lane(e.Request.Tenant, e.Request.Priority), p)
 }
 
+// resultsSubject is where e's result goes: its response's results in the
+// partition its hops take (streams.ResultsIn; P = 1: streams.Results).
+func (em *Emitter) resultsSubject(e call.Envelope) string {
+	return em.ResultsSubject(e.Request.Tenant, e.ResponseID)
+}
+
+// ResultsSubject is where a result of a call of tenant in response
+// responseID goes: the partition of its hops (streams.ResultsIn).
+func (em *Emitter) ResultsSubject(tenant, responseID string) string {
+	if em == nil {
+		return streams.Results(tenant, responseID)
+	}
+	return streams.ResultsIn(tenant, responseID, em.Partitions)
+}
+
 // seal appends stage's seal to e when stage passed it and em seals.
 func (em *Emitter) seal(stage string, e *call.Envelope) error {
 	if em == nil || em.Seals == nil || !seal.Passes(stage, e.Status) {

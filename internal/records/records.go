@@ -167,15 +167,42 @@ func transient(err error) bool {
 		errors.Is(err, jetstream.ErrNoStreamResponse)
 }
 
+// scanSubject reads subject (partition 0's form) in every results stream
+// (streams.ResultsStreams) for callID's newest result.
 func (r Reader) scanSubject(ctx context.Context, subject, callID string) (*wire.Result, error) {
-	st, err := r.JS.Stream(ctx, streams.StreamResults)
+	refs, err := streams.ResultsStreams(ctx, r.JS)
 	if errors.Is(err, jetstream.ErrStreamNotFound) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("stream %s: %w", streams.StreamResults, err)
+		return nil, err
 	}
 	var found *wire.Result
+	var at time.Time
+	for _, ref := range refs {
+		res, t, err := r.scanStream(ctx, ref, streams.ResultsFilterIn(ref.P, subject), callID)
+		if err != nil {
+			return nil, err
+		}
+		if res != nil && (found == nil || !t.Before(at)) { // a replay's outcome in another partition (P changed) is the newest
+			found, at = res, t
+		}
+	}
+	return found, nil
+}
+
+// scanStream is callID's newest result on subject in one results stream,
+// and when it was stored.
+func (r Reader) scanStream(ctx context.Context, ref streams.ResultsStreamRef, subject, callID string) (*wire.Result, time.Time, error) {
+	st, err := r.JS.Stream(ctx, ref.Name)
+	if errors.Is(err, jetstream.ErrStreamNotFound) {
+		return nil, time.Time{}, nil
+	}
+	if err != nil {
+		return nil, time.Time{}, fmt.Errorf("stream %s: %w", ref.Name, err)
+	}
+	var found *wire.Result
+	var at time.Time
 	seq := max(st.CachedInfo().State.FirstSeq, 1)
 	for range MaxPerResponse {
 		m, err := st.GetMsg(ctx, seq, jetstream.WithGetMsgSubject(subject))
@@ -183,7 +210,7 @@ func (r Reader) scanSubject(ctx context.Context, subject, callID string) (*wire.
 			break
 		}
 		if err != nil {
-			return nil, fmt.Errorf("results on %s: %w", subject, err)
+			return nil, time.Time{}, fmt.Errorf("results on %s: %w", subject, err)
 		}
 		seq = m.Sequence + 1
 		if m.Header.Get(streams.HeaderCallID) != callID {
@@ -193,20 +220,40 @@ func (r Reader) scanSubject(ctx context.Context, subject, callID string) (*wire.
 		if json.Unmarshal(m.Data, &res) != nil || res.CallID != callID {
 			continue
 		}
-		found = &res
+		found, at = &res, m.Time
 	}
-	return found, nil
+	return found, at, nil
 }
 
-// eachResult hands visit the results stored on subject (a filter), oldest
-// first, at most limit of them, until it returns false.
+// eachResult hands visit the results stored on subject (a filter of
+// partition 0's form) in every results stream, partition 0's first, each
+// stream's oldest first, at most limit of them per stream, until it
+// returns false.
 func (r Reader) eachResult(ctx context.Context, subject string, limit int, visit func(jetstream.Msg) bool) error {
-	st, err := r.JS.Stream(ctx, streams.StreamResults)
+	refs, err := streams.ResultsStreams(ctx, r.JS)
 	if errors.Is(err, jetstream.ErrStreamNotFound) {
 		return nil
 	}
 	if err != nil {
-		return fmt.Errorf("stream %s: %w", streams.StreamResults, err)
+		return err
+	}
+	for _, ref := range refs {
+		more, err := r.eachResultIn(ctx, ref.Name, streams.ResultsFilterIn(ref.P, subject), limit, visit)
+		if err != nil || !more {
+			return err
+		}
+	}
+	return nil
+}
+
+// eachResultIn is eachResult in one stream; false once visit said stop.
+func (r Reader) eachResultIn(ctx context.Context, stream, subject string, limit int, visit func(jetstream.Msg) bool) (bool, error) {
+	st, err := r.JS.Stream(ctx, stream)
+	if errors.Is(err, jetstream.ErrStreamNotFound) {
+		return true, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("stream %s: %w", stream, err)
 	}
 	cfg := jetstream.OrderedConsumerConfig{FilterSubjects: []string{subject}}
 	if last := st.CachedInfo().State.LastSeq; subject == streams.ResultsAll() && last > uint64(limit) {
@@ -215,30 +262,30 @@ func (r Reader) eachResult(ctx context.Context, subject string, limit int, visit
 	}
 	c, err := st.OrderedConsumer(ctx, cfg)
 	if err != nil {
-		return fmt.Errorf("results on %s: %w", subject, err)
+		return false, fmt.Errorf("results on %s: %w", subject, err)
 	}
 	const batch = 256
 	for read := 0; read < limit; {
 		msgs, err := c.FetchNoWait(min(batch, limit-read))
 		if err != nil {
-			return fmt.Errorf("results on %s: %w", subject, err)
+			return false, fmt.Errorf("results on %s: %w", subject, err)
 		}
 		n := 0
 		for m := range msgs.Messages() {
 			n++
 			if !visit(m) {
-				return nil
+				return false, nil
 			}
 		}
 		if err := msgs.Error(); err != nil && !errors.Is(err, jetstream.ErrNoMessages) {
-			return fmt.Errorf("results on %s: %w", subject, err)
+			return false, fmt.Errorf("results on %s: %w", subject, err)
 		}
 		if n == 0 {
-			return nil
+			return true, nil
 		}
 		read += n
 	}
-	return nil
+	return true, nil
 }
 
 // Subject is the results subject of the call callID names:

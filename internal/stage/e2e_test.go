@@ -62,14 +62,30 @@ func (p *pipe) publish(rid, provider string, body []byte, extra ...string) {
 	}
 }
 
-// results returns every result published for rid so far.
+// results returns every result published for rid so far, in every
+// results stream (streams.ResultsStreams: every partition's).
 func (p *pipe) results(rid string) []map[string]any {
 	p.t.Helper()
-	st, err := p.js.Stream(p.ctx, streams.StreamResults)
+	refs, err := streams.ResultsStreams(p.ctx, p.js)
 	if err != nil {
 		p.t.Fatal(err)
 	}
-	c, err := st.OrderedConsumer(p.ctx, jetstream.OrderedConsumerConfig{FilterSubjects: []string{streams.ResultsOf(rid)}})
+	var out []map[string]any
+	for _, ref := range refs {
+		out = append(out, p.resultsIn(ref, rid)...)
+	}
+	return out
+}
+
+// resultsIn returns the results published for rid so far in one results
+// stream.
+func (p *pipe) resultsIn(ref streams.ResultsStreamRef, rid string) []map[string]any {
+	p.t.Helper()
+	st, err := p.js.Stream(p.ctx, ref.Name)
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	c, err := st.OrderedConsumer(p.ctx, jetstream.OrderedConsumerConfig{FilterSubjects: []string{streams.ResultsOfIn(ref.P, rid)}})
 	if err != nil {
 		p.t.Fatal(err)
 	}

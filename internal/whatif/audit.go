@@ -55,8 +55,14 @@ func RunAudit(ctx context.Context, src AuditSource, ev *Evaluator) (*Report, err
 	start := src.Since.Add(-slack)
 	// The results' audit events, then the audit stream's (before the
 	// upgrade, or --audit-stream): a call found in both counts once.
-	if err := readStream(ctx, src.JS, streams.StreamResults, streams.ResultsAll(), start, events.result); err != nil {
-		return nil, err
+	refs, err := streams.ResultsStreams(ctx, src.JS) // every partition's (streams.ResultsStreams)
+	if err != nil {
+		return nil, fmt.Errorf("whatif: %w", err)
+	}
+	for _, ref := range refs {
+		if err := readStream(ctx, src.JS, ref.Name, streams.ResultsAll(), start, events.result); err != nil {
+			return nil, err
+		}
 	}
 	if err := readStream(ctx, src.JS, streams.StreamAudit, streams.Audit(">"), start, events.event); err != nil {
 		return nil, err

@@ -11,7 +11,9 @@ import (
 	"github.com/toolgate/toolgate/pkg/wire"
 )
 
-// Outcome is one message toolgate published on toolgate.results.<response-id>:
+// Outcome is one message toolgate published on a response's results
+// subject (toolgate.results.<tenant>.<response-id>, or with a partition
+// token after it, wire.ResultsPartition):
 // a call's terminal outcome (Call), or, for a response that yielded no call
 // at all, the response's (Response). Exactly one of the two is set.
 type Outcome struct {
@@ -63,17 +65,29 @@ func (w *Watch) Add(responseID string) error {
 	if !ValidResponseID(responseID) {
 		return fmt.Errorf("producer: watch %q: not a valid response id", responseID)
 	}
-	sub, err := w.nc.ChanSubscribe(wire.Results(w.tenant, responseID), w.ch)
-	if err != nil {
-		return fmt.Errorf("producer: watch %s: %w", responseID, err)
+	// Both forms of its results subject: with --partitions P > 1 a
+	// response of partition k >= 1 has them on ….<response-id>.p<k>.
+	var subs []*nats.Subscription
+	undo := func() {
+		for _, s := range subs {
+			_ = s.Unsubscribe()
+		}
+	}
+	for _, subj := range wire.ResultsForms(w.tenant, responseID) {
+		sub, err := w.nc.ChanSubscribe(subj, w.ch)
+		if err != nil {
+			undo()
+			return fmt.Errorf("producer: watch %s: %w", responseID, err)
+		}
+		subs = append(subs, sub)
 	}
 	prog, err := w.nc.Subscribe(wire.Progress(w.tenant, responseID), w.progressed)
 	if err != nil {
-		_ = sub.Unsubscribe()
+		undo()
 		return fmt.Errorf("producer: watch %s: %w", responseID, err)
 	}
 	w.mu.Lock()
-	w.sub = append(w.sub, sub, prog)
+	w.sub = append(append(w.sub, subs...), prog)
 	w.rids = append(w.rids, responseID)
 	w.mu.Unlock()
 	return nil

@@ -3,6 +3,7 @@ package wire
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"strconv"
 	"strings"
 )
 
@@ -161,6 +162,42 @@ func SplitInTenant(subject string) (token, rest string, ok bool) {
 // allowed its own tenant's results and nobody else's.
 func Results(tenant, responseID string) string {
 	return ResultsPrefix + TenantToken(tenant) + "." + responseID
+}
+
+// ResultsPartition is where a result of a call of partition k goes
+// (streams.Partition, with --partitions P > 1): Results(tenant,
+// responseID) for k = 0, and a fifth token "p<k>" after it for k >= 1,
+// toolgate.results.<tenant>.<response-id>.p<k>. A producer subscribes to
+// TenantResults, or to both forms of a response (ResultsForms).
+func ResultsPartition(tenant, responseID string, k int) string {
+	if k <= 0 {
+		return Results(tenant, responseID)
+	}
+	return Results(tenant, responseID) + ".p" + strconv.Itoa(k)
+}
+
+// ResultsForms are the subjects a response's results may come on, of any
+// partition: Results(tenant, responseID) and the same with a fifth token.
+func ResultsForms(tenant, responseID string) []string {
+	r := Results(tenant, responseID)
+	return []string{r, r + ".*"}
+}
+
+// ResultsResponse is the response's results subject of a result subject of
+// any partition: subject without its partition token, if it has one.
+func ResultsResponse(subject string) string {
+	rest, ok := strings.CutPrefix(subject, ResultsPrefix)
+	if !ok || strings.Count(rest, ".") != 2 {
+		return subject
+	}
+	return subject[:strings.LastIndexByte(subject, '.')]
+}
+
+// ResultsResponseID is the response id of a result subject of any
+// partition: its fourth token.
+func ResultsResponseID(subject string) string {
+	r := ResultsResponse(subject)
+	return r[strings.LastIndexByte(r, '.')+1:]
 }
 
 // TenantResults matches every result of one tenant.

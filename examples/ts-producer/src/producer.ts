@@ -3,7 +3,8 @@
 // the only ingest subject its producer-<tenant> user may publish on) with the
 // Toolgate-* headers (the same contract as
 // pkg/producer), waits for the outcomes of its tool calls on
-// toolgate.results.<tenant>.<response-id>, and prints them as JSON lines.
+// toolgate.results.<tenant>.<response-id> (with --partitions P > 1, perhaps
+// with a fifth token .p<k>), and prints them as JSON lines.
 //
 //   npm ci && npx tsc -p . && node dist/producer.js ../responses/valid-invoice.json
 //
@@ -56,7 +57,10 @@ async function main(): Promise<number> {
   const nc = await connect(opts);
   try {
     // Subscribe before publishing: results are plain messages, not replayed.
-    const sub = nc.subscribe(`toolgate.results.${tenantToken(tenant)}.${responseId}`);
+    // The tenant's results, this response's kept below: with --partitions
+    // P > 1 a response of partition k >= 1 has them on
+    // toolgate.results.<tenant>.<response-id>.p<k>.
+    const sub = nc.subscribe(`toolgate.results.${tenantToken(tenant)}.>`);
     const h = headers();
     h.set("Toolgate-Provider", env.TOOLGATE_PROVIDER ?? "openai-chat");
     h.set("Toolgate-Response-Id", responseId);
@@ -73,6 +77,7 @@ async function main(): Promise<number> {
     const seen = new Set<string>();
     const timer = setTimeout(() => sub.unsubscribe(), waitMs);
     for await (const m of sub as AsyncIterable<Msg>) {
+      if (m.subject.split(".")[3] !== responseId) continue; // another response of the tenant
       const o = m.json<Outcome>();
       if (o.call_id === undefined) {
         outcomes.push(o); // the response's own outcome: no call will come

@@ -58,11 +58,20 @@ func StartStoryRig(t *testing.T) *StoryRig {
 		Result: func(name string) string { return `{"temp_c":21,"tool":"` + name + `"}` }})
 }
 
+// StartPartitionedStoryRig is StartStoryRig with P = p partitions of the
+// streams and stages.
+func StartPartitionedStoryRig(t *testing.T, p int) *StoryRig {
+	t.Helper()
+	return StartRig(t, Rig{File: "story.yaml", Tools: storyTools, Serve: []string{"get_weather", "close_account"},
+		Result: func(name string) string { return `{"temp_c":21,"tool":"` + name + `"}` }, Partitions: p})
+}
+
 // Rig is what StartRig applies and serves.
 type Rig struct {
 	File, Tools string                   // the tools file applied before the stages start
 	Serve       []string                 // the tools the rig's executor answers
 	Result      func(tool string) string // the result (JSON) it answers each with
+	Partitions  int                      // P of the streams and stages (0: 1)
 }
 
 // StartRig is a StoryRig with rig's tools applied and served instead of
@@ -75,7 +84,9 @@ func StartRig(t *testing.T, rig Rig) *StoryRig {
 	rds := testenv.RunRedis(t)
 	nc, js := testenv.Connect(t, srv)
 	ctx := context.Background()
-	if err := streams.Ensure(ctx, js, streams.DefaultSettings()); err != nil {
+	set := streams.DefaultSettings()
+	set.Fair.Partitions = rig.Partitions
+	if err := streams.Ensure(ctx, js, set); err != nil {
 		t.Fatal(err)
 	}
 	ApplyTools(t, js, rig.File, rig.Tools)
@@ -90,7 +101,7 @@ func StartRig(t *testing.T, rig Rig) *StoryRig {
 	if err := nc.Flush(); err != nil {
 		t.Fatal(err)
 	}
-	cfg := stage.Config{NATSURL: srv.ClientURL(), RedisURL: rds.URL(), Stages: streams.Names(),
+	cfg := stage.Config{NATSURL: srv.ClientURL(), RedisURL: rds.URL(), Stages: streams.Names(), Settings: set,
 		Log: zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.WarnLevel)}
 	rctx, cancel := context.WithCancel(context.Background())
 	done, ready := make(chan error, 1), make(chan struct{})

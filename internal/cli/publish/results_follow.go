@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -26,30 +27,11 @@ func (rd *reader) follow(ctx context.Context, rs responseStory, out *outcomeWrit
 	if complete(rs) {
 		return verdict(rs)
 	}
-	c, err := resultsConsumer(ctx, rd.js, rs.ResponseID, rs.seq)
+	msgs, stop, err := rd.followResults(ctx, rs)
 	if err != nil {
 		return err
 	}
-	it, err := c.Messages()
-	if err != nil {
-		return cmdutil.ExplainNATS(err, "results of "+rs.ResponseID)
-	}
-	defer it.Stop()
-	msgs := make(chan jetstream.Msg)
-	go func() {
-		defer close(msgs)
-		for {
-			m, err := it.Next()
-			if err != nil {
-				return // stopped
-			}
-			select {
-			case msgs <- m:
-			case <-ctx.Done():
-				return
-			}
-		}
-	}()
+	defer stop()
 	tick := time.NewTicker(followProbe)
 	defer tick.Stop()
 	for {
@@ -185,4 +167,55 @@ func (rd *reader) pending(rs responseStory, out *outcomeWriter) error {
 		}
 	}
 	return verdict(rs)
+}
+
+// followResults delivers on msgs every result of rs's response stored
+// after what rs read, in every results stream that exists (a response's
+// are in its partition's, which a reader need not know); msgs closes once
+// every stream's reading stopped. stop ends the reading.
+func (rd *reader) followResults(ctx context.Context, rs responseStory) (<-chan jetstream.Msg, func(), error) {
+	refs, err := resultsStreams(ctx, rd.js)
+	if err != nil {
+		return nil, nil, err
+	}
+	var its []jetstream.MessagesContext
+	stop := func() {
+		for _, it := range its {
+			it.Stop()
+		}
+	}
+	for _, ref := range refs {
+		c, err := resultsConsumer(ctx, rd.js, ref, rs.ResponseID, rs.seqs[ref.Name])
+		if err != nil {
+			stop()
+			return nil, nil, err
+		}
+		it, err := c.Messages()
+		if err != nil {
+			stop()
+			return nil, nil, cmdutil.ExplainNATS(err, "results of "+rs.ResponseID)
+		}
+		its = append(its, it)
+	}
+	msgs := make(chan jetstream.Msg)
+	var wg sync.WaitGroup
+	for _, it := range its {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				m, err := it.Next()
+				if err != nil {
+					return // stopped
+				}
+				select {
+				case msgs <- m:
+				case <-ctx.Done():
+					return
+				}
+			}
+		}()
+	}
+	go func() { wg.Wait(); close(msgs) }()
+	return msgs, stop, nil
 }

@@ -51,14 +51,14 @@ func decodeOutcome(data []byte) (outcome, error) {
 }
 
 // resultsConsumer is an ordered consumer of every stored result of
-// responseID, whatever its tenant (streams.ResultsOf), from the first
-// after stream sequence after (0: from the first).
-func resultsConsumer(ctx context.Context, js jetstream.JetStream, responseID string, after uint64) (jetstream.Consumer, error) {
-	st, err := js.Stream(ctx, streams.StreamResults)
+// responseID, whatever its tenant (streams.ResultsOfIn), in results stream
+// ref, from the first after stream sequence after (0: from the first).
+func resultsConsumer(ctx context.Context, js jetstream.JetStream, ref streams.ResultsStreamRef, responseID string, after uint64) (jetstream.Consumer, error) {
+	st, err := js.Stream(ctx, ref.Name)
 	if err != nil {
-		return nil, cmdutil.ExplainNATS(err, "stream "+streams.StreamResults)
+		return nil, cmdutil.ExplainNATS(err, "stream "+ref.Name)
 	}
-	cfg := jetstream.OrderedConsumerConfig{FilterSubjects: []string{streams.ResultsOf(responseID)}}
+	cfg := jetstream.OrderedConsumerConfig{FilterSubjects: []string{streams.ResultsOfIn(ref.P, responseID)}}
 	if after > 0 {
 		cfg.DeliverPolicy, cfg.OptStartSeq = jetstream.DeliverByStartSequencePolicy, after+1
 	}
@@ -69,43 +69,60 @@ func resultsConsumer(ctx context.Context, js jetstream.JetStream, responseID str
 	return c, nil
 }
 
-// outcomes reads the outcomes stored for responseID now: its calls'
-// results in the order they ended, and the response's own result, if any.
-// seq is the stream sequence of the last one read (0: none), where a
-// follower carries on. A message that is not a result is skipped with a
-// note on stderr.
-func (rd *reader) outcomes(responseID string) (calls []pipeline.Result, resp *wire.ResponseResult, seq uint64, err error) {
-	c, err := resultsConsumer(rd.ctx, rd.js, responseID, 0)
+// resultsStreams are the results streams that exist (streams.ResultsStreams):
+// a response's results are in its partition's, whatever this process's P.
+func resultsStreams(ctx context.Context, js jetstream.JetStream) ([]streams.ResultsStreamRef, error) {
+	refs, err := streams.ResultsStreams(ctx, js)
 	if err != nil {
-		return nil, nil, 0, err
+		return nil, cmdutil.ExplainNATS(err, "stream "+streams.StreamResults)
 	}
-	for {
-		batch, err := c.FetchNoWait(256)
+	return refs, nil
+}
+
+// outcomes reads the outcomes stored for responseID now, in every results
+// stream: its calls' results in the order they ended, and the response's
+// own result, if any. seqs holds, per results stream, the stream sequence
+// of the last one read there (absent: none), where a follower carries on.
+// A message that is not a result is skipped with a note on stderr.
+func (rd *reader) outcomes(responseID string) (calls []pipeline.Result, resp *wire.ResponseResult, seqs map[string]uint64, err error) {
+	refs, err := resultsStreams(rd.ctx, rd.js)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	seqs = map[string]uint64{}
+	for _, ref := range refs {
+		c, err := resultsConsumer(rd.ctx, rd.js, ref, responseID, 0)
 		if err != nil {
-			return nil, nil, 0, cmdutil.ExplainNATS(err, "results of "+responseID)
+			return nil, nil, nil, err
 		}
-		n := 0
-		for m := range batch.Messages() {
-			n++
-			if md, err := m.Metadata(); err == nil {
-				seq = md.Sequence.Stream
+		for {
+			batch, err := c.FetchNoWait(256)
+			if err != nil {
+				return nil, nil, nil, cmdutil.ExplainNATS(err, "results of "+responseID)
 			}
-			o, err := decodeOutcome(m.Data())
-			switch {
-			case err != nil:
-				fmt.Fprintf(os.Stderr, "toolgate: %s: skipped: %v\n", cmdutil.Printable(m.Subject()), err)
-			case o.call != nil:
-				calls = append(calls, *o.call)
-			default:
-				resp = o.response
+			n := 0
+			for m := range batch.Messages() {
+				n++
+				if md, err := m.Metadata(); err == nil {
+					seqs[ref.Name] = md.Sequence.Stream
+				}
+				o, err := decodeOutcome(m.Data())
+				switch {
+				case err != nil:
+					fmt.Fprintf(os.Stderr, "toolgate: %s: skipped: %v\n", cmdutil.Printable(m.Subject()), err)
+				case o.call != nil:
+					calls = append(calls, *o.call)
+				default:
+					resp = o.response
+				}
 			}
-		}
-		if err := batch.Error(); err != nil {
-			return nil, nil, 0, cmdutil.ExplainNATS(err, "results of "+responseID)
-		}
-		if n == 0 {
-			break
+			if err := batch.Error(); err != nil {
+				return nil, nil, nil, cmdutil.ExplainNATS(err, "results of "+responseID)
+			}
+			if n == 0 {
+				break
+			}
 		}
 	}
-	return calls, resp, seq, nil
+	return calls, resp, seqs, nil
 }

@@ -23,7 +23,7 @@ type responseStory struct {
 	Calls      []story              `json:"calls"`
 	Result     *wire.ResponseResult `json:"result,omitempty"`
 	Stream     *streamState         `json:"stream,omitempty"`
-	seq        uint64               // the last result read, for a follower
+	seqs       map[string]uint64    // the last result read in each results stream, for a follower
 }
 
 // Status prints a call's whole story (status CALL-ID), a response's
@@ -113,11 +113,11 @@ func (rd *reader) status(w io.Writer, id string, asJSON bool) error {
 // response gathers what toolgate keeps of responseID.
 func (rd *reader) response(responseID string) (responseStory, error) {
 	rs := responseStory{ResponseID: responseID, Calls: []story{}}
-	results, resp, seq, err := rd.outcomes(responseID)
+	results, resp, seqs, err := rd.outcomes(responseID)
 	if err != nil {
 		return rs, err
 	}
-	rs.Result, rs.seq = resp, seq
+	rs.Result, rs.seqs = resp, seqs
 	recs, err := rd.callsOf(responseID, results)
 	if err != nil {
 		return rs, err

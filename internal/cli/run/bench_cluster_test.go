@@ -34,9 +34,9 @@ func TestBenchCluster_runs_the_pipeline_R3_on_three_nodes_and_sums_each_nodes_co
 	defer rig.Close()
 
 	// The gate streams' leaders placed as `streams apply` places them.
-	if g := 1 + 2*len(streams.PartitionedStages()) + 2; len(rig.Leaders) <= g || rig.Leaders[g].Stream != streams.StreamIn ||
-		rig.Leaders[g-1].Stream != "KV_"+streams.ExecReplayBucket(1) {
-		t.Errorf("leaders placed: %v, want TOOLGATE_GATES, each stage's two partitions, the executors' two replay buckets, then TOOLGATE_IN and the others", rig.Leaders)
+	if g := 1 + 2*len(streams.PartitionedStages()) + 2 + 2; len(rig.Leaders) <= g || rig.Leaders[g].Stream != streams.StreamIn ||
+		rig.Leaders[g-1].Stream != "KV_"+streams.ExecReplayBucket(1) || rig.Leaders[g-3].Stream != streams.ResultsStream(1) {
+		t.Errorf("leaders placed: %v, want TOOLGATE_GATES, each stage's two partitions, the two results streams, the executors' two replay buckets, then TOOLGATE_IN and the others", rig.Leaders)
 	}
 	for _, m := range rig.Leaders {
 		if m.Err != "" || m.After != m.Want {
@@ -73,8 +73,11 @@ func TestBenchCluster_runs_the_pipeline_R3_on_three_nodes_and_sums_each_nodes_co
 		t.Fatal(err)
 	}
 	d := t1.Since(t0)
-	if d.ByStream[streams.StreamIn] != n || d.ByStream[streams.StreamResults] != n {
-		t.Errorf("%s stored %d, %s %d: want one response and one result per call, %d", streams.StreamIn, d.ByStream[streams.StreamIn], streams.StreamResults, d.ByStream[streams.StreamResults], n)
+	// One result per call, in its partition's results stream.
+	one := d.ByStream[streams.ResultsStream(1)]
+	if d.ByStream[streams.StreamIn] != n || d.ByStream[streams.StreamResults]+one != n || one == 0 {
+		t.Errorf("%s stored %d, %s %d and %s %d: want one response and one result per call, %d, partition 1's share of the results there", streams.StreamIn, d.ByStream[streams.StreamIn],
+			streams.StreamResults, d.ByStream[streams.StreamResults], streams.ResultsStream(1), one, n)
 	}
 	// The executor records each call in its partition's replay bucket.
 	if one := d.ByStream["KV_"+streams.ExecReplayBucket(1)]; one == 0 || one+d.ByStream["KV_"+streams.ExecReplayBucket(0)] < n {
