@@ -48,7 +48,8 @@ import (
 // "Least loaded" counts streams on a deployment that has stored little
 // (under planTraffic messages in all): every stream weighs one. Once it
 // has traffic, each stream weighs what it has stored (leaderWeights), and
-// the others are taken heaviest first: the plan then balances the stores
+// every stream is taken heaviest first (heaviestFirst), a stage's
+// partitions still on different nodes: the plan then balances the stores
 // each node leads, not the streams. Counting streams put the idle
 // TOOLGATE_IN (the producers' whole responses go to TOOLGATE_RESPONSES)
 // on a node of its own, which then led 23 % of the stores and another
@@ -81,10 +82,6 @@ type leaderStage struct {
 func leaderPlan(gates leaderStream, stages []leaderStage, others []leaderStream) map[string]string {
 	all := append(append([]leaderStream{gates}, flatten(stages)...), others...)
 	pl := planner{want: map[string]string{}, load: map[string]float64{}, weight: leaderWeights(all)}
-	if pl.weighed() {
-		others = slices.Clone(others)
-		slices.SortStableFunc(others, func(a, b leaderStream) int { return cmp.Compare(b.Stored, a.Stored) })
-	}
 	for _, s := range all {
 		for _, n := range s.Peers {
 			if !slices.Contains(pl.nodes, n) {
@@ -93,6 +90,9 @@ func leaderPlan(gates leaderStream, stages []leaderStage, others []leaderStream)
 		}
 	}
 	slices.Sort(pl.nodes)
+	if pl.weighed() {
+		return pl.heaviestFirst(gates, stages, others)
+	}
 	gatesNode := pl.assign(gates, nil, nil)
 	for _, st := range stages {
 		used := map[string]bool{}
@@ -111,6 +111,46 @@ func leaderPlan(gates leaderStream, stages []leaderStage, others []leaderStream)
 	}
 	for _, s := range others {
 		pl.assign(s, nil, nil)
+	}
+	return pl.want
+}
+
+// heaviestFirst is the plan once the streams weigh what they stored:
+// every stream, gate streams and others alike, the heaviest first (ties in
+// the order given), each to the least loaded of its peers that leads no
+// other partition of its stage. The counting plan's order (the gate
+// streams first, a laned stage's partitions off TOOLGATE_GATES' node)
+// guesses where the hops go; the weights say it, and taking the others
+// after the stages put the heaviest of them, the claimed responses (a
+// store per call), on whatever node the stages had left least loaded by
+// a little, which then led 40 % of the stores.
+func (pl *planner) heaviestFirst(gates leaderStream, stages []leaderStage, others []leaderStream) map[string]string {
+	type item struct {
+		s     leaderStream
+		stage int // index in stages; -1 for none
+	}
+	items := []item{{gates, -1}}
+	for i, st := range stages {
+		for _, s := range st.Partitions {
+			items = append(items, item{s, i})
+		}
+	}
+	for _, s := range others {
+		items = append(items, item{s, -1})
+	}
+	slices.SortStableFunc(items, func(a, b item) int { return cmp.Compare(b.s.Stored, a.s.Stored) })
+	used := make([]map[string]bool, len(stages))
+	for i := range used {
+		used[i] = map[string]bool{}
+	}
+	for _, it := range items {
+		var u map[string]bool
+		if it.stage >= 0 {
+			u = used[it.stage]
+		}
+		if n := pl.assign(it.s, u, nil); u != nil {
+			u[n] = true
+		}
 	}
 	return pl.want
 }

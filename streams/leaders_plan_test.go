@@ -151,34 +151,37 @@ func TestLeaderPlan_places_the_input_and_the_results_off_the_gates_node(t *testi
 }
 
 // benchTraffic is what the bench's calls stored per stream at P = 3
-// without lanes (docs/scaling.md, per 1,000 calls): a hop per stage split
-// over its partitions (a laned stage's partition 0 in TOOLGATE_GATES),
-// the executors' replay record over its three buckets, one store each in
-// TOOLGATE_RESPONSES and _RESULTS, dead letters, and an idle TOOLGATE_IN
-// (producers send whole responses to TOOLGATE_RESPONSES).
+// without lanes, per 1,000 calls (`toolgate bench --nats cluster
+// --partitions 3`, merged main with the results partitioned): the gate
+// streams (a laned stage's partition 0 in TOOLGATE_GATES, its lane stream
+// idle), the results and the executors' replay records in three
+// partitions each, placed as stages, one store per call in
+// TOOLGATE_RESPONSES, dead letters, and an idle TOOLGATE_IN (producers
+// send whole responses to TOOLGATE_RESPONSES).
 func benchTraffic(nodes []string) (leaderStream, []leaderStage, []leaderStream) {
+	stored := map[string]uint64{StreamGates: 1150, StreamResponses: 1000, StreamDLQ: 400, StreamIn: 0, "KV_" + BucketTools: 2,
+		"KV_" + ExecReplayBucket(0): 410, "KV_" + ExecReplayBucket(1): 380, "KV_" + ExecReplayBucket(2): 400,
+		ResultsStream(0): 340, ResultsStream(1): 330, ResultsStream(2): 330,
+		"TOOLGATE_GATE_PARSE_1": 330, "TOOLGATE_GATE_PARSE_2": 330, "TOOLGATE_GATE_VALIDATE_1": 260, "TOOLGATE_GATE_VALIDATE_2": 270,
+		"TOOLGATE_GATE_BUSINESS_1": 190, "TOOLGATE_GATE_BUSINESS_2": 200, "TOOLGATE_GATE_POLICY_1": 190, "TOOLGATE_GATE_POLICY_2": 200,
+		"TOOLGATE_GATE_REPAIR_1": 140, "TOOLGATE_GATE_REPAIR_2": 130,
+		"TOOLGATE_GATE_EXECUTE": 210, "TOOLGATE_GATE_EXECUTE_1": 190, "TOOLGATE_GATE_EXECUTE_2": 200}
 	gates, stages := planInput(3, nodes...)
-	for i, st := range stages {
-		for p := range st.Partitions {
-			if p == 0 && st.Laned {
-				gates.Stored += 333
-				continue
-			}
-			stages[i].Partitions[p].Stored = 333
+	gates.Stored = stored[gates.Name]
+	for i := range stages {
+		for j := range stages[i].Partitions {
+			stages[i].Partitions[j].Stored = stored[stages[i].Partitions[j].Name]
 		}
 	}
-	replay := leaderStage{}
-	for p := range 3 {
-		replay.Partitions = append(replay.Partitions, leaderStream{Name: "KV_" + ExecReplayBucket(p), Peers: nodes, Stored: 400})
-	}
-	stages = append(stages, replay)
-	stored := map[string]uint64{StreamIn: 0, StreamResponses: 1000, StreamResults: 1000, StreamDLQ: 400, "KV_" + BucketTools: 2, "KV_" + BucketResponseIDs: 0}
-	var names []string
-	for n := range stored {
-		names = append(names, n)
+	for _, name := range []func(int) string{ResultsStream, func(p int) string { return "KV_" + ExecReplayBucket(p) }} {
+		st := leaderStage{}
+		for p := range 3 {
+			st.Partitions = append(st.Partitions, leaderStream{Name: name(p), Peers: nodes, Stored: stored[name(p)]})
+		}
+		stages = append(stages, st)
 	}
 	var others []leaderStream
-	for _, n := range otherStreamOrder(names) {
+	for _, n := range otherStreamOrder([]string{StreamIn, StreamResponses, StreamDLQ, "KV_" + BucketTools}) {
 		others = append(others, leaderStream{Name: n, Peers: nodes, Stored: stored[n]})
 	}
 	return gates, stages, others
@@ -200,11 +203,12 @@ func storesLed(want map[string]string, all []leaderStream) map[string]float64 {
 }
 
 // Counting streams, the idle TOOLGATE_IN took a node's place among the
-// busy ones and the nodes led 36 / 23 / 41 % of the stores (merged main,
-// bench --nats cluster --partitions 3). Weighed by what each stored, the
-// heaviest node leads at most 36 % (the best split of these streams is
-// 3.13 of 8.6 per call, 36.4 %), the stages' partitions still each on
-// another node.
+// busy ones and the nodes led 36 / 23 / 41 % of the stores (bench --nats
+// cluster --partitions 3); weighing only the others, placed after the
+// stages, put the claimed responses on a node the stages had left least
+// loaded by a little: 27 / 32 / 40 %. Weighed and heaviest first, no
+// node leads more than 35.5 % (an even split is 33.3 %), each stage's
+// partitions still on different nodes.
 func TestLeaderPlan_with_traffic_balances_the_stores_led_not_the_streams(t *testing.T) {
 	nodes := []string{"nats-0", "nats-1", "nats-2"}
 	gates, stages, others := benchTraffic(nodes)
@@ -212,8 +216,8 @@ func TestLeaderPlan_with_traffic_balances_the_stores_led_not_the_streams(t *test
 	want := leaderPlan(gates, stages, others)
 	led := storesLed(want, all)
 	for _, n := range nodes {
-		if led[n] > 0.365 {
-			t.Errorf("%s leads %.1f %% of the stores, want at most 36.5 %%: %v", n, 100*led[n], led)
+		if led[n] > 0.355 {
+			t.Errorf("%s leads %.1f %% of the stores, want at most 35.5 %%: %v", n, 100*led[n], led)
 		}
 	}
 	for _, st := range stages {
