@@ -39,6 +39,13 @@ func chargeTool(t *testing.T, s *server.Server, pub []ed25519.PublicKey, runs *a
 	}); err != nil {
 		t.Fatal(err)
 	}
+	// The endpoint's subscription is the server's before a request comes:
+	// otherwise a request sent on another connection right after (a
+	// replay after a restart) reaches only capture's subscriber, which
+	// never answers, and times out (seen under load in make test).
+	if err := nc.Flush(); err != nil {
+		t.Fatal(err)
+	}
 	return func() { _ = srv.Stop(); nc.Close() }
 }
 
