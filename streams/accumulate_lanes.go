@@ -97,8 +97,46 @@ func accumulateClaimed(durable string) bool {
 func (s Settings) accumulateLaneConsumers(st Stage) []Consumer {
 	c := st.Consumer
 	c.Name, c.Stream, c.Subject, c.Subjects = AccumulateClaimed, StreamResponses, InClaimedAll(), nil
+	if s.Fair.PartitionCount() > 1 { // and partition 0 of the mapped subjects (claimed_partitions.go)
+		c.Subject, c.Subjects = "", []string{InClaimedAll(), InClaimedPartition(0)}
+	}
 	c.Description = "toolgate accumulate gate: claimed whole responses"
 	return append([]Consumer{c}, s.accumulateLanes(st)...)
+}
+
+// accumulatePartitionConsumers are accumulate's durables in claimed
+// partition k >= 1 (ResponsesStream(k)): its main claimed durable and its
+// claimed lane durables, under the same names as in TOOLGATE_RESPONSES,
+// on that partition's subjects.
+func (s Settings) accumulatePartitionConsumers(st Stage, k int) []Consumer {
+	if k <= 0 {
+		return nil
+	}
+	suffix := "." + strconv.Itoa(k)
+	c := st.Consumer
+	c.Name, c.Stream, c.Subject, c.Subjects = AccumulateClaimed, ResponsesStream(k), InClaimedPartition(k), nil
+	c.Description = "toolgate accumulate gate: claimed whole responses, partition " + strconv.Itoa(k)
+	out := []Consumer{c}
+	for _, l := range s.accumulateLanes(st) {
+		if !accumulateClaimed(l.Name) {
+			continue
+		}
+		l.Stream, l.Subjects = ResponsesStream(k), nil
+		for _, tok := range s.Fair.accumulateLaneTenants()[laneIndexOf(l.Name)] {
+			l.Subjects = append(l.Subjects, wire.InTenantPrefix+tok+"."+wire.InTenantClaimedRest+"*"+suffix)
+		}
+		l.Description += ", partition " + strconv.Itoa(k)
+		out = append(out, l)
+	}
+	return out
+}
+
+// laneIndexOf is idx of accumulate's claimed lane durable
+// AccumulateClaimedLane(idx).
+func laneIndexOf(durable string) int {
+	rest, _ := strings.CutPrefix(durable, Accumulate+"_")
+	idx, _ := strconv.Atoi(strings.TrimSuffix(rest, "r"))
+	return idx
 }
 
 // accumulateLanes are accumulate's lane durables: for each lane index that
@@ -121,6 +159,9 @@ func (s Settings) accumulateLanes(st Stage) []Consumer {
 			c.Subjects = append(c.Subjects, wire.InTenantPrefix+tok+".response", wire.InTenantPrefix+tok+".stream.>")
 			b.Subjects = append(b.Subjects, wire.InTenantPrefix+tok+"."+wire.InTenantBatchRest)
 			r.Subjects = append(r.Subjects, wire.InTenantPrefix+tok+"."+wire.InTenantClaimedRest+"*")
+			if s.Fair.PartitionCount() > 1 {
+				r.Subjects = append(r.Subjects, wire.InTenantPrefix+tok+"."+wire.InTenantClaimedRest+"*.0")
+			}
 		}
 		c.Description = "toolgate accumulate gate, lane " + strconv.Itoa(idx) + ": " + strings.Join(lanes[idx], ", ")
 		b.Description = "toolgate accumulate gate, lane " + strconv.Itoa(idx) + " batch: " + strings.Join(lanes[idx], ", ")
