@@ -248,10 +248,11 @@ type AccumulateOwner struct {
 	from  map[string]uint64 // tenant token -> first sequence it owns
 	batch map[string]string // tenant token -> batch lane durable
 	bfrom map[string]uint64 // tenant token -> first sequence it owns
-	// claimed and cfrom: the same for the claimed lanes, in sequences of
-	// TOOLGATE_RESPONSES.
+	// claimed and cfrom: the same for the claimed lanes, cfrom per claimed
+	// partition k (in sequences of ResponsesStream(k)); a partition whose
+	// lane durables were not read has no start: its main durable's.
 	claimed map[string]string
-	cfrom   map[string]uint64
+	cfrom   map[int]map[string]uint64
 }
 
 // ReadAccumulateOwner reads the lane durables of s from the server; none
@@ -263,7 +264,35 @@ func ReadAccumulateOwner(ctx context.Context, js jetstream.JetStream, s Settings
 		return nil, nil
 	}
 	o := &AccumulateOwner{lane: map[string]string{}, from: map[string]uint64{}, batch: map[string]string{}, bfrom: map[string]uint64{},
-		claimed: map[string]string{}, cfrom: map[string]uint64{}}
+		claimed: map[string]string{}, cfrom: map[int]map[string]uint64{0: {}}}
+	ks, err := ResponsesPartitionsOf(ctx, js)
+	if err != nil {
+		return nil, err
+	}
+	for _, k := range ks { // the claimed lanes' durables in each partition that exists
+		for _, c := range s.accumulatePartitionConsumers(st, k) {
+			if c.Name == AccumulateClaimed {
+				continue
+			}
+			cons, err := js.Consumer(ctx, c.Stream, c.Name)
+			if errors.Is(err, jetstream.ErrConsumerNotFound) {
+				continue // not applied there yet: the partition's main durable handles its tenants
+			}
+			if err != nil {
+				return nil, fmt.Errorf("streams: accumulate lane %s of %s: %w", c.Name, c.Stream, err)
+			}
+			md := cons.CachedInfo().Config.Metadata
+			if o.cfrom[k] == nil {
+				o.cfrom[k] = map[string]uint64{}
+			}
+			for _, f := range c.Subjects {
+				tok := tenantOfFilter(f)
+				if n, err := strconv.ParseUint(md[AccumulateStartKey+tok], 10, 64); err == nil {
+					o.claimed[tok], o.cfrom[k][tok] = c.Name, n
+				}
+			}
+		}
+	}
 	for _, c := range lanes {
 		cons, err := js.Consumer(ctx, c.Stream, c.Name)
 		if err != nil {
@@ -275,7 +304,7 @@ func ReadAccumulateOwner(ctx context.Context, js jetstream.JetStream, s Settings
 		case strings.HasSuffix(c.Name, "b"):
 			lane, from = o.batch, o.bfrom
 		case c.Stream == StreamResponses:
-			lane, from = o.claimed, o.cfrom
+			lane, from = o.claimed, o.cfrom[0]
 		}
 		for _, f := range c.Subjects {
 			tok := tenantOfFilter(f)
@@ -310,14 +339,16 @@ func (o *AccumulateOwner) Skip(durable, subject string, seq uint64) bool {
 	switch {
 	case rest == wire.InTenantBatchRest:
 		lanes, froms = o.batch, o.bfrom
-	case strings.HasPrefix(rest, wire.InTenantClaimedRest): // TOOLGATE_RESPONSES' (claimed.go)
-		lanes, froms = o.claimed, o.cfrom
+	case strings.HasPrefix(rest, wire.InTenantClaimedRest): // TOOLGATE_RESPONSES' (claimed.go), or partition k's
+		_, k, _, _ := SplitClaimedPartition(subject)
+		lanes, froms = o.claimed, o.cfrom[k]
 	case rest == "response" || strings.HasPrefix(rest, "stream."):
 	default: // no ingest subject: the main durable's, to refuse
 		return durable != Accumulate
 	}
 	lane, listed := lanes[tok]
-	owned := listed && seq >= froms[tok]
+	start, started := froms[tok]
+	owned := listed && started && seq >= start
 	switch {
 	case durable == Accumulate || durable == AccumulateClaimed:
 		return owned

@@ -152,3 +152,24 @@ func responsesStreamIndex(name string) (int, bool) {
 	}
 	return k, true
 }
+
+// responsesPartitionStreams names TOOLGATE_RESPONSES, when infos has it,
+// and its partition streams in infos, in order of k: the leader plan
+// places them like a stage's partitions, each on another node.
+func responsesPartitionStreams(infos map[string]*jetstream.StreamInfo) []string {
+	if _, ok := infos[StreamResponses]; !ok {
+		return nil
+	}
+	var ks []int
+	for name := range infos {
+		if k, ok := responsesStreamIndex(name); ok {
+			ks = append(ks, k)
+		}
+	}
+	slices.Sort(ks)
+	out := []string{StreamResponses}
+	for _, k := range ks {
+		out = append(out, ResponsesStream(k))
+	}
+	return out
+}

@@ -50,7 +50,7 @@ func runCluster(ctx context.Context, cfg Config) (Report, error) {
 		}
 		logf("built nats-server")
 	}
-	nc3, err := natsproc.StartCluster(bin, filepath.Join(cfg.Dir, "nats"))
+	nc3, err := natsproc.StartCluster(bin, filepath.Join(cfg.Dir, "nats"), cfg.Partitions)
 	if nc3 != nil {
 		defer nc3.Stop(10 * time.Second)
 	}

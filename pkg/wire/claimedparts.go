@@ -58,3 +58,13 @@ func ClaimedMapping(p int) (src, dest string) {
 	return InTenantPrefix + "*." + InTenantClaimedRest + "*",
 		InTenantPrefix + "{{wildcard(1)}}." + InTenantClaimedRest + "{{wildcard(2)}}.{{partition(" + strconv.Itoa(p) + ",1,2)}}"
 }
+
+// ClaimedLastAnywhere is the grant that lets a reader direct get claimed
+// subject (a pattern: a tenant's, or every tenant's) in any partition:
+// $JS.API.DIRECT.GET.*.<subject>.*. A stream token cannot be a partial
+// wildcard (TOOLGATE_RESPONSES_*), so the stream is any; only the claimed
+// partition streams hold a subject of this shape (seven tokens under
+// toolgate.in.t.), so it reads nothing else.
+func ClaimedLastAnywhere(subject string) string {
+	return "$JS.API.DIRECT.GET.*." + subject + ".*"
+}
