@@ -12,6 +12,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/toolgate/toolgate/internal/natsmap"
+	"github.com/toolgate/toolgate/internal/natsmap/embedded"
 	"github.com/toolgate/toolgate/internal/testenv"
 	"github.com/toolgate/toolgate/pkg/wire"
 )
@@ -68,7 +69,7 @@ func TestResponsesMapping_partitions_on_the_tenant_and_the_id(t *testing.T) {
 // them).
 func TestResponsesPartitions_the_server_stores_each_id_where_ResponsePartition_says(t *testing.T) {
 	srv := testenv.RunJetStream(t)
-	if err := natsmap.Apply(srv, 3); err != nil {
+	if err := embedded.Apply(srv, 3); err != nil {
 		t.Fatal(err)
 	}
 	_, js := testenv.Connect(t, srv)

@@ -12,7 +12,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/toolgate/toolgate/internal/call"
-	"github.com/toolgate/toolgate/internal/natsmap"
+	"github.com/toolgate/toolgate/internal/natsmap/embedded"
 	"github.com/toolgate/toolgate/pkg/producer"
 	"github.com/toolgate/toolgate/pkg/wire"
 	"github.com/toolgate/toolgate/streams"
@@ -91,7 +91,7 @@ func raise(t *testing.T, r *streamRig) {
 	if err := streams.Ensure(context.Background(), r.js, set); err != nil {
 		t.Fatal(err)
 	}
-	if err := natsmap.Apply(r.srv, 3); err != nil {
+	if err := embedded.Apply(r.srv, 3); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/toolgate/toolgate/internal/call"
-	"github.com/toolgate/toolgate/internal/natsmap"
+	"github.com/toolgate/toolgate/internal/natsmap/embedded"
 	"github.com/toolgate/toolgate/internal/pipeline"
 	"github.com/toolgate/toolgate/internal/seal"
 	"github.com/toolgate/toolgate/internal/testenv"
@@ -39,7 +39,7 @@ func claimedRigP(t *testing.T, p int) (*streamRig, *Accumulate) {
 	r := newStreamRigWith(t, func(s *streams.Settings) {
 		s.AckWait, s.DedupWindow, s.Fair.Partitions = 5*time.Second, claimedDedup, p
 	})
-	if err := natsmap.Apply(r.srv, p); err != nil {
+	if err := embedded.Apply(r.srv, p); err != nil {
 		t.Fatal(err)
 	}
 	kr, err := seal.Ephemeral([]string{streams.Accumulate})

@@ -9,7 +9,7 @@ import (
 	"github.com/nats-io/nats-server/v2/server"
 
 	"github.com/toolgate/toolgate/internal/authz"
-	"github.com/toolgate/toolgate/internal/natsmap"
+	"github.com/toolgate/toolgate/internal/natsmap/embedded"
 	"github.com/toolgate/toolgate/internal/testenv"
 	"github.com/toolgate/toolgate/pkg/producer"
 	"github.com/toolgate/toolgate/pkg/wire"
@@ -34,7 +34,7 @@ func TestTrust_claimed_partitions_are_each_tenants_own(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := testenv.RunJetStream(t, func(o *server.Options) { o.Users = users })
-	if err := natsmap.Apply(s, 3); err != nil {
+	if err := embedded.Apply(s, 3); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

@@ -8,7 +8,7 @@ import (
 
 	"github.com/nats-io/nats-server/v2/server"
 
-	"github.com/toolgate/toolgate/internal/natsmap"
+	"github.com/toolgate/toolgate/internal/natsmap/embedded"
 )
 
 // NATSOptions configures StartNATS. StoreDir is required; the server keeps
@@ -66,7 +66,7 @@ func (n *NATS) start() error {
 		s.Shutdown()
 		return errors.New("testenv: nats-server did not accept connections within 30s")
 	}
-	if err := natsmap.Apply(s, n.parts); err != nil {
+	if err := embedded.Apply(s, n.parts); err != nil {
 		s.Shutdown()
 		return err
 	}

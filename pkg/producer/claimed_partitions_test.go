@@ -10,7 +10,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/toolgate/toolgate/internal/natsmap"
+	"github.com/toolgate/toolgate/internal/natsmap/embedded"
 	"github.com/toolgate/toolgate/internal/testenv"
 	"github.com/toolgate/toolgate/pkg/wire"
 	"github.com/toolgate/toolgate/streams"
@@ -23,7 +23,7 @@ import (
 // ErrConflict; other content is ErrConflict.
 func TestPublishResponse_finds_its_claimed_copy_in_a_partition(t *testing.T) {
 	srv := testenv.RunJetStream(t)
-	if err := natsmap.Apply(srv, 3); err != nil {
+	if err := embedded.Apply(srv, 3); err != nil {
 		t.Fatal(err)
 	}
 	_, js := testenv.Connect(t, srv)

@@ -18,7 +18,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/toolgate/toolgate/internal/authz"
-	"github.com/toolgate/toolgate/internal/natsmap"
+	"github.com/toolgate/toolgate/internal/natsmap/embedded"
 	"github.com/toolgate/toolgate/internal/seal"
 	"github.com/toolgate/toolgate/internal/stage"
 	"github.com/toolgate/toolgate/streams"
@@ -117,7 +117,7 @@ func Up(args []string) error {
 	defer ns.Shutdown()
 	// The claimed subjects' partitions (streams.ResponsesMapping), as
 	// deploy/'s server is configured with its P.
-	if err := natsmap.Apply(ns, flagged.Settings.Fair.PartitionCount()); err != nil {
+	if err := embedded.Apply(ns, flagged.Settings.Fair.PartitionCount()); err != nil {
 		return err
 	}
 	log.Info().Str("listen", *listen).Str("data", dir).Msg("embedded NATS with JetStream running")
