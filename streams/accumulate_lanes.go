@@ -97,8 +97,46 @@ func accumulateClaimed(durable string) bool {
 func (s Settings) accumulateLaneConsumers(st Stage) []Consumer {
 	c := st.Consumer
 	c.Name, c.Stream, c.Subject, c.Subjects = AccumulateClaimed, StreamResponses, InClaimedAll(), nil
+	if s.Fair.PartitionCount() > 1 { // and partition 0 of the mapped subjects (claimed_partitions.go)
+		c.Subject, c.Subjects = "", []string{InClaimedAll(), InClaimedPartition(0)}
+	}
 	c.Description = "toolgate accumulate gate: claimed whole responses"
 	return append([]Consumer{c}, s.accumulateLanes(st)...)
+}
+
+// accumulatePartitionConsumers are accumulate's durables in claimed
+// partition k >= 1 (ResponsesStream(k)): its main claimed durable and its
+// claimed lane durables, under the same names as in TOOLGATE_RESPONSES,
+// on that partition's subjects.
+func (s Settings) accumulatePartitionConsumers(st Stage, k int) []Consumer {
+	if k <= 0 {
+		return nil
+	}
+	suffix := "." + strconv.Itoa(k)
+	c := st.Consumer
+	c.Name, c.Stream, c.Subject, c.Subjects = AccumulateClaimed, ResponsesStream(k), InClaimedPartition(k), nil
+	c.Description = "toolgate accumulate gate: claimed whole responses, partition " + strconv.Itoa(k)
+	out := []Consumer{c}
+	for _, l := range s.accumulateLanes(st) {
+		if !accumulateClaimed(l.Name) {
+			continue
+		}
+		l.Stream, l.Subjects = ResponsesStream(k), nil
+		for _, tok := range s.Fair.accumulateLaneTenants()[laneIndexOf(l.Name)] {
+			l.Subjects = append(l.Subjects, wire.InTenantPrefix+tok+"."+wire.InTenantClaimedRest+"*"+suffix)
+		}
+		l.Description += ", partition " + strconv.Itoa(k)
+		out = append(out, l)
+	}
+	return out
+}
+
+// laneIndexOf is idx of accumulate's claimed lane durable
+// AccumulateClaimedLane(idx).
+func laneIndexOf(durable string) int {
+	rest, _ := strings.CutPrefix(durable, Accumulate+"_")
+	idx, _ := strconv.Atoi(strings.TrimSuffix(rest, "r"))
+	return idx
 }
 
 // accumulateLanes are accumulate's lane durables: for each lane index that
@@ -121,6 +159,9 @@ func (s Settings) accumulateLanes(st Stage) []Consumer {
 			c.Subjects = append(c.Subjects, wire.InTenantPrefix+tok+".response", wire.InTenantPrefix+tok+".stream.>")
 			b.Subjects = append(b.Subjects, wire.InTenantPrefix+tok+"."+wire.InTenantBatchRest)
 			r.Subjects = append(r.Subjects, wire.InTenantPrefix+tok+"."+wire.InTenantClaimedRest+"*")
+			if s.Fair.PartitionCount() > 1 {
+				r.Subjects = append(r.Subjects, wire.InTenantPrefix+tok+"."+wire.InTenantClaimedRest+"*.0")
+			}
 		}
 		c.Description = "toolgate accumulate gate, lane " + strconv.Itoa(idx) + ": " + strings.Join(lanes[idx], ", ")
 		b.Description = "toolgate accumulate gate, lane " + strconv.Itoa(idx) + " batch: " + strings.Join(lanes[idx], ", ")
@@ -207,10 +248,11 @@ type AccumulateOwner struct {
 	from  map[string]uint64 // tenant token -> first sequence it owns
 	batch map[string]string // tenant token -> batch lane durable
 	bfrom map[string]uint64 // tenant token -> first sequence it owns
-	// claimed and cfrom: the same for the claimed lanes, in sequences of
-	// TOOLGATE_RESPONSES.
+	// claimed and cfrom: the same for the claimed lanes, cfrom per claimed
+	// partition k (in sequences of ResponsesStream(k)); a partition whose
+	// lane durables were not read has no start: its main durable's.
 	claimed map[string]string
-	cfrom   map[string]uint64
+	cfrom   map[int]map[string]uint64
 }
 
 // ReadAccumulateOwner reads the lane durables of s from the server; none
@@ -222,7 +264,35 @@ func ReadAccumulateOwner(ctx context.Context, js jetstream.JetStream, s Settings
 		return nil, nil
 	}
 	o := &AccumulateOwner{lane: map[string]string{}, from: map[string]uint64{}, batch: map[string]string{}, bfrom: map[string]uint64{},
-		claimed: map[string]string{}, cfrom: map[string]uint64{}}
+		claimed: map[string]string{}, cfrom: map[int]map[string]uint64{0: {}}}
+	ks, err := ResponsesPartitionsOf(ctx, js)
+	if err != nil {
+		return nil, err
+	}
+	for _, k := range ks { // the claimed lanes' durables in each partition that exists
+		for _, c := range s.accumulatePartitionConsumers(st, k) {
+			if c.Name == AccumulateClaimed {
+				continue
+			}
+			cons, err := js.Consumer(ctx, c.Stream, c.Name)
+			if errors.Is(err, jetstream.ErrConsumerNotFound) {
+				continue // not applied there yet: the partition's main durable handles its tenants
+			}
+			if err != nil {
+				return nil, fmt.Errorf("streams: accumulate lane %s of %s: %w", c.Name, c.Stream, err)
+			}
+			md := cons.CachedInfo().Config.Metadata
+			if o.cfrom[k] == nil {
+				o.cfrom[k] = map[string]uint64{}
+			}
+			for _, f := range c.Subjects {
+				tok := tenantOfFilter(f)
+				if n, err := strconv.ParseUint(md[AccumulateStartKey+tok], 10, 64); err == nil {
+					o.claimed[tok], o.cfrom[k][tok] = c.Name, n
+				}
+			}
+		}
+	}
 	for _, c := range lanes {
 		cons, err := js.Consumer(ctx, c.Stream, c.Name)
 		if err != nil {
@@ -234,7 +304,7 @@ func ReadAccumulateOwner(ctx context.Context, js jetstream.JetStream, s Settings
 		case strings.HasSuffix(c.Name, "b"):
 			lane, from = o.batch, o.bfrom
 		case c.Stream == StreamResponses:
-			lane, from = o.claimed, o.cfrom
+			lane, from = o.claimed, o.cfrom[0]
 		}
 		for _, f := range c.Subjects {
 			tok := tenantOfFilter(f)
@@ -269,14 +339,16 @@ func (o *AccumulateOwner) Skip(durable, subject string, seq uint64) bool {
 	switch {
 	case rest == wire.InTenantBatchRest:
 		lanes, froms = o.batch, o.bfrom
-	case strings.HasPrefix(rest, wire.InTenantClaimedRest): // TOOLGATE_RESPONSES' (claimed.go)
-		lanes, froms = o.claimed, o.cfrom
+	case strings.HasPrefix(rest, wire.InTenantClaimedRest): // TOOLGATE_RESPONSES' (claimed.go), or partition k's
+		_, k, _, _ := SplitClaimedPartition(subject)
+		lanes, froms = o.claimed, o.cfrom[k]
 	case rest == "response" || strings.HasPrefix(rest, "stream."):
 	default: // no ingest subject: the main durable's, to refuse
 		return durable != Accumulate
 	}
 	lane, listed := lanes[tok]
-	owned := listed && seq >= froms[tok]
+	start, started := froms[tok]
+	owned := listed && started && seq >= start
 	switch {
 	case durable == Accumulate || durable == AccumulateClaimed:
 		return owned

@@ -51,7 +51,7 @@ func TestAccumulateLanes_filter_on_the_listed_tenants(t *testing.T) {
 func TestAccumulateOwner_each_input_has_one_owner(t *testing.T) {
 	o := &AccumulateOwner{lane: map[string]string{"a": "accumulate_0"}, from: map[string]uint64{"a": 10},
 		batch: map[string]string{"a": "accumulate_0b"}, bfrom: map[string]uint64{"a": 20},
-		claimed: map[string]string{"a": "accumulate_0r"}, cfrom: map[string]uint64{"a": 5}}
+		claimed: map[string]string{"a": "accumulate_0r"}, cfrom: map[int]map[string]uint64{0: {"a": 5}, 2: {"a": 3}}}
 	for _, c := range []struct {
 		durable, subject string
 		seq              uint64
@@ -87,6 +87,17 @@ func TestAccumulateOwner_each_input_has_one_owner(t *testing.T) {
 		{AccumulateClaimed, "toolgate.in.t.a.response.r1", 4, false},
 		{"accumulate_0r", "toolgate.in.t.a.response.r1", 4, true},
 		{AccumulateClaimed, "toolgate.in.t.z.response.r1", 50, false},
+		// Partitions: each from its own start, in its own sequences
+		// (partition 0's .0 as TOOLGATE_RESPONSES'); a partition whose
+		// lanes were not read is its main durable's.
+		{AccumulateClaimed, "toolgate.in.t.a.response.r1.0", 5, true},
+		{"accumulate_0r", "toolgate.in.t.a.response.r1.0", 4, true},
+		{AccumulateClaimed, "toolgate.in.t.a.response.r1.2", 3, true},
+		{"accumulate_0r", "toolgate.in.t.a.response.r1.2", 3, false},
+		{AccumulateClaimed, "toolgate.in.t.a.response.r1.2", 2, false},
+		{"accumulate_0r", "toolgate.in.t.a.response.r1.2", 2, true},
+		{AccumulateClaimed, "toolgate.in.t.a.response.r1.1", 50, false},
+		{"accumulate_0r", "toolgate.in.t.a.response.r1.1", 50, true},
 	} {
 		if got := o.Skip(c.durable, c.subject, c.seq); got != c.skip {
 			t.Errorf("Skip(%s, %s, %d) = %v, want %v", c.durable, c.subject, c.seq, got, c.skip)

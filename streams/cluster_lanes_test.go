@@ -26,7 +26,8 @@ import (
 //
 // It runs with P = 3 partitions (partitions.go): each partitioned stage's
 // three partition streams are led by the three nodes, and so are the
-// three results streams and the executors' three replay buckets, and a hop of partition 2 is stored by
+// three results streams, the executors' three replay buckets and
+// TOOLGATE_RESPONSES' three partitions, and a hop of partition 2 is stored by
 // partition 2's stream.
 func TestCluster_gate_streams_have_a_leader_each_spread_over_the_nodes(t *testing.T) {
 	servers := testenv.RunJetStreamCluster(t)
@@ -49,7 +50,11 @@ func TestCluster_gate_streams_have_a_leader_each_spread_over_the_nodes(t *testin
 		resultsStreams = append(resultsStreams, ResultsStream(p))
 		replayStreams = append(replayStreams, "KV_"+ExecReplayBucket(p))
 	}
-	planned := append(append(slices.Clone(gateStreams), resultsStreams...), replayStreams...)
+	var responsesStreams []string // then TOOLGATE_RESPONSES' partitions, likewise (claimed_partitions.go)
+	for k := range parts {
+		responsesStreams = append(responsesStreams, ResponsesStream(k))
+	}
+	planned := append(append(append(slices.Clone(gateStreams), resultsStreams...), replayStreams...), responsesStreams...)
 	leader := func(name string) (string, error) {
 		st, err := js.Stream(ctx, name)
 		if err != nil {
@@ -101,7 +106,7 @@ func TestCluster_gate_streams_have_a_leader_each_spread_over_the_nodes(t *testin
 	// buckets' streams among them.
 	if len(names) < len(planned)+1 || !slices.Equal(names[:len(planned)], planned) ||
 		names[len(planned)] != StreamIn || !slices.Contains(names, "KV_"+BucketCalls) || moved == 0 {
-		t.Fatalf("moves of %v (%d moved), want one per gate stream, results and replay partition %v, then the others", names, moved, planned)
+		t.Fatalf("moves of %v (%d moved), want one per gate stream, results, replay and claimed partition %v, then the others", names, moved, planned)
 	}
 	again, err := SpreadLeaders(ctx, js) // placed: a second spread moves nothing
 	if err != nil {
@@ -133,7 +138,7 @@ func TestCluster_gate_streams_have_a_leader_each_spread_over_the_nodes(t *testin
 	if len(nodes) != len(servers) {
 		t.Fatalf("gate streams led by %d nodes, want %d", len(nodes), len(servers))
 	}
-	partitionsOf := [][]string{resultsStreams, replayStreams}
+	partitionsOf := [][]string{resultsStreams, replayStreams, responsesStreams}
 	for _, stage := range PartitionedStages() {
 		var names []string
 		for p := range parts {
@@ -141,7 +146,7 @@ func TestCluster_gate_streams_have_a_leader_each_spread_over_the_nodes(t *testin
 		}
 		partitionsOf = append(partitionsOf, names)
 	}
-	for _, names := range partitionsOf { // a stage's partitions, the results', the replay buckets': one leader per node
+	for _, names := range partitionsOf { // a stage's partitions, the results', the replay buckets', the claimed partitions': one leader per node
 		led := map[string]string{}
 		for _, name := range names {
 			l, err := leader(name)

@@ -143,7 +143,10 @@ func (s Settings) StreamConfigs() []jetstream.StreamConfig {
 	exec.AllowMsgSchedules, exec.AllowRollup = true, true
 	// TOOLGATE_IN is narrowed before TOOLGATE_RESPONSES is made: a
 	// deployment of before has toolgate.in.>, which overlaps it.
-	out := []jetstream.StreamConfig{in, gates, resp}
+	// With P > 1 it takes partition 0 of the claimed subjects too, and
+	// partitions 1 to P-1 are streams of their own (claimed_partitions.go).
+	resp, respParts := s.responsesPartitionConfigs(resp)
+	out := append([]jetstream.StreamConfig{in, gates, resp}, respParts...)
 	// Each laned stage's lanes (fair.go, LaneStream): a work queue of its
 	// own, so an acknowledgement's interest check walks that stage's lane
 	// durables only, and in a cluster each has its own leader.

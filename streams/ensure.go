@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -15,6 +16,13 @@ import (
 // calls it on demand.
 func Ensure(ctx context.Context, js jetstream.JetStream, s Settings) error {
 	for _, cfg := range s.StreamConfigs() {
+		if cfg.Name == StreamResponses { // the P its claimed subjects are mapped with, and the P before
+			md, err := responsesMetadata(ctx, js, s, time.Now())
+			if err != nil {
+				return err
+			}
+			cfg.Metadata = md
+		}
 		if _, err := js.CreateOrUpdateStream(ctx, cfg); err != nil {
 			return fmt.Errorf("streams: stream %s: %w", cfg.Name, err)
 		}
@@ -43,6 +51,12 @@ func Ensure(ctx context.Context, js jetstream.JetStream, s Settings) error {
 		}
 		for p := 1; p < s.Fair.PartitionCount(); p++ { // its durables in partitions 1 to P-1
 			for _, c := range s.PartitionConsumers(st, p) {
+				if c.FromNow {
+					if err := ensureFromNow(ctx, js, s, c); err != nil {
+						return err
+					}
+					continue
+				}
 				if _, err := js.CreateOrUpdateConsumer(ctx, c.Stream, s.Config(c)); err != nil {
 					return fmt.Errorf("streams: consumer %s of %s: %w", c.Name, c.Stream, err)
 				}

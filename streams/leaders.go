@@ -192,6 +192,13 @@ func groupLeaderStreams(ctx context.Context, js jetstream.JetStream, infos map[s
 			stages = append(stages, st)
 		}
 	}
+	if names := responsesPartitionStreams(infos); len(names) > 1 { // TOOLGATE_RESPONSES partitioned (claimed_partitions.go): likewise
+		st, err := partitionsOf(names, false)
+		if err != nil {
+			return gates, nil, nil, err
+		}
+		stages = append(stages, st)
+	}
 	var rest []string
 	for name := range infos {
 		if !seen[name] {

@@ -192,9 +192,13 @@ func subjectPartition(subject string) int {
 
 // PartitionConsumers are st's durables in partition p >= 1 under s: a
 // laned stage's main durable and lane durables (each with the limits of
-// its partition 0 durable); none for another stage (execute's groups'
+// its partition 0 durable); accumulate's durables in ResponsesStream(p);
+// none for another stage (execute's groups'
 // are ExecuteGroupPartitionConsumers).
 func (s Settings) PartitionConsumers(st Stage, p int) []Consumer {
+	if st.Name == Accumulate { // its durables in claimed partition p (claimed_partitions.go)
+		return s.accumulatePartitionConsumers(st, p)
+	}
 	if !st.Laned || p <= 0 {
 		return nil
 	}

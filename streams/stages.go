@@ -146,8 +146,11 @@ func buildTable() []Stage {
 		// It claims the response ids of input on other subjects by a claim
 		// message on the claimed subject, and reads what holds a claimed
 		// subject back (claimed.go); the response-ids bucket of before is
-		// only read, in the week after the upgrade.
-		Publishes: []string{TimerSubject(), ResponseDone("*"), ProgressAll(), InClaimedAll(), wire.ClaimedLast(InClaimedAll())},
+		// only read, in the week after the upgrade. With P > 1 a claimed
+		// subject is stored in a partition (claimed_partitions.go), and
+		// nats-server checks a publish's permission on the subject it maps
+		// it to, with the partition.
+		Publishes: []string{TimerSubject(), ResponseDone("*"), ProgressAll(), InClaimedAll(), InClaimedAll() + ".*", wire.ClaimedLast(InClaimedAll()), wire.ClaimedLastAnywhere(InClaimedAll())},
 		Buckets:   []Bucket{{Name: BucketResponses}, {Name: BucketResponseIDs}},
 		Reads:     []string{InStream(">"), InTenantStreams()},
 	}

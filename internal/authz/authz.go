@@ -142,6 +142,17 @@ func StageLayout(stage string, lanes, partitions int) (Permissions, error) {
 		for _, d := range streams.Durables(stage, lanes)[1:] {
 			pub = append(pub, consume(streams.DurableStream(stage, d), d)...)
 		}
+		// TOOLGATE_RESPONSES' partitions (streams/claimed_partitions.go):
+		// listed by name, its P read from the stream's metadata, and the
+		// claimed durables in each partition below P.
+		pub = append(pub, api("STREAM.NAMES"), api("STREAM.INFO", streams.StreamResponses))
+		for p := 1; p < partitions; p++ {
+			for _, d := range streams.Durables(stage, lanes)[1:] {
+				if streams.DurableStream(stage, d) == streams.StreamResponses {
+					pub = append(pub, consume(streams.ResponsesStream(p), d)...)
+				}
+			}
+		}
 	}
 	pub = append(pub, kvRead(streams.BucketTools)...) // the registry watches definitions
 	pub = append(pub,
@@ -344,7 +355,12 @@ func tenantIngest(tenant string) []string {
 		// Its claimed subjects (streams/claimed.go), and what holds one
 		// read back, its own and no other tenant's (pkg/producer: a
 		// response id refused at publish).
-		wire.InTenantClaimed(tenant, "*"), wire.ClaimedLast(wire.InTenantClaimed(tenant, "*"))}
+		wire.InTenantClaimed(tenant, "*"), wire.ClaimedLast(wire.InTenantClaimed(tenant, "*")),
+		// and in any partition (streams/claimed_partitions.go), still its
+		// own: nats-server checks a publish's permission on the subject it
+		// maps it to, with the partition (accumulate refuses a copy in a
+		// partition the mapping would not pick).
+		wire.InTenantClaimed(tenant, "*") + ".*", wire.ClaimedLastAnywhere(wire.InTenantClaimed(tenant, "*"))}
 }
 
 // executor grants an executor group its tools' subjects and the discovery

@@ -28,6 +28,11 @@ type Config struct {
 	// streams 1 to P-1 by name. 0 or 1: none. While P is lowered, render
 	// with the larger P until the streams beyond it are pruned.
 	Partitions int
+	// Mapped is the P the server maps the claimed subjects with
+	// (streams.ResponsesMapping: the deployment's P, which the grants of
+	// Partitions may exceed); Render writes its mappings block. 0 or 1:
+	// none.
+	Mapped int
 }
 
 // Group is one executor credential and the tools it serves.

@@ -63,6 +63,12 @@ func consoleRole() *Permissions {
 	// Accumulate's lane durables of the claimed whole responses (issue 30)
 	// are in TOOLGATE_RESPONSES: listed the same way, never a message read.
 	pub = append(pub, api("STREAM.INFO", streams.StreamResponses), api("CONSUMER.LIST", streams.StreamResponses))
+	// And in TOOLGATE_RESPONSES' partitions (streams/claimed_partitions.go,
+	// up to DeployPartitions), found by name: the same reads.
+	for k := 1; k < DeployPartitions; k++ {
+		rs := streams.ResponsesStream(k)
+		pub = append(pub, api("STREAM.INFO", rs), api("CONSUMER.LIST", rs), api("CONSUMER.INFO", rs, streams.AccumulateClaimed))
+	}
 	// A call in flight has no status record until it waits or ends (issue
 	// 30): the pages read its hop by sequence (internal/inflight), which
 	// the dead letters' grant already shows of a failed call.

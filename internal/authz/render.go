@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/toolgate/toolgate/internal/natsmap"
 )
 
 // PasswordVar names the environment variable that holds user's password on
@@ -71,6 +73,10 @@ func (c Config) Render() (string, error) {
 		b.WriteString("    }\n")
 	}
 	b.WriteString("  ]\n}\n")
+	if m := natsmap.Conf(c.Mapped); m != "" {
+		// The global account's (the users above are in it).
+		fmt.Fprintf(&b, "# The claimed subjects' %d partitions (issue 37): the server picks a claimed\n# response's partition, TOOLGATE_RESPONSES[_<k>] (streams.ResponsesMapping).\n%s", c.Mapped, m)
+	}
 	return b.String(), nil
 }
 

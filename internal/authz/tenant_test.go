@@ -21,7 +21,11 @@ func TestRole_tenant_producer_publishes_only_its_tenants_subjects(t *testing.T) 
 		t.Fatal(err)
 	}
 	want := []string{wire.InTenantResponse("evil"), wire.InTenantBatch("evil"), wire.InTenantStream("evil", "*"),
-		wire.InTenantClaimed("evil", "*"), wire.ClaimedLast(wire.InTenantClaimed("evil", "*")), wire.InAsResponse(ProducerUser("evil"))}
+		wire.InTenantClaimed("evil", "*"), wire.ClaimedLast(wire.InTenantClaimed("evil", "*")),
+		// its claimed subjects as the server maps them to a partition, and
+		// read back there (streams/claimed_partitions.go)
+		wire.InTenantClaimed("evil", "*") + ".*", wire.ClaimedLastAnywhere(wire.InTenantClaimed("evil", "*")),
+		wire.InAsResponse(ProducerUser("evil"))}
 	if !slices.Equal(p.Publish, want) {
 		t.Fatalf("producer-evil publishes %v, want %v", p.Publish, want)
 	}

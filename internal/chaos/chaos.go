@@ -173,7 +173,7 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 	if err != nil {
 		return rep, err
 	}
-	ns, err := testenv.StartNATS(testenv.NATSOptions{StoreDir: filepath.Join(cfg.Dir, "jetstream")})
+	ns, err := testenv.StartNATS(testenv.NATSOptions{StoreDir: filepath.Join(cfg.Dir, "jetstream"), Partitions: cfg.Partitions})
 	if err != nil {
 		return rep, err
 	}

@@ -50,7 +50,7 @@ func runCluster(ctx context.Context, cfg Config) (Report, error) {
 		}
 		logf("built nats-server")
 	}
-	nc3, err := natsproc.StartCluster(bin, filepath.Join(cfg.Dir, "nats"))
+	nc3, err := natsproc.StartCluster(bin, filepath.Join(cfg.Dir, "nats"), cfg.Partitions)
 	if nc3 != nil {
 		defer nc3.Stop(10 * time.Second)
 	}
@@ -157,13 +157,18 @@ func runCluster(ctx context.Context, cfg Config) (Report, error) {
 }
 
 // partitionHops is how many hops each partition stream beyond partition 0
-// stored (its last sequence: a work queue keeps none it delivered).
+// stored (its last sequence: a work queue keeps none it delivered), and
+// how many claimed responses and claims each of TOOLGATE_RESPONSES'
+// partition streams did.
 func partitionHops(ctx context.Context, js jetstream.JetStream) map[string]uint64 {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	names, err := streams.AllPartitionStreams(ctx, js)
 	if err != nil {
 		return nil
+	}
+	if claimed, err := streams.ResponsesStreamNames(ctx, js); err == nil {
+		names = append(names, claimed...)
 	}
 	out := map[string]uint64{}
 	for _, name := range names {

@@ -24,7 +24,7 @@ func (r Report) printCluster(w io.Writer) {
 		for name, n := range r.PartitionHops {
 			hops[name] = int(n)
 		}
-		fmt.Fprintf(w, "partitions      hops stored beyond partition 0: %s\n", counts(hops))
+		fmt.Fprintf(w, "partitions      hops (and claimed responses) stored beyond partition 0: %s\n", counts(hops))
 	}
 	for _, f := range r.Faults {
 		rec, first := "-", "none"

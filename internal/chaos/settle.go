@@ -59,6 +59,22 @@ func idle(ctx context.Context, js jetstream.JetStream) error {
 				return err
 			}
 		}
+		if st == streams.Accumulate { // its claimed durables in TOOLGATE_RESPONSES' partitions
+			names, err := streams.ResponsesStreamNames(ctx, js)
+			if err != nil {
+				return err
+			}
+			for _, name := range names {
+				for _, d := range streams.Durables(st, 0) {
+					if streams.DurableStream(st, d) != streams.StreamResponses {
+						continue
+					}
+					if err := testenv.ConsumerIdle(ctx, js, name, d); err != nil {
+						return fmt.Errorf("%s: %w", name, err)
+					}
+				}
+			}
+		}
 		if !streams.Laned(st) {
 			continue
 		}

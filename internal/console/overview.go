@@ -117,8 +117,16 @@ func (c *overviewCache) compute(ctx context.Context, now time.Time) *overview {
 				ci, err = cons.Info(ctx)
 			}
 		}
-		if err == nil && st.Name == streams.Accumulate { // and its durable of a tenant's whole responses (TOOLGATE_RESPONSES, issue 30)
-			if rc, rerr := c.s.cfg.JS.Consumer(ctx, streams.StreamResponses, streams.AccumulateClaimed); rerr == nil {
+		if err == nil && st.Name == streams.Accumulate { // and its durable of a tenant's whole responses (TOOLGATE_RESPONSES, issue 30) in every partition
+			claimed, lerr := streams.AllResponsesStreams(ctx, c.s.cfg.JS)
+			if lerr != nil {
+				claimed = []string{streams.StreamResponses}
+			}
+			for _, name := range claimed {
+				rc, rerr := c.s.cfg.JS.Consumer(ctx, name, streams.AccumulateClaimed)
+				if rerr != nil {
+					continue
+				}
 				ri := rc.CachedInfo()
 				ci.NumPending += ri.NumPending
 				ci.NumAckPending += ri.NumAckPending

@@ -63,6 +63,9 @@ func (l Letter) check() string {
 // content with what holds the claimed subject and goes on under the same
 // call ids (other content there is refused response_id_conflict).
 func replayTo(subject string) (to, rid string) {
+	if base, _, _, ok := streams.SplitClaimedPartition(subject); ok { // stored with its partition (streams/claimed_partitions.go)
+		subject = base
+	}
 	if tok, rest, ok := wire.SplitInTenant(subject); ok {
 		if rid, ok := strings.CutPrefix(rest, wire.InTenantClaimedRest); ok {
 			return wire.InTenantPrefix + tok + ".response", rid
@@ -79,6 +82,9 @@ func ingest(subject string) bool {
 	if user, ok := strings.CutPrefix(subject, wire.InAsPrefix); ok {
 		user, ok = strings.CutSuffix(user, ".response")
 		return ok && user != "" && !strings.Contains(user, ".")
+	}
+	if base, _, parted, ok := streams.SplitClaimedPartition(subject); ok && parted { // a claimed subject stored with its partition
+		subject = base
 	}
 	if tok, rest, ok := wire.SplitInTenant(subject); ok {
 		if rest == "response" || rest == wire.InTenantBatchRest {

@@ -136,3 +136,20 @@ func TestIngest_a_tenants_batch_subject_is_an_ingest_subject(t *testing.T) {
 		}
 	}
 }
+
+// A dead-lettered input of a claimed subject stored with its partition
+// (streams/claimed_partitions.go) is an ingest subject, replayed on its
+// tenant's response subject with its id, as one stored without.
+func TestReplayTo_a_claimed_subject_with_its_partition_replays_its_id(t *testing.T) {
+	for _, subject := range []string{"toolgate.in.t.acme.response.r1", "toolgate.in.t.acme.response.r1.2"} {
+		if !ingest(subject) {
+			t.Errorf("ingest(%s) = false", subject)
+		}
+		if to, rid := replayTo(subject); to != "toolgate.in.t.acme.response" || rid != "r1" {
+			t.Errorf("replayTo(%s) = %s, %s", subject, to, rid)
+		}
+	}
+	if ingest("toolgate.in.t.acme.response.r1.99") {
+		t.Error("a partition beyond the largest P is an ingest subject")
+	}
+}

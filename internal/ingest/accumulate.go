@@ -79,9 +79,13 @@ type Accumulate struct {
 	// the claimed subjects is read while it holds a claim younger.
 	// Default DefaultClaimTTL.
 	ClaimTTL time.Duration
+	// Partitions is P (streams.Fair.Partitions): where a claimed id is
+	// looked for first (claimed_partitions.go). 0: 1.
+	Partitions int
 
 	js   jsHandles
 	kvl  kvLive
+	lay  layoutCache
 	prog progressCache
 	asm  assemblyCache
 }
@@ -104,6 +108,13 @@ func (a *Accumulate) Handle(ctx context.Context, m worker.Msg) ([]worker.Output,
 		rid = claimedID
 		if isClaimMessage(m.Header) {
 			return a.handleClaimMessage(m, rid)
+		}
+		why, err := a.misplaced(ctx, m) // a whole response where the server's mapping does not put it (claimed_partitions.go)
+		if err != nil {
+			return nil, err
+		}
+		if why != "" {
+			return a.reject(m, rid, prov, "", CodeBadSubject, why)
 		}
 	}
 	if onTenant && rest != "response" && !batch && !claimed {
@@ -182,6 +193,9 @@ func (a *Accumulate) emit(ctx context.Context, m worker.Msg, rid string, resp pr
 		return a.responseOutcome(rid, req.Tenant, resp.Provider, call.NoToolCalls, "the response proposed no tool call (finish reason "+string(resp.Finish)+")")
 	}
 	key, old, err := a.claimID(ctx, m, req.Tenant, rid, c)
+	if errors.Is(err, errCopyOfClaimed) {
+		return nil, nil // its first copy runs (claimed_partitions.go)
+	}
 	if err != nil {
 		return nil, err // retried: the claim decides before anything runs
 	}

@@ -72,12 +72,30 @@ func (a *Accumulate) claimID(ctx context.Context, m worker.Msg, tenant, rid stri
 	if k, old, found, err := a.kvClaim(ctx, tenant, rid, c); err != nil || found {
 		return k, old, err
 	}
-	if onClaimed(m.Subject) {
-		return key, nil, nil
+	if !onClaimed(m.Subject) {
+		old, err := a.claimByMessage(ctx, m, tenant, rid, c)
+		if err != nil || old != nil {
+			return key, old, err
+		}
 	}
-	old, err := a.claimByMessage(ctx, m, tenant, rid, c)
-	return key, old, err
+	// In the claim period after P changed, a copy where the P before put
+	// rid, stored first, keeps it (claimed_partitions.go).
+	first, err := a.migrate(ctx, m, tenant, rid)
+	switch {
+	case err != nil || first == nil:
+		return key, nil, err
+	case first.Kind != c.Kind || first.Hash != c.Hash:
+		return key, first, nil
+	case onClaimed(m.Subject): // a second stored copy of a whole response: the first runs
+		return key, nil, errCopyOfClaimed
+	}
+	return key, nil, nil // another path's input with the same content: as a redelivery
 }
+
+// errCopyOfClaimed: the input is a whole response stored a second time,
+// after P changed, where the new P puts its id; the copy stored first
+// holds the id and runs. Acknowledged, nothing of it runs.
+var errCopyOfClaimed = errors.New("accumulate: a later copy of a claimed response")
 
 // kvClaim is the claim of rid for tenant in the response-ids bucket, where
 // accumulate wrote claims before they moved to the claimed subjects; it is

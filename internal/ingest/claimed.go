@@ -55,12 +55,12 @@ const kvClaimsCheck = time.Minute
 // claimedRID is the response id of a claimed subject, ok false for any
 // other subject.
 func claimedRID(subject string) (string, bool) {
-	_, rest, ok := wire.SplitInTenant(subject)
+	base, _, _, ok := streams.SplitClaimedPartition(subject) // as stored: with P > 1, ".<k>" follows the id
 	if !ok {
 		return "", false
 	}
-	rid, ok := strings.CutPrefix(rest, wire.InTenantClaimedRest)
-	return rid, ok && rid != "" && !strings.Contains(rid, ".")
+	_, rest, _ := wire.SplitInTenant(base)
+	return strings.TrimPrefix(rest, wire.InTenantClaimedRest), true
 }
 
 // onClaimed reports whether subject is a claimed subject: its message is
@@ -107,7 +107,7 @@ func (a *Accumulate) handleClaimMessage(m worker.Msg, rid string) ([]worker.Outp
 // with.
 func (a *Accumulate) ownClaim(m worker.Msg) bool {
 	kr := a.tagKeys()
-	return !kr.Has(streams.Accumulate) || kr.TagValid(streams.Accumulate, m.Header.Get(HeaderClaimTag), claimTagFields(m.Subject, m.Header)...)
+	return !kr.Has(streams.Accumulate) || kr.TagValid(streams.Accumulate, m.Header.Get(HeaderClaimTag), claimTagFields(claimedBase(m.Subject), m.Header)...)
 }
 
 // PassesOver reports whether Handle passes m over without a word: one of
@@ -172,41 +172,40 @@ func claimTaken(err error) bool {
 }
 
 // heldClaim is the claim the message on claimed subject holds, read by
-// direct get: a claim message's kind and hash, or a whole response's
-// (claimWhole of its sender, as it was when stored, and body); nil when
-// none is stored.
+// direct get wherever a P put it (lastClaimed): a claim message's kind and
+// hash, or a whole response's (claimWhole of its sender, as it was when
+// stored, and body); nil when none is stored.
 func (a *Accumulate) heldClaim(ctx context.Context, subject string) (*claim, error) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	r, err := a.JS.Conn().RequestWithContext(ctx, wire.ClaimedLast(subject), nil)
-	if err != nil {
-		return nil, fmt.Errorf("accumulate: read the claim on %s: %w", subject, err)
-	}
-	switch r.Header.Get("Status") {
-	case "":
-	case "404":
-		return nil, nil
-	default:
-		return nil, fmt.Errorf("accumulate: read the claim on %s: status %s %s", subject, r.Header.Get("Status"), r.Header.Get("Description"))
+	r, err := a.lastClaimed(ctx, subject)
+	if err != nil || r == nil {
+		return nil, err
 	}
 	at, _ := time.Parse(time.RFC3339Nano, r.Header.Get("Nats-Time-Stamp"))
-	if isClaimMessage(r.Header) {
-		if !a.ownClaim(worker.Msg{Subject: subject, Header: r.Header}) { // a producer's forgery holds the id, matching nothing
-			return &claim{Kind: "response", Hash: "unproven claim", At: at}, nil
+	return a.claimOf(subject, r.Header, r.Data, at), nil
+}
+
+// claimOf is the claim a message stored at at on claimed subject (its
+// base) holds: a claim message's kind and hash, or a whole response's.
+func (a *Accumulate) claimOf(subject string, h nats.Header, data []byte, at time.Time) *claim {
+	if isClaimMessage(h) {
+		if !a.ownClaim(worker.Msg{Subject: subject, Header: h}) { // a producer's forgery holds the id, matching nothing
+			return &claim{Kind: "response", Hash: "unproven claim", At: at}
 		}
-		c := claim{Kind: r.Header.Get(HeaderClaimKind), Hash: r.Header.Get(HeaderClaimHash), At: at}
-		if t, err := time.Parse(time.RFC3339Nano, r.Header.Get(HeaderClaimAt)); err == nil {
+		c := claim{Kind: h.Get(HeaderClaimKind), Hash: h.Get(HeaderClaimHash), At: at}
+		if t, err := time.Parse(time.RFC3339Nano, h.Get(HeaderClaimAt)); err == nil {
 			c.At = t
 		}
-		return &c, nil
+		return &c
 	}
-	s := a.senderOn(subject, r.Header, at)
+	s := a.senderOn(subject, h, at)
 	if s.err != nil { // a response refused for its sender: it holds the id, with content no sender shares
-		return &claim{Kind: "response", Hash: "refused sender", At: at}, nil
+		return &claim{Kind: "response", Hash: "refused sender", At: at}
 	}
-	c := claimWhole(s, r.Data)
+	c := claimWhole(s, data)
 	c.At = at
-	return &c, nil
+	return &c
 }
 
 // kvLive caches whether the response-ids bucket may hold a live claim.

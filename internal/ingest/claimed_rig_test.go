@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/toolgate/toolgate/internal/call"
+	"github.com/toolgate/toolgate/internal/natsmap/embedded"
 	"github.com/toolgate/toolgate/internal/pipeline"
 	"github.com/toolgate/toolgate/internal/seal"
 	"github.com/toolgate/toolgate/internal/testenv"
@@ -26,13 +27,27 @@ const claimedDedup = 200 * time.Millisecond
 // accumulate's seal key, so its claim messages carry a tag.
 func claimedRig(t *testing.T) (*streamRig, *Accumulate) {
 	t.Helper()
-	r := newStreamRigWith(t, func(s *streams.Settings) { s.AckWait, s.DedupWindow = 5*time.Second, claimedDedup })
+	return claimedRigP(t, 1)
+}
+
+// claimedRigP is claimedRig with the streams applied at P = p and the
+// server mapping the claimed subjects to p partitions; accumulate reads
+// every claimed partition stream that exists, as the stage does, looking
+// again every 100 ms.
+func claimedRigP(t *testing.T, p int) (*streamRig, *Accumulate) {
+	t.Helper()
+	r := newStreamRigWith(t, func(s *streams.Settings) {
+		s.AckWait, s.DedupWindow, s.Fair.Partitions = 5*time.Second, claimedDedup, p
+	})
+	if err := embedded.Apply(r.srv, p); err != nil {
+		t.Fatal(err)
+	}
 	kr, err := seal.Ephemeral([]string{streams.Accumulate})
 	if err != nil {
 		t.Fatal(err)
 	}
 	a := gate(r.js, time.Hour)
-	a.Emit = &pipeline.Emitter{Seals: kr}
+	a.Emit, a.Partitions = &pipeline.Emitter{Seals: kr}, p
 	acc, _ := streams.Lookup(streams.Accumulate)
 	var shares []worker.Share
 	for _, g := range streams.DefaultSettings().LaneGroups(acc) {
@@ -44,8 +59,10 @@ func claimedRig(t *testing.T) (*streamRig, *Accumulate) {
 	cur.Store(a)
 	r.swap = cur.Store
 	h := func(ctx context.Context, m worker.Msg) ([]worker.Output, error) { return cur.Load().Handle(ctx, m) }
+	parts := func(ctx context.Context) ([]string, error) { return streams.ResponsesStreamNames(ctx, r.js) }
 	wk, err := worker.New(r.js, worker.Config{Stage: streams.Accumulate, Stream: streams.StreamIn, Batch: 10, Shares: shares, Key: Key,
-		Concurrency: 4, DeadLetter: a.Emit.DeadLetter(streams.Accumulate, time.Now)}, h)
+		Concurrency: 4, DeadLetter: a.Emit.DeadLetter(streams.Accumulate, time.Now),
+		Parts: parts, Resync: 100 * time.Millisecond, PartOf: func(stream, _ string) bool { return stream == streams.StreamResponses }}, h)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,7 +96,16 @@ func (r *streamRig) settledAll(t *testing.T) {
 		if err := testenv.ConsumerIdle(context.Background(), r.js, streams.StreamIn, streams.Accumulate); err != nil {
 			return err
 		}
-		return testenv.ConsumerIdle(context.Background(), r.js, streams.StreamResponses, streams.AccumulateClaimed)
+		names, err := streams.AllResponsesStreams(context.Background(), r.js)
+		if err != nil {
+			return err
+		}
+		for _, name := range names {
+			if err := testenv.ConsumerIdle(context.Background(), r.js, name, streams.AccumulateClaimed); err != nil {
+				return err
+			}
+		}
+		return nil
 	})
 }
 

@@ -125,6 +125,10 @@ func JetStreamInfo(js jetstream.JetStream, stream func(stage string) string) Con
 // partition 0 names), execute's streams' messages (its groups' calls and
 // scheduled retries). What may not be read is left out.
 func addPartitions(ctx context.Context, js jetstream.JetStream, stage string, ci *jetstream.ConsumerInfo) {
+	if stage == streams.Accumulate { // its claimed durables in TOOLGATE_RESPONSES' partitions
+		addClaimedPartitions(ctx, js, ci)
+		return
+	}
 	names, err := streams.PartitionStreamNames(ctx, js, stage)
 	if err != nil {
 		return
@@ -280,4 +284,30 @@ func executeOldest(ctx context.Context, js jetstream.JetStream, ci *jetstream.Co
 	}
 	older(firstInPartitions(ctx, js, streams.Execute))
 	return oldest, nil
+}
+
+// addClaimedPartitions adds to ci what waits for accumulate's claimed
+// durables in TOOLGATE_RESPONSES' partition streams beyond partition 0
+// (streams.ResponsesStreamNames), whichever exist, under their partition
+// 0 names. What may not be read is left out.
+func addClaimedPartitions(ctx context.Context, js jetstream.JetStream, ci *jetstream.ConsumerInfo) {
+	names, err := streams.ResponsesStreamNames(ctx, js)
+	if err != nil {
+		return
+	}
+	for _, name := range names {
+		for _, d := range streams.Durables(streams.Accumulate, streams.DefaultLanes) {
+			if streams.DurableStream(streams.Accumulate, d) != streams.StreamResponses {
+				continue
+			}
+			c, err := js.Consumer(ctx, name, d)
+			if err != nil {
+				continue // not applied: nothing waits there
+			}
+			i := c.CachedInfo()
+			ci.NumPending += i.NumPending
+			ci.NumAckPending += i.NumAckPending
+			ci.NumRedelivered += i.NumRedelivered
+		}
+	}
 }

@@ -65,9 +65,13 @@ func JetStreamTenantLanes(js jetstream.JetStream, msgs func(stream string) bool)
 		// Accumulate's lane durables in TOOLGATE_IN (interactive and batch)
 		// and in TOOLGATE_RESPONSES (their claimed whole responses, issue
 		// 30; absent on a deployment of before).
-		for _, name := range []string{streams.StreamOf(streams.Accumulate), streams.StreamResponses} {
+		claimed, err := streams.AllResponsesStreams(ctx, js) // and its partitions (streams/claimed_partitions.go)
+		if err != nil {
+			claimed = []string{streams.StreamResponses}
+		}
+		for _, name := range append([]string{streams.StreamOf(streams.Accumulate)}, claimed...) {
 			in, err := js.Stream(ctx, name)
-			if name == streams.StreamResponses && errors.Is(err, jetstream.ErrStreamNotFound) {
+			if name != streams.StreamOf(streams.Accumulate) && errors.Is(err, jetstream.ErrStreamNotFound) {
 				continue
 			}
 			if err != nil {

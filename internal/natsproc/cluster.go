@@ -15,6 +15,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/toolgate/toolgate/internal/natsmap"
 	"github.com/toolgate/toolgate/internal/testenv"
 )
 
@@ -55,7 +56,7 @@ func (c *Cluster) Nodes() []*Node { return c.nodes }
 // of bin (of the version the project embeds); it returns once they run
 // (WaitHealthy waits until their JetStream is ready). On an error the
 // Cluster returned, if any, holds the nodes started: Stop them.
-func StartCluster(bin, dir string) (*Cluster, error) {
+func StartCluster(bin, dir string, partitions int) (*Cluster, error) {
 	if err := Check(bin); err != nil {
 		return nil, err
 	}
@@ -71,7 +72,7 @@ func StartCluster(bin, dir string) (*Cluster, error) {
 	}
 	for i := range 3 {
 		n := &Node{name: fmt.Sprintf("nats-%d", i), port: clientPorts[i], monitor: monitorPorts[i]}
-		cluster := fmt.Sprintf("cluster { name: toolgate, listen: \"127.0.0.1:%d\", routes: [%s] }\n", routePorts[i], strings.Join(routes, ", "))
+		cluster := fmt.Sprintf("cluster { name: toolgate, listen: \"127.0.0.1:%d\", routes: [%s] }\n", routePorts[i], strings.Join(routes, ", ")) + natsmap.Conf(partitions)
 		if err := n.configure(dir, cluster); err != nil {
 			return c, err
 		}

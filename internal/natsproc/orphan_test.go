@@ -20,7 +20,7 @@ const orphanEnv = "NATSPROC_ORPHAN_BIN"
 // ports and hundreds of MiB. The kernel now ends them with their parent.
 func TestServer_ends_when_the_process_that_started_it_dies(t *testing.T) {
 	if bin := os.Getenv(orphanEnv); bin != "" {
-		s, err := StartServer(bin, t.TempDir())
+		s, err := StartServer(bin, t.TempDir(), 1)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -3,6 +3,8 @@ package natsproc
 import (
 	"fmt"
 	"time"
+
+	"github.com/toolgate/toolgate/internal/natsmap"
 )
 
 // Server is one nats-server process: a node of StartCluster's without
@@ -15,7 +17,7 @@ type Server struct{ c *Cluster }
 // StartServer starts bin (of the version the project embeds) with its
 // store, configuration and log under dir, and returns once its /healthz
 // says JetStream is ready.
-func StartServer(bin, dir string) (*Server, error) {
+func StartServer(bin, dir string, partitions int) (*Server, error) {
 	if err := Check(bin); err != nil {
 		return nil, err
 	}
@@ -24,7 +26,7 @@ func StartServer(bin, dir string) (*Server, error) {
 		return nil, err
 	}
 	n := &Node{name: "nats", port: p[0], monitor: p[1]}
-	if err := n.configure(dir, ""); err != nil {
+	if err := n.configure(dir, natsmap.Conf(partitions)); err != nil {
 		return nil, err
 	}
 	s := &Server{c: &Cluster{bin: bin, nodes: []*Node{n}}}

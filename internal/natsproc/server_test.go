@@ -20,7 +20,7 @@ func TestStartServer_one_process_with_its_own_memory_and_counters(t *testing.T) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := StartServer(bin, dir)
+	s, err := StartServer(bin, dir, 1)
 	if err != nil {
 		t.Fatal(err)
 	}

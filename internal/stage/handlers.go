@@ -75,7 +75,7 @@ func BindExecute() Binding {
 func accumulate(d Deps) *ingest.Accumulate {
 	return &ingest.Accumulate{Limits: d.Limits, Now: d.Now, JS: d.JS, IdleTimeout: d.StreamIdle,
 		MaxStreamEvents: d.StreamMaxEvents, TolerantProviders: d.TolerantProviders, Emit: d.Emit, Identity: d.Identity,
-		AssertUsers: d.AssertUsers, ClaimTTL: d.Settings.ResponseIDTTL}
+		AssertUsers: d.AssertUsers, ClaimTTL: d.Settings.ResponseIDTTL, Partitions: d.Settings.Fair.PartitionCount()}
 }
 
 func policyGate(d Deps) *gates.Policy {

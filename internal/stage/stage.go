@@ -72,6 +72,10 @@ func newSet(stages []string, binds map[string]Binding, d Deps) (*Set, error) {
 		if row.Laned { // its partitions beyond 0, whichever exist (streams.PartitionStreamsOf)
 			wc.Parts, wc.Resync = partitionsOf(d.JS, st), partitionSync(d)
 		}
+		if st == streams.Accumulate { // its claimed durables' partitions, whichever exist (streams.ResponsesPartitionsOf)
+			wc.Parts, wc.Resync = responsesPartitionsOf(d.JS), partitionSync(d)
+			wc.PartOf = func(stream, _ string) bool { return stream == streams.StreamResponses }
+		}
 		if st == streams.Accumulate && len(wc.Shares) > 1 { // its lanes read listed tenants' inputs that its main durable reads too
 			owner, err := accumulateOwner(d)
 			if err != nil {
@@ -156,6 +160,16 @@ func partitionSync(d Deps) time.Duration {
 		return d.PartitionSync
 	}
 	return 10 * time.Second
+}
+
+// responsesPartitionsOf lists TOOLGATE_RESPONSES' partition streams
+// beyond partition 0 that exist: accumulate reads them all, whatever its P.
+func responsesPartitionsOf(js jetstream.JetStream) func(context.Context) ([]string, error) {
+	return func(ctx context.Context) ([]string, error) {
+		ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+		return streams.ResponsesStreamNames(ctx, js)
+	}
 }
 
 // partitionsOf lists stage's partition streams beyond partition 0 that

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
+
+	"github.com/toolgate/toolgate/internal/natsmap/embedded"
 )
 
 // NATSOptions configures StartNATS. StoreDir is required; the server keeps
@@ -16,13 +18,18 @@ type NATSOptions struct {
 	// Adjust, if set, changes the server options before the first start
 	// (users, limits). Restart reuses the adjusted options.
 	Adjust func(*server.Options)
+	// Partitions, when above 1, maps the claimed subjects to that many
+	// partitions (natsmap.Apply), as a toolgate server with --partitions
+	// is configured; kept across restarts.
+	Partitions int
 }
 
 // NATS is an embedded nats-server with JetStream on file storage, on a free
 // port chosen at the first start and kept across restarts.
 type NATS struct {
-	opts server.Options
-	srv  *server.Server
+	opts  server.Options
+	parts int
+	srv   *server.Server
 }
 
 // StartNATS starts an embedded nats-server with JetStream on 127.0.0.1, a
@@ -35,7 +42,7 @@ func StartNATS(o NATSOptions) (*NATS, error) {
 	n := &NATS{opts: server.Options{
 		Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: o.StoreDir,
 		MaxPayload: 16 << 20, NoSigs: true, NoLog: true,
-	}}
+	}, parts: o.Partitions}
 	if o.Adjust != nil {
 		o.Adjust(&n.opts)
 	}
@@ -58,6 +65,10 @@ func (n *NATS) start() error {
 	if !s.ReadyForConnections(30 * time.Second) {
 		s.Shutdown()
 		return errors.New("testenv: nats-server did not accept connections within 30s")
+	}
+	if err := embedded.Apply(s, n.parts); err != nil {
+		s.Shutdown()
+		return err
 	}
 	n.srv = s
 	return nil

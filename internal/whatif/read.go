@@ -135,24 +135,44 @@ func (src Source) inputs(ctx context.Context, in jetstream.Stream, f func(*jetst
 	return kept, nil
 }
 
-// claimedInputs hands f every whole response TOOLGATE_RESPONSES holds from
-// slack before src.Since (accumulate's claim messages, headers only, are
-// no input), with its tenant from the subject as accumulate takes it, and
-// returns the time of its oldest message; ok is false when the stream
-// holds none, or does not exist (a deployment of before).
+// claimedInputs hands f every whole response TOOLGATE_RESPONSES and its
+// partition streams (streams/claimed_partitions.go) hold from slack before
+// src.Since (accumulate's claim messages, headers only, are no input), with
+// its tenant from the subject as accumulate takes it, and returns the time
+// of their oldest message; ok is false when they hold none, or do not
+// exist (a deployment of before).
 func (src Source) claimedInputs(ctx context.Context, f func(*jetstream.RawStreamMsg)) (kept time.Time, ok bool, err error) {
-	st, err := src.JS.Stream(ctx, streams.StreamResponses)
+	names, err := streams.AllResponsesStreams(ctx, src.JS)
+	if err != nil {
+		return kept, false, fmt.Errorf("whatif: %w", err)
+	}
+	for _, name := range names {
+		at, some, err := src.claimedInputsOf(ctx, name, f)
+		if err != nil {
+			return kept, ok, err
+		}
+		if some && (!ok || at.Before(kept)) {
+			kept = at
+		}
+		ok = ok || some
+	}
+	return kept, ok, nil
+}
+
+// claimedInputsOf is claimedInputs of one claimed stream, name.
+func (src Source) claimedInputsOf(ctx context.Context, name string, f func(*jetstream.RawStreamMsg)) (kept time.Time, ok bool, err error) {
+	st, err := src.JS.Stream(ctx, name)
 	if errors.Is(err, jetstream.ErrStreamNotFound) {
 		return kept, false, nil
 	}
 	if err != nil {
-		return kept, false, fmt.Errorf("whatif: read %s: %w", streams.StreamResponses, err)
+		return kept, false, fmt.Errorf("whatif: read %s: %w", name, err)
 	}
 	info := st.CachedInfo()
 	if info.State.Msgs == 0 {
 		return kept, false, nil
 	}
-	err = src.inputsOn(ctx, st, streams.InClaimedAll(), info.State.FirstSeq, info.State.LastSeq, func(m *jetstream.RawStreamMsg) {
+	err = src.inputsOn(ctx, st, wire.InTenantPrefix+">", info.State.FirstSeq, info.State.LastSeq, func(m *jetstream.RawStreamMsg) {
 		if m.Header.Get(ingest.HeaderClaimKind) != "" {
 			return
 		}

@@ -38,8 +38,12 @@ const FairWindow = 16
 // keeps the handlers fed.
 const laneBuffer = 16
 
-// source is one durable of one stream the worker reads.
-type source struct{ stream, durable string }
+// source is one durable of one stream the worker reads; none: a partition
+// that does not hold it (Config.PartOf), never read.
+type source struct {
+	stream, durable string
+	none            bool
+}
 
 // shares are the worker's Shares, or its one durable as a share of its own
 // when it has none.
@@ -65,9 +69,9 @@ func (w *Worker) sources(parts []string) []source {
 			if k < len(s.Streams) && s.Streams[k] != "" {
 				st = s.Streams[k]
 			}
-			out = append(out, source{st, d})
+			out = append(out, source{stream: st, durable: d})
 			for _, p := range parts {
-				out = append(out, source{p, d})
+				out = append(out, source{stream: p, durable: d, none: w.cfg.PartOf != nil && !w.cfg.PartOf(st, p)})
 			}
 		}
 	}

@@ -132,6 +132,11 @@ type Config struct {
 	Parts func(ctx context.Context) ([]string, error)
 	// Resync is how often Parts is asked again; default 30s.
 	Resync time.Duration
+	// PartOf, when set, tells which partition streams of Parts hold a
+	// durable read in stream (its partition 0 stream): accumulate's
+	// claimed durables are in TOOLGATE_RESPONSES' partitions, its other
+	// durables have none. Unset: every part holds every durable.
+	PartOf func(stream, part string) bool
 }
 
 func (c *Config) setDefaults() {
@@ -283,6 +288,9 @@ func (w *Worker) run(ctx context.Context, parts []string) error {
 		}
 	}
 	for i, src := range srcs {
+		if src.none {
+			continue // no such durable there (Config.PartOf)
+		}
 		cons, err := w.js.Consumer(ctx, src.stream, src.durable)
 		if err != nil && i%(1+len(parts)) != 0 { // a partition's durable not applied yet: the next look
 			w.cfg.Log.Warn().Err(err).Str("stage", w.cfg.Stage).Str("stream", src.stream).Str("durable", src.durable).Msg("partition durable; left out until the next look")

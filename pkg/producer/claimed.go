@@ -54,22 +54,33 @@ func (p *Producer) publishClaimed(ctx context.Context, msg *nats.Msg, rid string
 
 // lastOn is the headers of the message stored on subject, a claimed
 // subject of the producer's tenant (its grant: direct get on its own
-// subjects only); nil when none is (it expired between).
+// subjects only); nil when none is (it expired between). The producer
+// does not know P: with P > 1 the server stored the subject with ".<k>"
+// in TOOLGATE_RESPONSES_<k> (wire.ClaimedPlaces), so it asks the
+// unsuffixed subject, then each partition in turn, a partition stream that
+// does not exist answering at once (no responders). Only on this path, a
+// response id refused at publish.
 func (p *Producer) lastOn(ctx context.Context, subject string) (nats.Header, error) {
 	if _, ok := ctx.Deadline(); !ok {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, 5*time.Second)
 		defer cancel()
 	}
-	r, err := p.nc.RequestWithContext(ctx, wire.ClaimedLast(subject), nil)
-	if err != nil {
-		return nil, err
+	for _, at := range wire.ClaimedPlaces(subject) {
+		r, err := p.nc.RequestWithContext(ctx, at, nil)
+		if errors.Is(err, nats.ErrNoResponders) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		switch r.Header.Get("Status") {
+		case "":
+			return r.Header, nil
+		case "404":
+			continue
+		}
+		return nil, fmt.Errorf("direct get %s: status %s %s", subject, r.Header.Get("Status"), r.Header.Get("Description"))
 	}
-	switch r.Header.Get("Status") {
-	case "":
-		return r.Header, nil
-	case "404":
-		return nil, nil
-	}
-	return nil, fmt.Errorf("direct get %s: status %s %s", subject, r.Header.Get("Status"), r.Header.Get("Description"))
+	return nil, nil
 }

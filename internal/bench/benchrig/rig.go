@@ -100,7 +100,7 @@ func Start(o Options) (r *Rig, err error) {
 	}()
 	natsURL := o.NATSURL
 	if natsURL == "" {
-		if r.NATS, err = testenv.StartNATS(testenv.NATSOptions{StoreDir: filepath.Join(o.Dir, "js")}); err != nil {
+		if r.NATS, err = testenv.StartNATS(testenv.NATSOptions{StoreDir: filepath.Join(o.Dir, "js"), Partitions: o.Fair.PartitionCount()}); err != nil {
 			return r, fmt.Errorf("bench: embedded NATS: %w", err)
 		}
 		natsURL, r.Counters = r.NATS.URL(), bench.Embedded{S: r.NATS.Server()}

@@ -36,7 +36,7 @@ func AuthzCmd(args []string) error {
 	if err != nil {
 		return err
 	}
-	conf, err := authz.Config{Groups: g, Tenants: authz.ParseTenants(*tenants), Lanes: *lanes, Partitions: *parts}.Render()
+	conf, err := authz.Config{Groups: g, Tenants: authz.ParseTenants(*tenants), Lanes: *lanes, Partitions: *parts, Mapped: *parts}.Render()
 	if err != nil {
 		return err
 	}

@@ -78,7 +78,7 @@ func BenchCmd(args []string) error {
 	}
 	defer os.RemoveAll(dir)
 	ctx := context.Background()
-	at, err := openBenchNATS(ctx, *natsAt, *natsMonitor, *natsServer, dir)
+	at, err := openBenchNATS(ctx, *natsAt, *natsMonitor, *natsServer, dir, *parts)
 	if err != nil {
 		return err
 	}

@@ -18,12 +18,12 @@ const clusterReplicas = 3
 // `toolgate chaos --topology cluster` does, waits until their JetStream is
 // ready, and points the rig at all three with R3 streams and buckets; the
 // counters are every node's, read from its monitoring port and summed.
-func openBenchCluster(b *benchNATS, serverBin, dir string) (*benchNATS, error) {
+func openBenchCluster(b *benchNATS, serverBin, dir string, partitions int) (*benchNATS, error) {
 	bin, err := serverBinary(serverBin, dir)
 	if err != nil {
 		return nil, err
 	}
-	c, err := natsproc.StartCluster(bin, filepath.Join(dir, "nats"))
+	c, err := natsproc.StartCluster(bin, filepath.Join(dir, "nats"), partitions)
 	if c != nil {
 		b.close = func() { c.Stop(10 * time.Second) }
 	}

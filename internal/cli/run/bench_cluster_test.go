@@ -22,7 +22,7 @@ import (
 func TestBenchCluster_runs_the_pipeline_R3_on_three_nodes_and_sums_each_nodes_counters(t *testing.T) {
 	dir := t.TempDir()
 	ctx := context.Background()
-	at, err := openBenchNATS(ctx, natsCluster, "", "", dir)
+	at, err := openBenchNATS(ctx, natsCluster, "", "", dir, 2) // the servers map the claimed subjects to the rig's two partitions
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,9 +34,9 @@ func TestBenchCluster_runs_the_pipeline_R3_on_three_nodes_and_sums_each_nodes_co
 	defer rig.Close()
 
 	// The gate streams' leaders placed as `streams apply` places them.
-	if g := 1 + 2*len(streams.PartitionedStages()) + 2 + 2; len(rig.Leaders) <= g || rig.Leaders[g].Stream != streams.StreamIn ||
-		rig.Leaders[g-1].Stream != "KV_"+streams.ExecReplayBucket(1) || rig.Leaders[g-3].Stream != streams.ResultsStream(1) {
-		t.Errorf("leaders placed: %v, want TOOLGATE_GATES, each stage's two partitions, the two results streams, the executors' two replay buckets, then TOOLGATE_IN and the others", rig.Leaders)
+	if g := 1 + 2*len(streams.PartitionedStages()) + 2 + 2 + 2; len(rig.Leaders) <= g || rig.Leaders[g].Stream != streams.StreamIn ||
+		rig.Leaders[g-1].Stream != streams.ResponsesStream(1) || rig.Leaders[g-3].Stream != "KV_"+streams.ExecReplayBucket(1) || rig.Leaders[g-5].Stream != streams.ResultsStream(1) {
+		t.Errorf("leaders placed: %v, want TOOLGATE_GATES, each stage's two partitions, the two results streams, the executors' two replay buckets, TOOLGATE_RESPONSES' two partitions, then TOOLGATE_IN and the others", rig.Leaders)
 	}
 	for _, m := range rig.Leaders {
 		if m.Err != "" || m.After != m.Want {

@@ -39,7 +39,7 @@ type benchNATS struct {
 // server, connected to as the other commands connect (cmdutil.CredentialsFor:
 // the URL's user, TOOLGATE_NATS_USER and TOOLGATE_NATS_PASSWORD, or the
 // admin's password file), whose counters are read from monitor.
-func openBenchNATS(ctx context.Context, where, monitor, serverBin, dir string) (*benchNATS, error) {
+func openBenchNATS(ctx context.Context, where, monitor, serverBin, dir string, partitions int) (*benchNATS, error) {
 	b := &benchNATS{close: func() {}}
 	switch strings.TrimSpace(where) {
 	case natsEmbedded, "":
@@ -55,7 +55,7 @@ func openBenchNATS(ctx context.Context, where, monitor, serverBin, dir string) (
 		if err != nil {
 			return nil, err
 		}
-		s, err := natsproc.StartServer(bin, dir)
+		s, err := natsproc.StartServer(bin, dir, partitions)
 		if err != nil {
 			return nil, fmt.Errorf("bench: --nats %s: %w", natsChild, err)
 		}
@@ -66,7 +66,7 @@ func openBenchNATS(ctx context.Context, where, monitor, serverBin, dir string) (
 		if monitor != "" {
 			return nil, cmdutil.UsageError("--nats-monitor is for --nats URL (the nodes' counters are read from their own monitoring ports)")
 		}
-		return openBenchCluster(b, serverBin, dir)
+		return openBenchCluster(b, serverBin, dir, partitions)
 	}
 	if serverBin != "" {
 		return nil, cmdutil.UsageError("--nats-server is for --nats %s or %s", natsChild, natsCluster)

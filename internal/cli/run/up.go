@@ -18,6 +18,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/toolgate/toolgate/internal/authz"
+	"github.com/toolgate/toolgate/internal/natsmap/embedded"
 	"github.com/toolgate/toolgate/internal/seal"
 	"github.com/toolgate/toolgate/internal/stage"
 	"github.com/toolgate/toolgate/streams"
@@ -114,6 +115,11 @@ func Up(args []string) error {
 		return errors.New("embedded NATS did not start within 10s")
 	}
 	defer ns.Shutdown()
+	// The claimed subjects' partitions (streams.ResponsesMapping), as
+	// deploy/'s server is configured with its P.
+	if err := embedded.Apply(ns, flagged.Settings.Fair.PartitionCount()); err != nil {
+		return err
+	}
 	log.Info().Str("listen", *listen).Str("data", dir).Msg("embedded NATS with JetStream running")
 	if lp != nil {
 		lp.attach(ns, log) // executor groups follow the tools applied
