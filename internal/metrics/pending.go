@@ -141,16 +141,22 @@ func addPartitions(ctx context.Context, js jetstream.JetStream, stage string, ci
 			continue
 		}
 		for _, d := range streams.Durables(stage, streams.DefaultLanes) {
-			c, err := js.Consumer(ctx, name, d)
-			if err != nil {
-				continue // not applied: nothing waits there
-			}
-			i := c.CachedInfo()
-			ci.NumPending += i.NumPending
-			ci.NumAckPending += i.NumAckPending
-			ci.NumRedelivered += i.NumRedelivered
+			addConsumer(ctx, js, ci, name, d)
 		}
 	}
+}
+
+// addConsumer adds durable's figures in stream to ci; a durable not
+// applied (or not readable) adds nothing: nothing waits there.
+func addConsumer(ctx context.Context, js jetstream.JetStream, ci *jetstream.ConsumerInfo, stream, durable string) {
+	c, err := js.Consumer(ctx, stream, durable)
+	if err != nil {
+		return
+	}
+	i := c.CachedInfo()
+	ci.NumPending += i.NumPending
+	ci.NumAckPending += i.NumAckPending
+	ci.NumRedelivered += i.NumRedelivered
 }
 
 // laneStream is the stream of durable, one of stage's lane durables: a
@@ -297,17 +303,9 @@ func addClaimedPartitions(ctx context.Context, js jetstream.JetStream, ci *jetst
 	}
 	for _, name := range names {
 		for _, d := range streams.Durables(streams.Accumulate, streams.DefaultLanes) {
-			if streams.DurableStream(streams.Accumulate, d) != streams.StreamResponses {
-				continue
+			if streams.DurableStream(streams.Accumulate, d) == streams.StreamResponses {
+				addConsumer(ctx, js, ci, name, d)
 			}
-			c, err := js.Consumer(ctx, name, d)
-			if err != nil {
-				continue // not applied: nothing waits there
-			}
-			i := c.CachedInfo()
-			ci.NumPending += i.NumPending
-			ci.NumAckPending += i.NumAckPending
-			ci.NumRedelivered += i.NumRedelivered
 		}
 	}
 }
