@@ -102,17 +102,10 @@ func (s Settings) responsesPartitionConfigs(resp jetstream.StreamConfig) (jetstr
 // exist, in order of k: what accumulate reads besides TOOLGATE_RESPONSES,
 // whatever its P.
 func ResponsesPartitionsOf(ctx context.Context, js jetstream.JetStream) ([]int, error) {
-	l := js.StreamNames(ctx, jetstream.WithStreamListSubject(wire.InTenantPrefix+">"))
-	var ks []int
-	for name := range l.Name() {
-		if k, ok := responsesStreamIndex(name); ok {
-			ks = append(ks, k)
-		}
-	}
-	if err := l.Err(); err != nil {
+	_, ks, err := listPartitions(ctx, js, wire.InTenantPrefix+">", StreamResponses, responsesStreamIndex)
+	if err != nil {
 		return nil, fmt.Errorf("streams: partitions of %s: %w", StreamResponses, err)
 	}
-	slices.Sort(ks)
 	return ks, nil
 }
 
@@ -142,34 +135,13 @@ func AllResponsesStreams(ctx context.Context, js jetstream.JetStream) ([]string,
 
 // responsesStreamIndex is k of a stream name ResponsesStream(k), k >= 1.
 func responsesStreamIndex(name string) (int, bool) {
-	rest, ok := strings.CutPrefix(name, StreamResponses+"_")
-	if !ok {
-		return 0, false
-	}
-	k, err := strconv.Atoi(rest)
-	if err != nil || k < 1 || k >= MaxPartitions || strconv.Itoa(k) != rest {
-		return 0, false
-	}
-	return k, true
+	k, ok := suffixPartition(StreamResponses, name)
+	return k, ok && k < MaxPartitions
 }
 
 // responsesPartitionStreams names TOOLGATE_RESPONSES, when infos has it,
 // and its partition streams in infos, in order of k: the leader plan
 // places them like a stage's partitions, each on another node.
 func responsesPartitionStreams(infos map[string]*jetstream.StreamInfo) []string {
-	if _, ok := infos[StreamResponses]; !ok {
-		return nil
-	}
-	var ks []int
-	for name := range infos {
-		if k, ok := responsesStreamIndex(name); ok {
-			ks = append(ks, k)
-		}
-	}
-	slices.Sort(ks)
-	out := []string{StreamResponses}
-	for _, k := range ks {
-		out = append(out, ResponsesStream(k))
-	}
-	return out
+	return partitionNamesIn(infos, StreamResponses, responsesStreamIndex, ResponsesStream)
 }

@@ -183,21 +183,17 @@ func groupLeaderStreams(ctx context.Context, js jetstream.JetStream, infos map[s
 		}
 		stages = append(stages, st)
 	}
-	for _, names := range [][]string{resultsPartitionStreams(infos), replayPartitionStreams(infos)} {
-		if len(names) > 1 { // partitioned: placed like a stage's partitions
+	// The results, the executors' replay buckets and TOOLGATE_RESPONSES
+	// (claimed_partitions.go), when partitioned: placed like a stage's
+	// partitions.
+	for _, names := range [][]string{resultsPartitionStreams(infos), replayPartitionStreams(infos), responsesPartitionStreams(infos)} {
+		if len(names) > 1 {
 			st, err := partitionsOf(names, false)
 			if err != nil {
 				return gates, nil, nil, err
 			}
 			stages = append(stages, st)
 		}
-	}
-	if names := responsesPartitionStreams(infos); len(names) > 1 { // TOOLGATE_RESPONSES partitioned (claimed_partitions.go): likewise
-		st, err := partitionsOf(names, false)
-		if err != nil {
-			return gates, nil, nil, err
-		}
-		stages = append(stages, st)
 	}
 	var rest []string
 	for name := range infos {

@@ -87,15 +87,7 @@ func PartitionStream(stage string, p int) string {
 // partitionStreamIndex is p of a stream name PartitionStream(stage, p),
 // p >= 1; false for any other name.
 func partitionStreamIndex(stage, name string) (int, bool) {
-	rest, ok := strings.CutPrefix(name, LaneStream(stage)+"_")
-	if !ok {
-		return 0, false
-	}
-	p, err := strconv.Atoi(rest)
-	if err != nil || p < 1 || strconv.Itoa(p) != rest {
-		return 0, false
-	}
-	return p, true
+	return suffixPartition(LaneStream(stage), name)
 }
 
 // IsPartitionStream reports whether name is a partition stream p >= 1 of
@@ -274,17 +266,10 @@ func (s Settings) partitionStreamConfigs(zero []jetstream.StreamConfig) []jetstr
 // >= 1, in order of p: what its workers read besides partition 0, whatever
 // this process's P (a lowered P's streams drain; a raised P's are found).
 func PartitionStreamsOf(ctx context.Context, js jetstream.JetStream, stage string) ([]int, error) {
-	l := js.StreamNames(ctx, jetstream.WithStreamListSubject(Gate(stage)+".>"))
-	var ps []int
-	for name := range l.Name() {
-		if p, ok := partitionStreamIndex(stage, name); ok {
-			ps = append(ps, p)
-		}
-	}
-	if err := l.Err(); err != nil {
+	_, ps, err := listPartitions(ctx, js, Gate(stage)+".>", "", func(name string) (int, bool) { return partitionStreamIndex(stage, name) })
+	if err != nil {
 		return nil, fmt.Errorf("streams: partition streams of %s: %w", stage, err)
 	}
-	slices.Sort(ps)
 	return ps, nil
 }
 

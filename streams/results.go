@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -43,17 +42,7 @@ func ResultsStream(p int) string {
 
 // resultsStreamIndex is p of a stream name ResultsStream(p), p >= 1; false
 // for any other name.
-func resultsStreamIndex(name string) (int, bool) {
-	rest, ok := strings.CutPrefix(name, StreamResults+"_")
-	if !ok {
-		return 0, false
-	}
-	p, err := strconv.Atoi(rest)
-	if err != nil || p < 1 || strconv.Itoa(p) != rest {
-		return 0, false
-	}
-	return p, true
-}
+func resultsStreamIndex(name string) (int, bool) { return suffixPartition(StreamResults, name) }
 
 // ResultsSubjects are partition p's results stream's subjects.
 func ResultsSubjects(p int) []string {
@@ -96,20 +85,10 @@ type ResultsStreamRef struct {
 // then p >= 1 in order of p: what readers read, whatever their own P (a
 // lowered P's streams keep their results until max age).
 func ResultsStreams(ctx context.Context, js jetstream.JetStream) ([]ResultsStreamRef, error) {
-	l := js.StreamNames(ctx, jetstream.WithStreamListSubject(ResultsAll()))
-	var ps []int
-	zero := false
-	for name := range l.Name() {
-		if name == StreamResults {
-			zero = true
-		} else if p, ok := resultsStreamIndex(name); ok {
-			ps = append(ps, p)
-		}
-	}
-	if err := l.Err(); err != nil {
+	zero, ps, err := listPartitions(ctx, js, ResultsAll(), StreamResults, resultsStreamIndex)
+	if err != nil {
 		return nil, fmt.Errorf("streams: results streams: %w", err)
 	}
-	slices.Sort(ps)
 	var out []ResultsStreamRef
 	if zero {
 		out = append(out, ResultsStreamRef{Name: StreamResults})
@@ -166,19 +145,5 @@ func pruneResults(ctx context.Context, js jetstream.JetStream, s Settings) (dele
 // resultsPartitionStreams names the results streams among infos, in order
 // of partition (partition 0's first).
 func resultsPartitionStreams(infos map[string]*jetstream.StreamInfo) []string {
-	var ps []int
-	for name := range infos {
-		if p, ok := resultsStreamIndex(name); ok {
-			ps = append(ps, p)
-		}
-	}
-	if _, ok := infos[StreamResults]; !ok {
-		return nil
-	}
-	slices.Sort(ps)
-	out := []string{StreamResults}
-	for _, p := range ps {
-		out = append(out, ResultsStream(p))
-	}
-	return out
+	return partitionNamesIn(infos, StreamResults, resultsStreamIndex, ResultsStream)
 }
