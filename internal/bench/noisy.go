@@ -30,6 +30,10 @@ type Neighbour struct {
 	QuietRate                float64
 	Alone                    time.Duration
 	Burst                    int
+	// QuietConn, when set, is the quiet tenant's own connection, as its
+	// own producer has one: its publishes are not read by the server
+	// behind the burst's on one socket. nil: the connection Run is given.
+	QuietConn *nats.Conn
 	// Gaps, when set, takes the stages' longest stand-stills since it was
 	// last called (metrics.TakeLongestGaps): a quiet lane's input that
 	// waited on the server with its worker ready shows there.
@@ -92,10 +96,14 @@ func (n Neighbour) Run(ctx context.Context, nc *nats.Conn, js jetstream.JetStrea
 	}
 	defer sub.Unsubscribe()
 	sub.SetPendingLimits(-1, -1)
-	// The quiet tenant publishes through a JetStream context of its own, as
-	// its own producer would: the burst's outstanding publish acks do not
-	// stall it.
-	quietJS, err := jetstream.New(nc)
+	// The quiet tenant publishes through a JetStream context of its own
+	// (on a connection of its own when given), as its own producer would:
+	// the burst's outstanding publish acks do not stall it.
+	quietNC := n.QuietConn
+	if quietNC == nil {
+		quietNC = nc
+	}
+	quietJS, err := jetstream.New(quietNC)
 	if err != nil {
 		return NeighbourFigures{}, err
 	}

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/nats-io/nats.go"
+
 	"github.com/toolgate/toolgate/internal/bench"
 	"github.com/toolgate/toolgate/internal/bench/benchrig"
 	"github.com/toolgate/toolgate/streams"
@@ -34,6 +36,13 @@ func benchNeighbour(burst int, quietRate float64, redisURL, tools string) error 
 		return err
 	}
 	defer rig.Close()
+	// The quiet tenant's producer has a connection of its own, as it would
+	// beside another tenant's.
+	quiet, err := nats.Connect(rig.NATS.URL(), nats.Name("toolgate bench quiet tenant"))
+	if err != nil {
+		return err
+	}
+	defer quiet.Close()
 	ctx := context.Background()
 	fmt.Printf("machine: %s\n", bench.Machine())
 	drained := map[string]float64{}
@@ -45,7 +54,7 @@ func benchNeighbour(burst int, quietRate float64, redisURL, tools string) error 
 		{"priority: quiet tenant interactive, its own batch backlog", bench.Neighbour{QuietTenant: "quiet", BurstTenant: "quiet", BurstPriority: streams.PriorityBatch, QuietRate: quietRate, Alone: 5 * time.Second, Burst: burst}},
 	} {
 		fmt.Printf("%s: %.0f calls/s, burst of %d\n", sc.name, quietRate, burst)
-		sc.n.Gaps = rig.Metrics.TakeLongestGaps
+		sc.n.Gaps, sc.n.QuietConn = rig.Metrics.TakeLongestGaps, quiet
 		f, err := sc.n.Run(ctx, rig.NC, rig.JS, fmt.Sprintf("nb%d-", time.Now().UnixNano()))
 		if err != nil {
 			return err
