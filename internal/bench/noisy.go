@@ -48,8 +48,11 @@ type NeighbourFigures struct {
 	// still being published (its publish acks outstanding): those calls
 	// enter the ingest stream behind the burst's.
 	QuietPublishing Stats
-	Published       time.Duration // how long publishing the burst took
-	Lost, Twice     int           // responses without a result, and results beyond one
+	// QuietStored is the rest of QuietDuring: the quiet calls sent once
+	// the whole burst was stored, while it drained through the stages.
+	QuietStored Stats
+	Published   time.Duration // how long publishing the burst took
+	Lost, Twice int           // responses without a result, and results beyond one
 	// Where the quiet calls' time went, alone and during the burst: the
 	// step 3 breakdown (stages.go) of their results' histories.
 	QuietAloneStages, QuietDuringStages []StageRow
@@ -199,7 +202,7 @@ func (n Neighbour) Run(ctx context.Context, nc *nats.Conn, js jetstream.JetStrea
 	mu.Lock()
 	defer mu.Unlock()
 	f := NeighbourFigures{QuietAlone: Stats{Name: "quiet tenant alone"}, QuietDuring: Stats{Name: "quiet tenant during the burst"}, Burst: Stats{Name: "burst", Count: n.Burst}, Twice: twice,
-		QuietPublishing: Stats{Name: "  of them while it was published"}, Published: burstPublished.Sub(burstStart),
+		QuietPublishing: Stats{Name: "  of them while it was published"}, QuietStored: Stats{Name: "  of them once it was stored"}, Published: burstPublished.Sub(burstStart),
 		SchedAlone: sched1.Since(sched0), SchedDuring: sched2.Since(sched1), GapsAlone: gapsAlone, GapsDuring: gapsDuring}
 	var last time.Time
 	alone, during, publishing := newBreakdown(), newBreakdown(), newBreakdown()
@@ -221,12 +224,15 @@ func (n Neighbour) Run(ctx context.Context, nc *nats.Conn, js jetstream.JetStrea
 			if at0.Before(burstPublished) {
 				f.QuietPublishing.Latencies = append(f.QuietPublishing.Latencies, at.Sub(at0))
 				publishing.add(quietResults[rid], at0, at)
+			} else {
+				f.QuietStored.Latencies = append(f.QuietStored.Latencies, at.Sub(at0))
 			}
 		}
 	}
 	f.QuietAloneStages, f.QuietDuringStages = alone.Rows(nil), during.Rows(nil)
 	f.QuietPublishingStages = publishing.Rows(nil)
 	f.QuietAlone.Count, f.QuietDuring.Count, f.QuietPublishing.Count = len(f.QuietAlone.Latencies), len(f.QuietDuring.Latencies), len(f.QuietPublishing.Latencies)
+	f.QuietStored.Count = len(f.QuietStored.Latencies)
 	f.QuietAlone.Elapsed, f.QuietDuring.Elapsed = n.Alone, burstEnd.Sub(burstStart)
 	f.Burst.Elapsed = last.Sub(burstStart)
 	return f, nil

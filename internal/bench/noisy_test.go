@@ -68,6 +68,9 @@ func TestNeighbour_the_quiet_tenant_publishes_on_its_own_connection(t *testing.T
 	if sent == 0 {
 		t.Fatal("no quiet call measured")
 	}
+	if p, st, d := f.QuietPublishing.Count, f.QuietStored.Count, f.QuietDuring.Count; p+st != d {
+		t.Errorf("quiet calls during the burst: %d while it was published and %d once stored, of %d", p, st, d)
+	}
 	if got := quiet.Stats().OutMsgs; got < uint64(sent) {
 		t.Errorf("the quiet connection sent %d messages for %d quiet calls", got, sent)
 	}

@@ -59,7 +59,7 @@ func benchNeighbour(burst int, quietRate float64, redisURL, tools string) error 
 		if err != nil {
 			return err
 		}
-		for _, s := range []bench.Stats{f.QuietAlone, f.QuietDuring, f.QuietPublishing} {
+		for _, s := range []bench.Stats{f.QuietAlone, f.QuietDuring, f.QuietPublishing, f.QuietStored} {
 			fmt.Printf("  %-30s %5d calls  p50 %8v  p99 %8v\n", s.Name, s.Count, s.Percentile(50).Round(100*time.Microsecond), s.Percentile(99).Round(100*time.Microsecond))
 		}
 		ratio := 0.0
