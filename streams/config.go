@@ -146,7 +146,11 @@ func (s Settings) StreamConfigs() []jetstream.StreamConfig {
 	// With P > 1 it takes partition 0 of the claimed subjects too, and
 	// partitions 1 to P-1 are streams of their own (claimed_partitions.go).
 	resp, respParts := s.responsesPartitionConfigs(resp)
-	out := append([]jetstream.StreamConfig{in, gates, resp}, respParts...)
+	// So does TOOLGATE_IN of its stream events and batch responses, whose
+	// partitions 1 to P-1 are streams of their own (in_partitions.go).
+	in, inParts := s.inPartitionConfigs(in)
+	out := append(append([]jetstream.StreamConfig{in}, inParts...), gates, resp)
+	out = append(out, respParts...)
 	// Each laned stage's lanes (fair.go, LaneStream): a work queue of its
 	// own, so an acknowledgement's interest check walks that stage's lane
 	// durables only, and in a cluster each has its own leader.
