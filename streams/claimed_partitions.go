@@ -133,6 +133,13 @@ func AllResponsesStreams(ctx context.Context, js jetstream.JetStream) ([]string,
 	return append([]string{StreamResponses}, names...), nil
 }
 
+// IsResponsesPartitionStream reports whether name is
+// TOOLGATE_RESPONSES_<k>, k >= 1.
+func IsResponsesPartitionStream(name string) bool {
+	_, ok := responsesStreamIndex(name)
+	return ok
+}
+
 // responsesStreamIndex is k of a stream name ResponsesStream(k), k >= 1.
 func responsesStreamIndex(name string) (int, bool) {
 	k, ok := suffixPartition(StreamResponses, name)

@@ -153,6 +153,26 @@ func AllInStreams(ctx context.Context, js jetstream.JetStream) ([]string, error)
 	return append([]string{StreamIn}, names...), nil
 }
 
+// IngestPartitionNames names TOOLGATE_RESPONSES' and TOOLGATE_IN's
+// partition streams k >= 1 that exist: accumulate's worker reads them all
+// (worker.Config.Parts), whatever its P.
+func IngestPartitionNames(ctx context.Context, js jetstream.JetStream) ([]string, error) {
+	names, err := ResponsesStreamNames(ctx, js)
+	if err != nil {
+		return nil, err
+	}
+	in, err := InStreamNames(ctx, js)
+	return append(names, in...), err
+}
+
+// IngestPartOf reports whether partition stream part holds accumulate's
+// durables read in stream, their partition 0 stream
+// (worker.Config.PartOf): the claimed durables are in TOOLGATE_RESPONSES',
+// the others in TOOLGATE_IN's.
+func IngestPartOf(stream, part string) bool {
+	return stream == StreamResponses && IsResponsesPartitionStream(part) || stream == StreamIn && IsInPartitionStream(part)
+}
+
 // IsInPartitionStream reports whether name is TOOLGATE_IN_<k>, k >= 1.
 func IsInPartitionStream(name string) bool {
 	_, ok := inStreamIndex(name)
