@@ -97,7 +97,7 @@ func accumulateClaimed(durable string) bool {
 func (s Settings) accumulateLaneConsumers(st Stage) []Consumer {
 	c := st.Consumer
 	c.Name, c.Stream, c.Subject, c.Subjects = AccumulateClaimed, StreamResponses, InClaimedAll(), nil
-	if s.Fair.PartitionCount() > 1 { // and partition 0 of the mapped subjects (claimed_partitions.go)
+	if s.zeroForms() { // and partition 0 of the mapped subjects (claimed_partitions.go)
 		c.Subject, c.Subjects = "", []string{InClaimedAll(), InClaimedPartition(0)}
 	}
 	c.Description = "toolgate accumulate gate: claimed whole responses"
@@ -159,7 +159,7 @@ func (s Settings) accumulateLanes(st Stage) []Consumer {
 			c.Subjects = append(c.Subjects, wire.InTenantPrefix+tok+".response", wire.InTenantPrefix+tok+".stream.>")
 			b.Subjects = append(b.Subjects, wire.InTenantPrefix+tok+"."+wire.InTenantBatchRest)
 			r.Subjects = append(r.Subjects, wire.InTenantPrefix+tok+"."+wire.InTenantClaimedRest+"*")
-			if s.Fair.PartitionCount() > 1 { // partition 0 of the mapped subjects (.stream.> holds its stream events'); the others' in their streams
+			if s.zeroForms() { // partition 0 of the mapped subjects (.stream.> holds its stream events'); the others' in their streams
 				b.Subjects = append(b.Subjects, wire.InTenantPrefix+tok+"."+wire.InTenantBatchRest+".0")
 				r.Subjects = append(r.Subjects, wire.InTenantPrefix+tok+"."+wire.InTenantClaimedRest+"*.0")
 			}

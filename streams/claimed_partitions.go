@@ -84,7 +84,7 @@ func SplitClaimedPartition(subject string) (base string, k int, partitioned, ok 
 // with partition 0's subjects added when P > 1.
 func (s Settings) responsesPartitionConfigs(resp jetstream.StreamConfig) (jetstream.StreamConfig, []jetstream.StreamConfig) {
 	p := s.Fair.PartitionCount()
-	if p <= 1 {
+	if !s.zeroForms() {
 		return resp, nil
 	}
 	zero := resp

@@ -299,7 +299,7 @@ func (s Settings) LaneConsumers(st Stage) []Consumer {
 // Extra, then its lanes.
 func (s Settings) StageConsumers(st Stage) []Consumer {
 	cs := st.Consumers()
-	if st.Name == Accumulate && s.Fair.PartitionCount() > 1 { // and partition 0 of TOOLGATE_IN's mapped subjects (in_partitions.go)
+	if st.Name == Accumulate && s.zeroForms() { // and partition 0 of TOOLGATE_IN's mapped subjects (in_partitions.go)
 		cs[0].Subjects = append(slices.Clone(cs[0].Subjects), InPartitionSubjects(0)...)
 	}
 	return append(cs, s.LaneConsumers(st)...)

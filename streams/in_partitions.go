@@ -105,7 +105,7 @@ func SplitInPartition(subject string) (base string, k int, partitioned, ok bool)
 // subjects added when P > 1.
 func (s Settings) inPartitionConfigs(in jetstream.StreamConfig) (jetstream.StreamConfig, []jetstream.StreamConfig) {
 	p := s.Fair.PartitionCount()
-	if p <= 1 {
+	if !s.zeroForms() {
 		return in, nil
 	}
 	zero := in

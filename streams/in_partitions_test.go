@@ -277,3 +277,34 @@ func TestLeaderPlan_places_the_input_partitions_each_on_another_node(t *testing.
 		t.Fatalf("the input partitions are led by %v, want three nodes (plan %v)", led, want)
 	}
 }
+
+// Lowering P to 1: for the claim period after, TOOLGATE_IN and
+// TOOLGATE_RESPONSES keep partition 0's suffixed subjects and accumulate's
+// durables their filters, so what the P before stored there is still
+// delivered (dropped, it would wait unread).
+func TestEnsure_lowering_P_keeps_partition_zeros_input_read(t *testing.T) {
+	srv := testenv.RunJetStream(t)
+	_, js := testenv.Connect(t, srv)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := Ensure(ctx, js, partitioned(3)); err != nil {
+		t.Fatal(err)
+	}
+	for _, subj := range []string{wire.InTenantBatch("acme") + ".0", wire.ClaimedPartitionSubject(InTenantClaimed("acme", "r1"), 0)} {
+		if _, err := js.Publish(ctx, subj, []byte("stored at P = 3")); err != nil {
+			t.Fatalf("%s: %v", subj, err)
+		}
+	}
+	if err := Ensure(ctx, js, partitioned(1)); err != nil {
+		t.Fatal(err)
+	}
+	for stream, durable := range map[string]string{StreamIn: Accumulate, StreamResponses: AccumulateClaimed} {
+		c, err := js.Consumer(ctx, stream, durable)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ci := c.CachedInfo(); ci.NumPending != 1 {
+			t.Fatalf("%s of %s after lowering P: %d pending (filters %v), want the input partition 0 stored", durable, stream, ci.NumPending, ci.Config.FilterSubjects)
+		}
+	}
+}
