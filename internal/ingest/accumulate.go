@@ -109,7 +109,7 @@ func (a *Accumulate) Handle(ctx context.Context, m worker.Msg) ([]worker.Output,
 			return nil, err
 		}
 		if why != "" {
-			return a.reject(m, rid, prov, "", CodeBadSubject, why)
+			return a.misplacedInput(m, rid, why)
 		}
 		subject = base
 	}

@@ -3,7 +3,10 @@ package ingest
 import (
 	"context"
 	"fmt"
+	"strconv"
 
+	"github.com/toolgate/toolgate/internal/call"
+	"github.com/toolgate/toolgate/internal/worker"
 	"github.com/toolgate/toolgate/streams"
 )
 
@@ -64,6 +67,16 @@ func (a *Accumulate) inMisplaced(ctx context.Context, subject string, at streams
 	}
 	return fmt.Sprintf("subject %s names partition %d, where %d partitions never put it: a stream's events and a batch response are published without a partition, the server picks it; nothing of it runs",
 		shortValue(subject, 160), at.K, l.Partitions), nil
+}
+
+// misplacedInput refuses input m (of response rid) stored where the
+// mapping would not put it: a dead letter, and a result under no tenant
+// whose message id is the input's own (its subject, which names its
+// partition, and its sequence there), so it
+// never stands in for the result of the response stored where the
+// mapping put it.
+func (a *Accumulate) misplacedInput(m worker.Msg, rid, why string) ([]worker.Output, error) {
+	return a.conflict(m, rid, m.Header.Get(streams.HeaderProvider), "", call.Rejected, CodeBadSubject, m.Subject+"@"+strconv.FormatUint(m.StreamSeq, 10), why)
 }
 
 // inPlaceOf is the place of a stored subject's partition.

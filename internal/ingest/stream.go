@@ -49,7 +49,7 @@ func (a *Accumulate) handleEvent(ctx context.Context, m worker.Msg, ref streamRe
 		return nil, err
 	}
 	if why != "" { // stored where the server's mapping does not put its stream (in_partitions.go): never read into it
-		return a.reject(m, rid, m.Header.Get(streams.HeaderProvider), "", CodeBadSubject, why)
+		return a.misplacedInput(m, rid, why)
 	}
 	ev := eventOf(m.Header, m.Data, m.StreamSeq, a.Now())
 	switch refusal(ev, a.maxEvents()) {
