@@ -308,3 +308,38 @@ func TestEnsure_lowering_P_keeps_partition_zeros_input_read(t *testing.T) {
 		}
 	}
 }
+
+// The lanes' starts in TOOLGATE_IN's partitions are read from the server
+// (each partition stream's own sequences): a listed tenant's stream event
+// and batch response stored in partition 1 are its lanes', not the main
+// durable's.
+func TestReadAccumulateOwner_reads_the_lanes_starts_in_each_input_partition(t *testing.T) {
+	srv := testenv.RunJetStream(t)
+	_, js := testenv.Connect(t, srv)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	s := partitioned(3)
+	s.Fair.Tenants = []string{"acme"}
+	if err := Ensure(ctx, js, s); err != nil {
+		t.Fatal(err)
+	}
+	idx := s.Fair.LaneIndex("acme")
+	o, err := ReadAccumulateOwner(ctx, js, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		durable, subject string
+		skip             bool
+	}{
+		{Accumulate, wire.InTenantStream("acme", "r1") + ".1", true},
+		{AccumulateLane(idx), wire.InTenantStream("acme", "r1") + ".1", false},
+		{Accumulate, wire.InTenantBatch("acme") + ".1", true},
+		{AccumulateBatchLane(idx), wire.InTenantBatch("acme") + ".1", false},
+		{Accumulate, wire.InTenantStream("stranger", "r1") + ".1", false},
+	} {
+		if got := o.Skip(c.durable, c.subject, 1); got != c.skip {
+			t.Errorf("Skip(%s, %s, 1) = %v, want %v", c.durable, c.subject, got, c.skip)
+		}
+	}
+}
