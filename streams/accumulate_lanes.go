@@ -97,7 +97,7 @@ func accumulateClaimed(durable string) bool {
 func (s Settings) accumulateLaneConsumers(st Stage) []Consumer {
 	c := st.Consumer
 	c.Name, c.Stream, c.Subject, c.Subjects = AccumulateClaimed, StreamResponses, InClaimedAll(), nil
-	if s.Fair.PartitionCount() > 1 { // and partition 0 of the mapped subjects (claimed_partitions.go)
+	if s.zeroForms() { // and partition 0 of the mapped subjects (claimed_partitions.go)
 		c.Subject, c.Subjects = "", []string{InClaimedAll(), InClaimedPartition(0)}
 	}
 	c.Description = "toolgate accumulate gate: claimed whole responses"
@@ -159,7 +159,8 @@ func (s Settings) accumulateLanes(st Stage) []Consumer {
 			c.Subjects = append(c.Subjects, wire.InTenantPrefix+tok+".response", wire.InTenantPrefix+tok+".stream.>")
 			b.Subjects = append(b.Subjects, wire.InTenantPrefix+tok+"."+wire.InTenantBatchRest)
 			r.Subjects = append(r.Subjects, wire.InTenantPrefix+tok+"."+wire.InTenantClaimedRest+"*")
-			if s.Fair.PartitionCount() > 1 {
+			if s.zeroForms() { // partition 0 of the mapped subjects (.stream.> holds its stream events'); the others' in their streams
+				b.Subjects = append(b.Subjects, wire.InTenantPrefix+tok+"."+wire.InTenantBatchRest+".0")
 				r.Subjects = append(r.Subjects, wire.InTenantPrefix+tok+"."+wire.InTenantClaimedRest+"*.0")
 			}
 		}
@@ -245,9 +246,13 @@ func tenantOfFilter(f string) string {
 // owns. Built from the lane durables as the server has them.
 type AccumulateOwner struct {
 	lane  map[string]string // tenant token -> interactive lane durable
-	from  map[string]uint64 // tenant token -> first sequence it owns
 	batch map[string]string // tenant token -> batch lane durable
-	bfrom map[string]uint64 // tenant token -> first sequence it owns
+	// from and bfrom: partition k -> tenant token -> first sequence of
+	// InputStream(k) the interactive or batch lane owns (in_partitions.go);
+	// a partition whose lane durables were not read has no start: its
+	// main durable's.
+	from  map[int]map[string]uint64
+	bfrom map[int]map[string]uint64
 	// claimed and cfrom: the same for the claimed lanes, cfrom per claimed
 	// partition k (in sequences of ResponsesStream(k)); a partition whose
 	// lane durables were not read has no start: its main durable's.
@@ -263,11 +268,20 @@ func ReadAccumulateOwner(ctx context.Context, js jetstream.JetStream, s Settings
 	if len(lanes) == 0 {
 		return nil, nil
 	}
-	o := &AccumulateOwner{lane: map[string]string{}, from: map[string]uint64{}, batch: map[string]string{}, bfrom: map[string]uint64{},
+	o := &AccumulateOwner{lane: map[string]string{}, from: map[int]map[string]uint64{0: {}}, batch: map[string]string{}, bfrom: map[int]map[string]uint64{0: {}},
 		claimed: map[string]string{}, cfrom: map[int]map[string]uint64{0: {}}}
 	ks, err := ResponsesPartitionsOf(ctx, js)
 	if err != nil {
 		return nil, err
+	}
+	iks, err := InPartitionsOf(ctx, js)
+	if err != nil {
+		return nil, err
+	}
+	for _, k := range iks { // the lanes' durables in each partition of TOOLGATE_IN that exists
+		if err := o.readPartition(ctx, js, s.accumulateInPartitionConsumers(st, k), k); err != nil {
+			return nil, err
+		}
 	}
 	for _, k := range ks { // the claimed lanes' durables in each partition that exists
 		for _, c := range s.accumulatePartitionConsumers(st, k) {
@@ -299,10 +313,10 @@ func ReadAccumulateOwner(ctx context.Context, js jetstream.JetStream, s Settings
 			return nil, fmt.Errorf("streams: accumulate lane %s: %w (apply the streams again)", c.Name, err)
 		}
 		md := cons.CachedInfo().Config.Metadata
-		lane, from := o.lane, o.from
+		lane, from := o.lane, o.from[0]
 		switch {
 		case strings.HasSuffix(c.Name, "b"):
-			lane, from = o.batch, o.bfrom
+			lane, from = o.batch, o.bfrom[0]
 		case c.Stream == StreamResponses:
 			lane, from = o.claimed, o.cfrom[0]
 		}
@@ -318,6 +332,39 @@ func ReadAccumulateOwner(ctx context.Context, js jetstream.JetStream, s Settings
 	return o, nil
 }
 
+// readPartition reads the starts of accumulate's lane durables cs in
+// TOOLGATE_IN's partition k >= 1; one not applied there yet is left out
+// (the partition's main durable handles its tenants).
+func (o *AccumulateOwner) readPartition(ctx context.Context, js jetstream.JetStream, cs []Consumer, k int) error {
+	for _, c := range cs {
+		if c.Name == Accumulate {
+			continue
+		}
+		cons, err := js.Consumer(ctx, c.Stream, c.Name)
+		if errors.Is(err, jetstream.ErrConsumerNotFound) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("streams: accumulate lane %s of %s: %w", c.Name, c.Stream, err)
+		}
+		md := cons.CachedInfo().Config.Metadata
+		lane, from := o.lane, o.from
+		if strings.HasSuffix(c.Name, "b") {
+			lane, from = o.batch, o.bfrom
+		}
+		if from[k] == nil {
+			from[k] = map[string]uint64{}
+		}
+		for _, f := range c.Subjects {
+			tok := tenantOfFilter(f)
+			if n, err := strconv.ParseUint(md[AccumulateStartKey+tok], 10, 64); err == nil {
+				lane[tok], from[k][tok] = c.Name, n
+			}
+		}
+	}
+	return nil
+}
+
 // Skip reports whether durable's input on subject at stream sequence seq is
 // not durable's to handle: on the main durable, what a lane owns; on a
 // lane, what was stored before it owned the tenant (the main durable
@@ -331,14 +378,18 @@ func (o *AccumulateOwner) Skip(durable, subject string, seq uint64) bool {
 	if o == nil {
 		return false
 	}
+	k := 0
+	if base, part, _, ok := SplitInPartition(subject); ok { // a stream event or batch response of TOOLGATE_IN's partition k (in_partitions.go)
+		subject, k = base, part
+	}
 	tok, rest, ok := wire.SplitInTenant(subject)
 	if !ok {
 		return false // a legacy subject: the main durable's
 	}
-	lanes, froms := o.lane, o.from
+	lanes, froms := o.lane, o.from[k]
 	switch {
 	case rest == wire.InTenantBatchRest:
-		lanes, froms = o.batch, o.bfrom
+		lanes, froms = o.batch, o.bfrom[k]
 	case strings.HasPrefix(rest, wire.InTenantClaimedRest): // TOOLGATE_RESPONSES' (claimed.go), or partition k's
 		_, k, _, _ := SplitClaimedPartition(subject)
 		lanes, froms = o.claimed, o.cfrom[k]

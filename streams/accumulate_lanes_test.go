@@ -49,8 +49,8 @@ func TestAccumulateLanes_filter_on_the_listed_tenants(t *testing.T) {
 // The main durable leaves a lane what the lane owns, from the sequence it
 // started owning it; the lane leaves the main durable what came before.
 func TestAccumulateOwner_each_input_has_one_owner(t *testing.T) {
-	o := &AccumulateOwner{lane: map[string]string{"a": "accumulate_0"}, from: map[string]uint64{"a": 10},
-		batch: map[string]string{"a": "accumulate_0b"}, bfrom: map[string]uint64{"a": 20},
+	o := &AccumulateOwner{lane: map[string]string{"a": "accumulate_0"}, from: map[int]map[string]uint64{0: {"a": 10}, 1: {"a": 4}},
+		batch: map[string]string{"a": "accumulate_0b"}, bfrom: map[int]map[string]uint64{0: {"a": 20}, 1: {"a": 6}},
 		claimed: map[string]string{"a": "accumulate_0r"}, cfrom: map[int]map[string]uint64{0: {"a": 5}, 2: {"a": 3}}}
 	for _, c := range []struct {
 		durable, subject string
@@ -98,6 +98,25 @@ func TestAccumulateOwner_each_input_has_one_owner(t *testing.T) {
 		{"accumulate_0r", "toolgate.in.t.a.response.r1.2", 2, true},
 		{AccumulateClaimed, "toolgate.in.t.a.response.r1.1", 50, false},
 		{"accumulate_0r", "toolgate.in.t.a.response.r1.1", 50, true},
+		// TOOLGATE_IN's partitions (in_partitions.go): a stream's events
+		// and batch responses with .<k>, each lane from its start in
+		// partition k's sequences; partition 0's .0 as TOOLGATE_IN's; a
+		// partition whose lanes were not read (2) is the main durable's.
+		{Accumulate, "toolgate.in.t.a.stream.r1.1", 4, true},
+		{"accumulate_0", "toolgate.in.t.a.stream.r1.1", 4, false},
+		{Accumulate, "toolgate.in.t.a.stream.r1.1", 3, false},
+		{"accumulate_0", "toolgate.in.t.a.stream.r1.1", 3, true},
+		{Accumulate, "toolgate.in.t.a.stream.r1.0", 10, true},
+		{Accumulate, "toolgate.in.t.a.stream.r1.0", 9, false},
+		{Accumulate, "toolgate.in.t.a.batch.1", 6, true},
+		{"accumulate_0b", "toolgate.in.t.a.batch.1", 6, false},
+		{"accumulate_0", "toolgate.in.t.a.batch.1", 6, true},
+		{Accumulate, "toolgate.in.t.a.batch.1", 5, false},
+		{Accumulate, "toolgate.in.t.a.batch.0", 20, true},
+		{Accumulate, "toolgate.in.t.a.stream.r1.2", 50, false},
+		{"accumulate_0", "toolgate.in.t.a.stream.r1.2", 50, true},
+		{Accumulate, "toolgate.in.t.a.batch.2", 50, false},
+		{"accumulate_0b", "toolgate.in.t.a.batch.2", 50, true},
 	} {
 		if got := o.Skip(c.durable, c.subject, c.seq); got != c.skip {
 			t.Errorf("Skip(%s, %s, %d) = %v, want %v", c.durable, c.subject, c.seq, got, c.skip)

@@ -29,16 +29,20 @@ func InTenantClaimed(tenant, responseID string) string {
 // takes, disjoint from TOOLGATE_RESPONSES'. The shared response and
 // streams, the asserting users' subjects, every five-token subject under a
 // tenant (its .response and .batch, and anything else there, which
-// accumulate refuses, bad_subject) and its streams. Any other subject under
+// accumulate refuses, bad_subject) and its streams. A stream's subject is
+// its response id, one token (call.ValidResponseID): toolgate.in.stream.>
+// and toolgate.in.t.*.stream.> of before are narrowed in place to one
+// token, its messages kept, so that the partitions' ….<rid>.<k>
+// (in_partitions.go) are no subject of it. Any other subject under
 // toolgate.in. is stored by no stream: a publish there is refused at once
 // (no responders).
 func InSubjects() []string {
 	return []string{
 		SubjectInResponse,
-		subjectInStream + ">",
+		subjectInStream + "*",
 		wire.InAsPrefix + "*.response",
 		wire.InTenantPrefix + "*.*",
-		wire.InTenantPrefix + "*.stream.>",
+		wire.InTenantPrefix + "*.stream.*",
 	}
 }
 

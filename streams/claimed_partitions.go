@@ -84,7 +84,7 @@ func SplitClaimedPartition(subject string) (base string, k int, partitioned, ok 
 // with partition 0's subjects added when P > 1.
 func (s Settings) responsesPartitionConfigs(resp jetstream.StreamConfig) (jetstream.StreamConfig, []jetstream.StreamConfig) {
 	p := s.Fair.PartitionCount()
-	if p <= 1 {
+	if !s.zeroForms() {
 		return resp, nil
 	}
 	zero := resp
@@ -131,6 +131,13 @@ func AllResponsesStreams(ctx context.Context, js jetstream.JetStream) ([]string,
 		return nil, err
 	}
 	return append([]string{StreamResponses}, names...), nil
+}
+
+// IsResponsesPartitionStream reports whether name is
+// TOOLGATE_RESPONSES_<k>, k >= 1.
+func IsResponsesPartitionStream(name string) bool {
+	_, ok := responsesStreamIndex(name)
+	return ok
 }
 
 // responsesStreamIndex is k of a stream name ResponsesStream(k), k >= 1.

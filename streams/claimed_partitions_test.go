@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -57,7 +58,7 @@ func TestResponsesMapping_partitions_on_the_tenant_and_the_id(t *testing.T) {
 	if src != "toolgate.in.t.*.response.*" || dest != "toolgate.in.t.{{wildcard(1)}}.response.{{wildcard(2)}}.{{partition(3,1,2)}}" {
 		t.Fatalf("mapping: %q -> %q", src, dest)
 	}
-	if got := natsmap.Conf(3); got != "mappings {\n  \"toolgate.in.t.*.response.*\": \"toolgate.in.t.{{wildcard(1)}}.response.{{wildcard(2)}}.{{partition(3,1,2)}}\"\n}\n" {
+	if got := natsmap.Conf(3); !strings.HasPrefix(got, "mappings {\n  \"toolgate.in.t.*.response.*\": \"toolgate.in.t.{{wildcard(1)}}.response.{{wildcard(2)}}.{{partition(3,1,2)}}\"\n") {
 		t.Fatalf("conf: %q", got)
 	}
 }

@@ -87,7 +87,18 @@ type Settings struct {
 	MaxDeliver    int
 	// Fair is the fair-share layout of the laned stages (fair.go).
 	Fair Fair
+	// lowered: P was lowered to 1 less than ResponseIDTTL ago, as
+	// TOOLGATE_RESPONSES' record says (Ensure sets it): partition 0's
+	// suffixed subjects stay taken and read (zeroForms).
+	lowered bool
 }
+
+// zeroForms reports whether TOOLGATE_IN and TOOLGATE_RESPONSES take
+// partition 0's suffixed subjects (….0) and accumulate's durables read
+// them: with P > 1, and at P = 1 for the claim period after P was lowered
+// from P > 1, so that what the P before stored there drains (dropped from
+// the stream's subjects and the durables' filters, it would wait unread).
+func (s Settings) zeroForms() bool { return s.Fair.PartitionCount() > 1 || s.lowered }
 
 // DefaultSettings are the production defaults.
 func DefaultSettings() Settings {
@@ -146,7 +157,11 @@ func (s Settings) StreamConfigs() []jetstream.StreamConfig {
 	// With P > 1 it takes partition 0 of the claimed subjects too, and
 	// partitions 1 to P-1 are streams of their own (claimed_partitions.go).
 	resp, respParts := s.responsesPartitionConfigs(resp)
-	out := append([]jetstream.StreamConfig{in, gates, resp}, respParts...)
+	// So does TOOLGATE_IN of its stream events and batch responses, whose
+	// partitions 1 to P-1 are streams of their own (in_partitions.go).
+	in, inParts := s.inPartitionConfigs(in)
+	out := append(append([]jetstream.StreamConfig{in}, inParts...), gates, resp)
+	out = append(out, respParts...)
 	// Each laned stage's lanes (fair.go, LaneStream): a work queue of its
 	// own, so an acknowledgement's interest check walks that stage's lane
 	// durables only, and in a cluster each has its own leader.

@@ -15,12 +15,17 @@ import (
 // idempotent: every service calls it at start, and `toolgate streams apply`
 // calls it on demand.
 func Ensure(ctx context.Context, js jetstream.JetStream, s Settings) error {
+	// The P the ingest's subjects are mapped with, and the P before
+	// (claimed_migration.go), kept on TOOLGATE_RESPONSES.
+	now := time.Now()
+	md, err := responsesMetadata(ctx, js, s, now)
+	if err != nil {
+		return err
+	}
+	l := ReadResponsesLayout(md)
+	s.lowered = l.Partitions <= 1 && l.Previous > 1 && l.Migrating(now, s.responseIDTTL())
 	for _, cfg := range s.StreamConfigs() {
-		if cfg.Name == StreamResponses { // the P its claimed subjects are mapped with, and the P before
-			md, err := responsesMetadata(ctx, js, s, time.Now())
-			if err != nil {
-				return err
-			}
+		if cfg.Name == StreamResponses {
 			cfg.Metadata = md
 		}
 		if _, err := js.CreateOrUpdateStream(ctx, cfg); err != nil {

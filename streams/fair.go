@@ -2,6 +2,7 @@ package streams
 
 import (
 	"hash/fnv"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -297,7 +298,11 @@ func (s Settings) LaneConsumers(st Stage) []Consumer {
 // StageConsumers lists every durable of st under s: the main one, its
 // Extra, then its lanes.
 func (s Settings) StageConsumers(st Stage) []Consumer {
-	return append(st.Consumers(), s.LaneConsumers(st)...)
+	cs := st.Consumers()
+	if st.Name == Accumulate && s.zeroForms() { // and partition 0 of TOOLGATE_IN's mapped subjects (in_partitions.go)
+		cs[0].Subjects = append(slices.Clone(cs[0].Subjects), InPartitionSubjects(0)...)
+	}
+	return append(cs, s.LaneConsumers(st)...)
 }
 
 // LaneGroup is one fairness key of a laned stage as its worker reads it:

@@ -183,10 +183,10 @@ func groupLeaderStreams(ctx context.Context, js jetstream.JetStream, infos map[s
 		}
 		stages = append(stages, st)
 	}
-	// The results, the executors' replay buckets and TOOLGATE_RESPONSES
-	// (claimed_partitions.go), when partitioned: placed like a stage's
-	// partitions.
-	for _, names := range [][]string{resultsPartitionStreams(infos), replayPartitionStreams(infos), responsesPartitionStreams(infos)} {
+	// The results, the executors' replay buckets, TOOLGATE_RESPONSES
+	// (claimed_partitions.go) and TOOLGATE_IN (in_partitions.go), when
+	// partitioned: placed like a stage's partitions.
+	for _, names := range [][]string{resultsPartitionStreams(infos), replayPartitionStreams(infos), responsesPartitionStreams(infos), inPartitionStreams(infos)} {
 		if len(names) > 1 {
 			st, err := partitionsOf(names, false)
 			if err != nil {

@@ -188,8 +188,11 @@ func subjectPartition(subject string) int {
 // none for another stage (execute's groups'
 // are ExecuteGroupPartitionConsumers).
 func (s Settings) PartitionConsumers(st Stage, p int) []Consumer {
-	if st.Name == Accumulate { // its durables in claimed partition p (claimed_partitions.go)
-		return s.accumulatePartitionConsumers(st, p)
+	if st.Name == Accumulate { // its durables in claimed partition p (claimed_partitions.go) and in TOOLGATE_IN's (in_partitions.go)
+		if p <= 0 {
+			return nil
+		}
+		return append(s.accumulatePartitionConsumers(st, p), s.accumulateInPartitionConsumers(st, p)...)
 	}
 	if !st.Laned || p <= 0 {
 		return nil
@@ -336,5 +339,10 @@ func Prune(ctx context.Context, js jetstream.JetStream, s Settings) (deleted, ke
 		}
 	}
 	d, k, err := pruneResults(ctx, js, s)
+	deleted, kept = append(deleted, d...), append(kept, k...)
+	if err != nil {
+		return deleted, kept, err
+	}
+	d, k, err = pruneIn(ctx, js, s)
 	return append(deleted, d...), append(kept, k...), err
 }

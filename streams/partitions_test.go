@@ -139,7 +139,7 @@ func TestPrune_deletes_only_empty_partition_streams_beyond_P(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !reflect.DeepEqual(kept, []string{PartitionStream(Parse, 2)}) || len(deleted) != len(PartitionedStages()) { // and the empty TOOLGATE_RESULTS_2
+	if !reflect.DeepEqual(kept, []string{PartitionStream(Parse, 2)}) || len(deleted) != len(PartitionedStages())+1 { // and the empty TOOLGATE_RESULTS_2 and TOOLGATE_IN_2
 		t.Fatalf("pruned %v, kept %v: want every partition 2 but parse's deleted", deleted, kept)
 	}
 	for _, stage := range PartitionedStages() {

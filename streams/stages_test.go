@@ -30,7 +30,7 @@ func TestStages_consumer_configs_are_pinned(t *testing.T) {
 			w.FilterSubject, w.FilterSubjects = "", []string{filter, filter + ".*"}
 		}
 		if stage == Accumulate { // TOOLGATE_IN's subjects, narrowed from toolgate.in.> when the claimed subjects got their stream
-			w.FilterSubject, w.FilterSubjects = "", []string{"toolgate.in.response", "toolgate.in.stream.>", "toolgate.in.as.*.response", "toolgate.in.t.*.*", "toolgate.in.t.*.stream.>"}
+			w.FilterSubject, w.FilterSubjects = "", []string{"toolgate.in.response", "toolgate.in.stream.*", "toolgate.in.as.*.response", "toolgate.in.t.*.*", "toolgate.in.t.*.stream.*"}
 		}
 		if got := s.ConsumerConfig(stage); !reflect.DeepEqual(got, w) {
 			t.Errorf("ConsumerConfig(%s) =\n%+v\nwant\n%+v", stage, got, w)

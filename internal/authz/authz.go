@@ -153,6 +153,16 @@ func StageLayout(stage string, lanes, partitions int) (Permissions, error) {
 				}
 			}
 		}
+		// TOOLGATE_IN's partitions (streams/in_partitions.go): its main
+		// and lane durables there, and a stream's events read back there
+		// (st.Reads, below, for each partition below P).
+		for p := 1; p < partitions; p++ {
+			for _, d := range streams.Durables(stage, lanes) {
+				if streams.DurableStream(stage, d) == streams.StreamIn {
+					pub = append(pub, consume(streams.InputStream(p), d)...)
+				}
+			}
+		}
 	}
 	pub = append(pub, kvRead(streams.BucketTools)...) // the registry watches definitions
 	pub = append(pub,
@@ -212,14 +222,23 @@ func StageLayout(stage string, lanes, partitions int) (Permissions, error) {
 		}
 	}
 	// Reading stored events back goes through a short-lived consumer
-	// filtered on the subject, deleted after.
+	// filtered on the subject, deleted after; accumulate's in each of
+	// TOOLGATE_IN's partitions below P too (streams/in_partitions.go).
+	readIn := []string{st.Stream}
+	if stage == streams.Accumulate {
+		for p := 1; p < partitions; p++ {
+			readIn = append(readIn, streams.InputStream(p))
+		}
+	}
 	for _, subject := range st.Reads {
-		pub = append(pub,
-			api("STREAM.INFO", st.Stream),
-			api("CONSUMER.CREATE", st.Stream, "*", subject),
-			api("CONSUMER.MSG.NEXT", st.Stream, "*"),
-			api("CONSUMER.DELETE", st.Stream, "*"),
-		)
+		for _, s := range readIn {
+			pub = append(pub,
+				api("STREAM.INFO", s),
+				api("CONSUMER.CREATE", s, "*", subject),
+				api("CONSUMER.MSG.NEXT", s, "*"),
+				api("CONSUMER.DELETE", s, "*"),
+			)
+		}
 	}
 	return Permissions{Publish: pub, Subscribe: []string{InboxPrefix(stage) + ".>"}}, nil
 }
@@ -338,8 +357,14 @@ func (c Config) Role(user string) (*Permissions, error) {
 	return nil, fmt.Errorf("authz: unknown user %q (users: %s)", user, strings.Join(c.Names(), ", "))
 }
 
-// ingest is what a producer publishes: responses and stream events.
-func ingest() []string { return []string{streams.SubjectInResponse, streams.InStream("*")} }
+// ingest is what a producer publishes: responses and stream events, the
+// events also as the server maps them to a partition
+// (streams/in_partitions.go: nats-server checks a publish's permission on
+// the mapped subject; accumulate refuses an event in a partition the
+// mapping would not pick).
+func ingest() []string {
+	return []string{streams.SubjectInResponse, streams.InStream("*"), streams.InStream("*") + ".*"}
+}
 
 // tenantIngest is what tenant's producer publishes: the shared subjects for
 // no tenant, else only the tenant's own (wire.InTenantResponse, its batch
@@ -360,7 +385,11 @@ func tenantIngest(tenant string) []string {
 		// own: nats-server checks a publish's permission on the subject it
 		// maps it to, with the partition (accumulate refuses a copy in a
 		// partition the mapping would not pick).
-		wire.InTenantClaimed(tenant, "*") + ".*", wire.ClaimedLastAnywhere(wire.InTenantClaimed(tenant, "*"))}
+		wire.InTenantClaimed(tenant, "*") + ".*", wire.ClaimedLastAnywhere(wire.InTenantClaimed(tenant, "*")),
+		// Its batch responses and stream events as the server maps them
+		// to TOOLGATE_IN's partitions (streams/in_partitions.go), still
+		// its own, for the same reason.
+		wire.InTenantBatch(tenant) + ".*", wire.InTenantStream(tenant, "*") + ".*"}
 }
 
 // executor grants an executor group its tools' subjects and the discovery

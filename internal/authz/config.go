@@ -29,7 +29,7 @@ type Config struct {
 	// with the larger P until the streams beyond it are pruned.
 	Partitions int
 	// Mapped is the P the server maps the claimed subjects with
-	// (streams.ResponsesMapping: the deployment's P, which the grants of
+	// (wire.Mappings: the deployment's P, which the grants of
 	// Partitions may exceed); Render writes its mappings block. 0 or 1:
 	// none.
 	Mapped int

@@ -69,6 +69,12 @@ func consoleRole() *Permissions {
 		rs := streams.ResponsesStream(k)
 		pub = append(pub, api("STREAM.INFO", rs), api("CONSUMER.LIST", rs), api("CONSUMER.INFO", rs, streams.AccumulateClaimed))
 	}
+	// And in TOOLGATE_IN's partitions (streams/in_partitions.go): its main
+	// and lane durables listed, never a message read.
+	for k := 1; k < DeployPartitions; k++ {
+		is := streams.InputStream(k)
+		pub = append(pub, api("STREAM.INFO", is), api("CONSUMER.LIST", is), api("CONSUMER.INFO", is, streams.Accumulate))
+	}
 	// A call in flight has no status record until it waits or ends (issue
 	// 30): the pages read its hop by sequence (internal/inflight), which
 	// the dead letters' grant already shows of a failed call.

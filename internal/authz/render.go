@@ -75,7 +75,7 @@ func (c Config) Render() (string, error) {
 	b.WriteString("  ]\n}\n")
 	if m := natsmap.Conf(c.Mapped); m != "" {
 		// The global account's (the users above are in it).
-		fmt.Fprintf(&b, "# The claimed subjects' %d partitions (issue 37): the server picks a claimed\n# response's partition, TOOLGATE_RESPONSES[_<k>] (streams.ResponsesMapping).\n%s", c.Mapped, m)
+		fmt.Fprintf(&b, "# The ingest's %d partitions (issue 37): the server picks a claimed response's\n# partition, TOOLGATE_RESPONSES[_<k>], and a stream's events' and a tenant's batch\n# responses', TOOLGATE_IN[_<k>] (wire.Mappings).\n%s", c.Mapped, m)
 	}
 	return b.String(), nil
 }

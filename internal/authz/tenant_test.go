@@ -25,6 +25,9 @@ func TestRole_tenant_producer_publishes_only_its_tenants_subjects(t *testing.T) 
 		// its claimed subjects as the server maps them to a partition, and
 		// read back there (streams/claimed_partitions.go)
 		wire.InTenantClaimed("evil", "*") + ".*", wire.ClaimedLastAnywhere(wire.InTenantClaimed("evil", "*")),
+		// its batch responses and stream events as the server maps them
+		// to TOOLGATE_IN's partitions (streams/in_partitions.go)
+		wire.InTenantBatch("evil") + ".*", wire.InTenantStream("evil", "*") + ".*",
 		wire.InAsResponse(ProducerUser("evil"))}
 	if !slices.Equal(p.Publish, want) {
 		t.Fatalf("producer-evil publishes %v, want %v", p.Publish, want)

@@ -282,8 +282,8 @@ func conclude(ctx context.Context, cfg Config, js jetstream.JetStream, acc *acce
 		rep.ExecDown.measure(results, letters, acc.times(), exe.FirstRuns())
 	}
 	rep.Verdict = judge(ids, results, runs, letters)
-	if len(ids) > 1 && rep.Claimed == 0 { // half the load went on ChaosTenant's claimed subject (ingestSubject)
-		rep.violate("path: no result of a call of tenant %s: the responses published on its claimed subject never became its calls", ChaosTenant)
+	if len(ids) > 1 && rep.Claimed == 0 { // half the load went on ChaosTenant's claimed and batch subjects (ingestSubject)
+		rep.violate("path: no result of a call of tenant %s: the responses published on its claimed and batch subjects never became its calls", ChaosTenant)
 	}
 	rep.Accounting = account(ids, results, runs, letters)
 	rep.StatusQueries = exe.Queries()

@@ -25,7 +25,7 @@ type Verdict struct {
 	Inconsistent   int // outcome and executor disagree (executed but never run, run but reported not run)
 	MissingLetters int // failed calls with no dead letter, or with more than one
 	Unaccepted     int // results of responses the producer never saw acked (informational)
-	Claimed        int // results of calls of ChaosTenant (the responses published on its claimed subject)
+	Claimed        int // results of calls of ChaosTenant (the responses published on its claimed and batch subjects)
 	Violations     []string
 }
 

@@ -159,7 +159,8 @@ func runCluster(ctx context.Context, cfg Config) (Report, error) {
 // partitionHops is how many hops each partition stream beyond partition 0
 // stored (its last sequence: a work queue keeps none it delivered), and
 // how many claimed responses and claims each of TOOLGATE_RESPONSES'
-// partition streams did.
+// partition streams did, and stream events and batch responses each of
+// TOOLGATE_IN's.
 func partitionHops(ctx context.Context, js jetstream.JetStream) map[string]uint64 {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
@@ -167,8 +168,8 @@ func partitionHops(ctx context.Context, js jetstream.JetStream) map[string]uint6
 	if err != nil {
 		return nil
 	}
-	if claimed, err := streams.ResponsesStreamNames(ctx, js); err == nil {
-		names = append(names, claimed...)
+	if ingest, err := streams.IngestPartitionNames(ctx, js); err == nil { // and TOOLGATE_IN's
+		names = append(names, ingest...)
 	}
 	out := map[string]uint64{}
 	for _, name := range names {

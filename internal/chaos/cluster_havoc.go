@@ -397,13 +397,13 @@ func (h *clusterHavoc) backlogRestart(ctx context.Context, rng *rand.Rand) error
 
 // partitionsBacklog is what waits for st in its partition streams beyond
 // partition 0 (cfg.Partitions > 1): a laned stage's durables there,
-// accumulate's claimed durables in TOOLGATE_RESPONSES' partitions, and
-// execute's groups' calls (its stream's messages).
+// accumulate's durables in TOOLGATE_RESPONSES' and TOOLGATE_IN's
+// partitions, and execute's groups' calls (its stream's messages).
 func (h *clusterHavoc) partitionsBacklog(ctx context.Context, st string) uint64 {
 	list := streams.PartitionStreamNames
-	if st == streams.Accumulate { // its claimed durables in TOOLGATE_RESPONSES' partitions
+	if st == streams.Accumulate { // its durables in TOOLGATE_RESPONSES' and TOOLGATE_IN's partitions
 		list = func(ctx context.Context, js jetstream.JetStream, _ string) ([]string, error) {
-			return streams.ResponsesStreamNames(ctx, js)
+			return streams.IngestPartitionNames(ctx, js)
 		}
 	}
 	names, err := list(ctx, h.js, st)

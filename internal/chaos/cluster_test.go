@@ -81,6 +81,9 @@ func TestRunCluster_failovers_lose_and_double_no_call(t *testing.T) {
 	if name := streams.ResponsesStream(1); rep.PartitionHops[name] == 0 { // the claimed path's partition 1, mapped by the servers
 		t.Errorf("no claimed response went through %s (partitions %v)", name, rep.PartitionHops)
 	}
+	if name := streams.InputStream(streams.BatchPartition(ChaosTenant, 2)); rep.PartitionHops[name] == 0 { // the batch path's partition, mapped by the servers
+		t.Errorf("no batch response went through %s (partitions %v)", name, rep.PartitionHops)
+	}
 	if rep.Accepted < 290 || rep.Executed == 0 {
 		t.Fatalf("accepted %d, executed %d: the mix did not flow", rep.Accepted, rep.Executed)
 	}

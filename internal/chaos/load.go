@@ -51,17 +51,23 @@ func produce(ctx context.Context, js jetstream.JetStream, prefix string, n int, 
 	produceHeld(ctx, js, prefix, n, rate, retry, acc, nil)
 }
 
-// ChaosTenant is the tenant whose claimed subject carries every other
-// response of the load (odd i): the path pkg/producer takes for a tenant's
-// whole responses, where the publish claims the response id (issue 30).
-// The others go on the shared subject, where accumulate claims the id by a
-// claim message.
+// ChaosTenant is the tenant whose subjects carry every other response of
+// the load (odd i): its claimed subject, the path pkg/producer takes for a
+// tenant's whole responses, where the publish claims the response id
+// (issue 30); and every fourth (i%4 == 3) its batch subject, which with
+// P > 1 the servers map to its partition of TOOLGATE_IN (issue 37:
+// streams.BatchPartition: 1 of 2, 2 of 3), so the faults hit that path too. The
+// others go on the shared subject. Off the claimed subject accumulate
+// claims the id by a claim message.
 const ChaosTenant = "chaos"
 
 // ingestSubject is where the load publishes response i, rid.
 func ingestSubject(rid string, i int) string {
-	if i%2 == 1 {
+	switch i % 4 {
+	case 1:
 		return streams.InTenantClaimed(ChaosTenant, rid)
+	case 3:
+		return streams.InTenantBatch(ChaosTenant)
 	}
 	return streams.SubjectInResponse
 }

@@ -15,7 +15,7 @@ func (r Report) Print(w io.Writer) {
 	fmt.Fprintf(w, "kills           %d SIGKILLs (%s); unexpected exits %d\n", r.KillCount(), counts(r.Kills), r.UnexpectedExits)
 	fmt.Fprintf(w, "restarts        NATS %d, redis %d\n", r.NATSRestarts, r.RedisRestart)
 	fmt.Fprintf(w, "results         %d messages (%d of responses never acked to the producer); outcomes: %s\n", r.Results, r.Unaccepted, counts(r.Outcomes))
-	fmt.Fprintf(w, "claimed path    %d results of calls whose response was published on tenant %s's claimed subject (the rest on the shared subject)\n", r.Claimed, ChaosTenant)
+	fmt.Fprintf(w, "tenant path     %d results of calls whose response was published on tenant %s's claimed or batch subject (the rest on the shared subject)\n", r.Claimed, ChaosTenant)
 	fmt.Fprintf(w, "executed        %d (executor received %d requests; %d status queries; %d calls reconciled)\n", r.Executed, r.ExecRequests, r.StatusQueries, r.Reconciled)
 	fmt.Fprintf(w, "dead-lettered   %d (%s)\n", sum(r.DeadLettered), counts(r.DeadLettered))
 	fmt.Fprintf(w, "outcome_unknown %d\n", r.OutcomeUnknown)

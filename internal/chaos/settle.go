@@ -59,14 +59,14 @@ func idle(ctx context.Context, js jetstream.JetStream) error {
 				return err
 			}
 		}
-		if st == streams.Accumulate { // its claimed durables in TOOLGATE_RESPONSES' partitions
-			names, err := streams.ResponsesStreamNames(ctx, js)
+		if st == streams.Accumulate { // its durables in TOOLGATE_RESPONSES' and TOOLGATE_IN's partitions
+			names, err := streams.IngestPartitionNames(ctx, js)
 			if err != nil {
 				return err
 			}
 			for _, name := range names {
 				for _, d := range streams.Durables(st, 0) {
-					if streams.DurableStream(st, d) != streams.StreamResponses {
+					if !streams.IngestPartOf(streams.DurableStream(st, d), name) {
 						continue
 					}
 					if err := testenv.ConsumerIdle(ctx, js, name, d); err != nil {

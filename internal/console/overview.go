@@ -117,13 +117,23 @@ func (c *overviewCache) compute(ctx context.Context, now time.Time) *overview {
 				ci, err = cons.Info(ctx)
 			}
 		}
-		if err == nil && st.Name == streams.Accumulate { // and its durable of a tenant's whole responses (TOOLGATE_RESPONSES, issue 30) in every partition
+		if err == nil && st.Name == streams.Accumulate { // and its durable of a tenant's whole responses (TOOLGATE_RESPONSES, issue 30) in every partition, and its main durable in TOOLGATE_IN's partitions
 			claimed, lerr := streams.AllResponsesStreams(ctx, c.s.cfg.JS)
 			if lerr != nil {
 				claimed = []string{streams.StreamResponses}
 			}
-			for _, name := range claimed {
-				rc, rerr := c.s.cfg.JS.Consumer(ctx, name, streams.AccumulateClaimed)
+			ins, lerr := streams.InStreamNames(ctx, c.s.cfg.JS)
+			if lerr != nil {
+				ins = nil
+			}
+			durable := func(name string) string {
+				if streams.IsInPartitionStream(name) {
+					return streams.Accumulate
+				}
+				return streams.AccumulateClaimed
+			}
+			for _, name := range append(claimed, ins...) {
+				rc, rerr := c.s.cfg.JS.Consumer(ctx, name, durable(name))
 				if rerr != nil {
 					continue
 				}

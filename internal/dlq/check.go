@@ -66,6 +66,9 @@ func replayTo(subject string) (to, rid string) {
 	if base, _, _, ok := streams.SplitClaimedPartition(subject); ok { // stored with its partition (streams/claimed_partitions.go)
 		subject = base
 	}
+	if base, _, _, ok := streams.SplitInPartition(subject); ok { // a stream event or batch response stored with its partition (streams/in_partitions.go): the server maps it again
+		subject = base
+	}
 	if tok, rest, ok := wire.SplitInTenant(subject); ok {
 		if rid, ok := strings.CutPrefix(rest, wire.InTenantClaimedRest); ok {
 			return wire.InTenantPrefix + tok + ".response", rid
@@ -84,6 +87,9 @@ func ingest(subject string) bool {
 		return ok && user != "" && !strings.Contains(user, ".")
 	}
 	if base, _, parted, ok := streams.SplitClaimedPartition(subject); ok && parted { // a claimed subject stored with its partition
+		subject = base
+	}
+	if base, _, parted, ok := streams.SplitInPartition(subject); ok && parted { // a stream event or batch response stored with its partition
 		subject = base
 	}
 	if tok, rest, ok := wire.SplitInTenant(subject); ok {

@@ -153,3 +153,27 @@ func TestReplayTo_a_claimed_subject_with_its_partition_replays_its_id(t *testing
 		t.Error("a partition beyond the largest P is an ingest subject")
 	}
 }
+
+// A dead-lettered stream event or batch response stored in a partition of
+// TOOLGATE_IN (streams/in_partitions.go) is an ingest subject, replayed on
+// the subject its producer sent, where the server maps it again.
+func TestReplayTo_an_input_with_its_partition_replays_on_its_subject(t *testing.T) {
+	for subject, want := range map[string]string{
+		"toolgate.in.t.acme.stream.r1.2": "toolgate.in.t.acme.stream.r1",
+		"toolgate.in.stream.r1.0":        "toolgate.in.stream.r1",
+		"toolgate.in.t.acme.batch.1":     "toolgate.in.t.acme.batch",
+		"toolgate.in.t.acme.batch":       "toolgate.in.t.acme.batch",
+	} {
+		if !ingest(subject) {
+			t.Errorf("ingest(%s) = false", subject)
+		}
+		if to, rid := replayTo(subject); to != want || rid != "" {
+			t.Errorf("replayTo(%s) = %s, %s; want %s", subject, to, rid, want)
+		}
+	}
+	for _, subject := range []string{"toolgate.in.t.acme.batch.99", "toolgate.in.stream.r1.01", "toolgate.in.t.acme.stream.r1.2.3"} {
+		if ingest(subject) {
+			t.Errorf("ingest(%s) = true", subject)
+		}
+	}
+}

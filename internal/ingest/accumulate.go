@@ -101,7 +101,19 @@ func (a *Accumulate) Handle(ctx context.Context, m worker.Msg) ([]worker.Output,
 	}
 	rid := responseID(m)
 	prov := m.Header.Get(streams.HeaderProvider)
-	_, rest, onTenant := wire.SplitInTenant(m.Subject)
+	subject := m.Subject
+	if base, k, parted, ok := streams.SplitInPartition(subject); ok { // a tenant's batch response, with P > 1 stored in a partition (in_partitions.go)
+		tok, _, _ := wire.SplitInTenant(base)
+		why, err := a.inMisplaced(ctx, subject, inPlaceOf(k, parted), func(p int) streams.Place { return streams.BatchPlaceFor(tok, p) })
+		if err != nil {
+			return nil, err
+		}
+		if why != "" {
+			return a.misplacedInput(m, rid, why)
+		}
+		subject = base
+	}
+	_, rest, onTenant := wire.SplitInTenant(subject)
 	batch := onTenant && rest == wire.InTenantBatchRest
 	claimedID, claimed := claimedRID(m.Subject)
 	if claimed { // the subject's id is the one its message claimed (claimed.go)

@@ -59,10 +59,10 @@ func claimedRigP(t *testing.T, p int) (*streamRig, *Accumulate) {
 	cur.Store(a)
 	r.swap = cur.Store
 	h := func(ctx context.Context, m worker.Msg) ([]worker.Output, error) { return cur.Load().Handle(ctx, m) }
-	parts := func(ctx context.Context) ([]string, error) { return streams.ResponsesStreamNames(ctx, r.js) }
+	parts := func(ctx context.Context) ([]string, error) { return streams.IngestPartitionNames(ctx, r.js) }
 	wk, err := worker.New(r.js, worker.Config{Stage: streams.Accumulate, Stream: streams.StreamIn, Batch: 10, Shares: shares, Key: Key,
 		Concurrency: 4, DeadLetter: a.Emit.DeadLetter(streams.Accumulate, time.Now),
-		Parts: parts, Resync: 100 * time.Millisecond, PartOf: func(stream, _ string) bool { return stream == streams.StreamResponses }}, h)
+		Parts: parts, Resync: 100 * time.Millisecond, PartOf: streams.IngestPartOf}, h)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,8 +93,14 @@ func weatherIn(city string) []byte { return fmt.Appendf(nil, weatherBody, city) 
 func (r *streamRig) settledAll(t *testing.T) {
 	t.Helper()
 	testenv.Eventually(t, 45*time.Second, 10*time.Millisecond, func() error {
-		if err := testenv.ConsumerIdle(context.Background(), r.js, streams.StreamIn, streams.Accumulate); err != nil {
+		ins, err := streams.AllInStreams(context.Background(), r.js)
+		if err != nil {
 			return err
+		}
+		for _, name := range ins {
+			if err := testenv.ConsumerIdle(context.Background(), r.js, name, streams.Accumulate); err != nil {
+				return err
+			}
 		}
 		names, err := streams.AllResponsesStreams(context.Background(), r.js)
 		if err != nil {

@@ -43,6 +43,14 @@ func (a *Accumulate) handleEvent(ctx context.Context, m worker.Msg, ref streamRe
 		return a.reject(m, safe, m.Header.Get(streams.HeaderProvider), a.tenantOf(ref, m.Header), "bad_response_id",
 			fmt.Sprintf("stream subject token %q is not a response id: use letters, digits, '-' and '_' (at most 128)", rid))
 	}
+	_, at, _ := streamPlace(m.Subject)
+	why, err := a.inMisplaced(ctx, m.Subject, at, func(p int) streams.Place { return streams.PlaceFor(ref.tok, rid, p) })
+	if err != nil {
+		return nil, err
+	}
+	if why != "" { // stored where the server's mapping does not put its stream (in_partitions.go): never read into it
+		return a.misplacedInput(m, rid, why)
+	}
 	ev := eventOf(m.Header, m.Data, m.StreamSeq, a.Now())
 	switch refusal(ev, a.maxEvents()) {
 	// Refused on its own: the stream settles as it would without it, so it

@@ -48,7 +48,11 @@ type assembly struct {
 	kept        int // data bytes of the events in bySeq
 	lastAt      time.Time
 	lastSeq     uint64 // the highest stream sequence read
-	binding            // who sent it (stream_bind.go)
+	// read: the highest stream sequence read in each place (the
+	// partitions of TOOLGATE_IN a stream's events may be in, each with
+	// its own sequences: in_partitions.go)
+	read    map[streams.Place]uint64
+	binding // who sent it (stream_bind.go)
 }
 
 func newAssembly(maxSeq int, who func(nats.Header, time.Time) sender) *assembly {

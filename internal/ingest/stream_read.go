@@ -110,17 +110,35 @@ func (a *Accumulate) finished(ctx context.Context, ref streamRef) (bool, error) 
 
 // readInto feeds asm every message TOOLGATE_IN holds for ref's stream
 // subject after the last one asm has seen, in stream order, through a
-// short-lived ephemeral consumer that is deleted afterwards. Nothing is
-// acked or consumed: the events stay stored for the next reader (a replica,
-// the timer, an operator). It reports how many events were new. A stream
-// that stores more than maxEvents events or more than MaxBody bytes stops
-// the read with errTooMany or errTooLarge.
+// short-lived ephemeral consumer that is deleted afterwards, in each place
+// its events may be (streamPlaces: a partition, two in the claim period
+// after P changed, whose events the assembly merges by Toolgate-Seq).
+// Nothing is acked or consumed: the events stay stored for the next reader
+// (a replica, the timer, an operator). It reports how many events were
+// new. A stream that stores more than maxEvents events or more than
+// MaxBody bytes stops the read with errTooMany or errTooLarge.
 func (a *Accumulate) readInto(ctx context.Context, ref streamRef, asm *assembly) (int, error) {
-	in, _, err := a.handles(ctx)
+	if _, _, err := a.handles(ctx); err != nil {
+		return 0, err
+	}
+	places, err := a.streamPlaces(ctx, ref)
 	if err != nil {
 		return 0, err
 	}
-	subj := ref.subject()
+	got := 0
+	for _, at := range places {
+		n, err := a.readAt(ctx, ref, at, asm)
+		got += n
+		if err != nil {
+			return got, err
+		}
+	}
+	return got, nil
+}
+
+// readAt is readInto of one place.
+func (a *Accumulate) readAt(ctx context.Context, ref streamRef, at streams.Place, asm *assembly) (int, error) {
+	stream, subj := streams.InPlaceSubject(ref.subject(), at)
 	cfg := jetstream.ConsumerConfig{
 		FilterSubject:     subj,
 		DeliverPolicy:     jetstream.DeliverAllPolicy,
@@ -128,10 +146,10 @@ func (a *Accumulate) readInto(ctx context.Context, ref streamRef, asm *assembly)
 		InactiveThreshold: time.Minute, // cleans up after a reader that died
 		MemoryStorage:     true,
 	}
-	if asm.lastSeq > 0 {
-		cfg.DeliverPolicy, cfg.OptStartSeq = jetstream.DeliverByStartSequencePolicy, asm.lastSeq+1
+	if last := asm.read[at]; last > 0 {
+		cfg.DeliverPolicy, cfg.OptStartSeq = jetstream.DeliverByStartSequencePolicy, last+1
 	}
-	cons, err := in.CreateConsumer(ctx, cfg)
+	cons, err := a.JS.CreateConsumer(ctx, stream, cfg)
 	if err != nil {
 		return 0, fmt.Errorf("accumulate: read %s: %w", subj, err)
 	}
@@ -139,7 +157,7 @@ func (a *Accumulate) readInto(ctx context.Context, ref streamRef, asm *assembly)
 	defer func() {
 		dctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		_ = a.JS.DeleteConsumer(dctx, streams.StreamIn, name) // else InactiveThreshold removes it
+		_ = a.JS.DeleteConsumer(dctx, stream, name) // else InactiveThreshold removes it
 	}()
 	want := int(min(cons.CachedInfo().NumPending, uint64(a.maxEvents())+1)) // never more than the limit needs
 	limit, maxEvents := a.maxBody(), a.maxEvents()
@@ -164,6 +182,10 @@ func (a *Accumulate) readInto(ctx context.Context, ref streamRef, asm *assembly)
 				return got, errTooLarge{size: asm.size + len(m.Data()), limit: limit, streamSeq: md.Sequence.Stream}
 			}
 			asm.add(eventOf(m.Headers(), m.Data(), md.Sequence.Stream, md.Timestamp))
+			if asm.read == nil {
+				asm.read = map[streams.Place]uint64{}
+			}
+			asm.read[at] = max(asm.read[at], md.Sequence.Stream)
 			got++
 		}
 		if err := batch.Error(); err != nil && !errors.Is(err, nats.ErrTimeout) {

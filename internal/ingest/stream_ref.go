@@ -19,17 +19,29 @@ type streamRef struct {
 }
 
 // streamOf is the stream subject names; ok is false for a subject that is
-// no stream's.
+// no stream's. A subject stored in one of TOOLGATE_IN's partitions
+// (in_partitions.go) names the same stream: streamPlace says where.
 func streamOf(subject string) (streamRef, bool) {
+	ref, _, ok := streamPlace(subject)
+	return ref, ok
+}
+
+// streamPlace is streamOf, with the partition subject is stored in (the
+// unsuffixed subject of P = 1 for any subject without one).
+func streamPlace(subject string) (streamRef, streams.Place, bool) {
+	at := streams.Place{Unsuffixed: true}
+	if base, k, parted, ok := streams.SplitInPartition(subject); ok && parted {
+		subject, at = base, inPlaceOf(k, parted)
+	}
 	if rid, ok := strings.CutPrefix(subject, streams.InStreamPrefix); ok {
-		return streamRef{rid: rid}, true
+		return streamRef{rid: rid}, at, true
 	}
 	if tok, rest, ok := wire.SplitInTenant(subject); ok {
 		if rid, ok := strings.CutPrefix(rest, "stream."); ok {
-			return streamRef{tok: tok, rid: rid}, true
+			return streamRef{tok: tok, rid: rid}, at, true
 		}
 	}
-	return streamRef{}, false
+	return streamRef{}, at, false
 }
 
 // subject is where the stream's events are stored.

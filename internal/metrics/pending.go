@@ -126,7 +126,7 @@ func JetStreamInfo(js jetstream.JetStream, stream func(stage string) string) Con
 // scheduled retries). What may not be read is left out.
 func addPartitions(ctx context.Context, js jetstream.JetStream, stage string, ci *jetstream.ConsumerInfo) {
 	if stage == streams.Accumulate { // its claimed durables in TOOLGATE_RESPONSES' partitions
-		addClaimedPartitions(ctx, js, ci)
+		addIngestPartitions(ctx, js, ci)
 		return
 	}
 	names, err := streams.PartitionStreamNames(ctx, js, stage)
@@ -292,18 +292,19 @@ func executeOldest(ctx context.Context, js jetstream.JetStream, ci *jetstream.Co
 	return oldest, nil
 }
 
-// addClaimedPartitions adds to ci what waits for accumulate's claimed
-// durables in TOOLGATE_RESPONSES' partition streams beyond partition 0
-// (streams.ResponsesStreamNames), whichever exist, under their partition
-// 0 names. What may not be read is left out.
-func addClaimedPartitions(ctx context.Context, js jetstream.JetStream, ci *jetstream.ConsumerInfo) {
-	names, err := streams.ResponsesStreamNames(ctx, js)
+// addIngestPartitions adds to ci what waits for accumulate's durables in
+// the partition streams beyond partition 0 of TOOLGATE_RESPONSES (its
+// claimed durables) and of TOOLGATE_IN (its other durables),
+// whichever exist (streams.IngestPartitionNames), under their partition 0
+// names. What may not be read is left out.
+func addIngestPartitions(ctx context.Context, js jetstream.JetStream, ci *jetstream.ConsumerInfo) {
+	names, err := streams.IngestPartitionNames(ctx, js)
 	if err != nil {
 		return
 	}
 	for _, name := range names {
 		for _, d := range streams.Durables(streams.Accumulate, streams.DefaultLanes) {
-			if streams.DurableStream(streams.Accumulate, d) == streams.StreamResponses {
+			if streams.IngestPartOf(streams.DurableStream(streams.Accumulate, d), name) {
 				addConsumer(ctx, js, ci, name, d)
 			}
 		}

@@ -69,7 +69,11 @@ func JetStreamTenantLanes(js jetstream.JetStream, msgs func(stream string) bool)
 		if err != nil {
 			claimed = []string{streams.StreamResponses}
 		}
-		for _, name := range append([]string{streams.StreamOf(streams.Accumulate)}, claimed...) {
+		ins, err := streams.AllInStreams(ctx, js) // and TOOLGATE_IN's (streams/in_partitions.go)
+		if err != nil {
+			ins = []string{streams.StreamIn}
+		}
+		for _, name := range append(ins, claimed...) {
 			in, err := js.Stream(ctx, name)
 			if name != streams.StreamOf(streams.Accumulate) && errors.Is(err, jetstream.ErrStreamNotFound) {
 				continue

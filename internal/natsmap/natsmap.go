@@ -1,5 +1,6 @@
 // Package natsmap writes a toolgate NATS server's account subject mapping
-// of the claimed subjects (issue 37, wire.ClaimedMapping) as configuration
+// of the claimed subjects and of TOOLGATE_IN's partitioned subjects
+// (issue 37, wire.Mappings) as configuration
 // text: the server, not the producer, picks a claimed response's
 // partition. The nats-server processes of chaos and bench, `toolgate authz
 // render` (deploy/) use it; the Helm chart writes the same block from its
@@ -9,16 +10,25 @@ package natsmap
 
 import (
 	"strconv"
+	"strings"
 
 	"github.com/toolgate/toolgate/pkg/wire"
 )
 
-// Conf is the mapping of P = p as a nats-server configuration block, at
-// the top level (the global account's); "" for p <= 1.
+// Conf is the mappings of P = p (wire.Mappings: the claimed subjects',
+// and TOOLGATE_IN's streams' and batch subjects') as a nats-server
+// configuration block, at the top level (the global account's); "" for
+// p <= 1.
 func Conf(p int) string {
-	src, dest := wire.ClaimedMapping(p)
-	if src == "" {
+	ms := wire.Mappings(p)
+	if len(ms) == 0 {
 		return ""
 	}
-	return "mappings {\n  " + strconv.Quote(src) + ": " + strconv.Quote(dest) + "\n}\n"
+	var b strings.Builder
+	b.WriteString("mappings {\n")
+	for _, m := range ms {
+		b.WriteString("  " + strconv.Quote(m.Src) + ": " + strconv.Quote(m.Dest) + "\n")
+	}
+	b.WriteString("}\n")
+	return b.String()
 }

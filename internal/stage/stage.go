@@ -72,9 +72,8 @@ func newSet(stages []string, binds map[string]Binding, d Deps) (*Set, error) {
 		if row.Laned { // its partitions beyond 0, whichever exist (streams.PartitionStreamsOf)
 			wc.Parts, wc.Resync = partitionsOf(d.JS, st), partitionSync(d)
 		}
-		if st == streams.Accumulate { // its claimed durables' partitions, whichever exist (streams.ResponsesPartitionsOf)
-			wc.Parts, wc.Resync = responsesPartitionsOf(d.JS), partitionSync(d)
-			wc.PartOf = func(stream, _ string) bool { return stream == streams.StreamResponses }
+		if st == streams.Accumulate { // its claimed durables' partitions and TOOLGATE_IN's, whichever exist (streams.ResponsesPartitionsOf, InPartitionsOf)
+			wc.Parts, wc.Resync, wc.PartOf = ingestPartitionsOf(d.JS), partitionSync(d), streams.IngestPartOf
 		}
 		if st == streams.Accumulate && len(wc.Shares) > 1 { // its lanes read listed tenants' inputs that its main durable reads too
 			owner, err := accumulateOwner(d)
@@ -162,13 +161,14 @@ func partitionSync(d Deps) time.Duration {
 	return 10 * time.Second
 }
 
-// responsesPartitionsOf lists TOOLGATE_RESPONSES' partition streams
-// beyond partition 0 that exist: accumulate reads them all, whatever its P.
-func responsesPartitionsOf(js jetstream.JetStream) func(context.Context) ([]string, error) {
+// ingestPartitionsOf lists TOOLGATE_RESPONSES' and TOOLGATE_IN's
+// partition streams beyond partition 0 that exist: accumulate reads them
+// all, whatever its P.
+func ingestPartitionsOf(js jetstream.JetStream) func(context.Context) ([]string, error) {
 	return func(ctx context.Context) ([]string, error) {
 		ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		defer cancel()
-		return streams.ResponsesStreamNames(ctx, js)
+		return streams.IngestPartitionNames(ctx, js)
 	}
 }
 

@@ -54,17 +54,33 @@ func Run(ctx context.Context, src Source, ev *Evaluator) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	in, err := src.JS.Stream(ctx, streams.StreamIn)
+	// TOOLGATE_IN and its partitions (streams/in_partitions.go: a
+	// tenant's batch responses are there with P > 1).
+	names, err := streams.AllInStreams(ctx, src.JS)
 	if err != nil {
-		return nil, fmt.Errorf("whatif: read %s: %w", streams.StreamIn, err)
+		return nil, fmt.Errorf("whatif: %w", err)
+	}
+	ins := make([]jetstream.Stream, 0, len(names))
+	for _, name := range names {
+		in, err := src.JS.Stream(ctx, name)
+		if err != nil {
+			return nil, fmt.Errorf("whatif: read %s: %w", name, err)
+		}
+		ins = append(ins, in)
 	}
 	w := window{ev: ev, rep: rep, recs: recs, tool: src.Tool}
 	input := func(m *jetstream.RawStreamMsg) {
 		w.input(ctx, m.Header, m.Data, m.Sequence, m.Time.Before(src.Since))
 	}
-	kept, err := src.inputs(ctx, in, input)
-	if err != nil {
-		return nil, err
+	kept := time.Now()
+	for i, in := range ins {
+		at, err := src.inputs(ctx, in, input, i == 0)
+		if err != nil {
+			return nil, err
+		}
+		if at.Before(kept) {
+			kept = at
+		}
 	}
 	// A tenant's whole responses on their claimed subjects (issue 30),
 	// kept for the claim period: the older of the two streams' first
@@ -90,29 +106,46 @@ func Run(ctx context.Context, src Source, ev *Evaluator) (*Report, error) {
 		// Not among the whole responses although the stream still
 		// reaches back that far: the events of a streamed one, or an
 		// input deleted.
-		_, err := in.GetLastMsgForSubject(ctx, streams.InStream(rec.ResponseID))
+		streamed, err := streamedIn(ctx, ins, rec.ResponseID)
 		switch {
-		case err == nil:
+		case err != nil:
+			return nil, err
+		case streamed:
 			rep.Skip(rec.Tool, SkipStreamed)
-		case errors.Is(err, jetstream.ErrMsgNotFound):
-			rep.Skip(rec.Tool, SkipAgedOut)
 		default:
-			return nil, fmt.Errorf("whatif: read %s: %w", streams.StreamIn, err)
+			rep.Skip(rec.Tool, SkipAgedOut)
 		}
 	}
 	return rep, nil
 }
 
+// streamedIn reports whether ins hold an event of the shared stream rid,
+// unsuffixed or in a partition.
+func streamedIn(ctx context.Context, ins []jetstream.Stream, rid string) (bool, error) {
+	for _, in := range ins {
+		for _, subj := range []string{streams.InStream(rid), streams.InStream(rid) + ".*"} {
+			_, err := in.GetLastMsgForSubject(ctx, subj)
+			switch {
+			case err == nil:
+				return true, nil
+			case !errors.Is(err, jetstream.ErrMsgNotFound):
+				return false, fmt.Errorf("whatif: read %s: %w", in.CachedInfo().Config.Name, err)
+			}
+		}
+	}
+	return false, nil
+}
+
 // inputs hands f every whole response (toolgate.in.response, a tenant's
-// .response and .batch) TOOLGATE_IN
-// holds from slack before src.Since, in order, one message get at a time: it needs no
-// consumer, so a reader cannot take work from accumulate's. kept is the
-// time of the oldest message the stream holds: calls made before it have
-// aged out.
-func (src Source) inputs(ctx context.Context, in jetstream.Stream, f func(*jetstream.RawStreamMsg)) (kept time.Time, err error) {
+// .response and .batch) in, TOOLGATE_IN (zero) or one of its partition
+// streams, holds from slack before src.Since, in order, one message get at
+// a time: it needs no consumer, so a reader cannot take work from
+// accumulate's. kept is the time of the oldest message the stream holds:
+// calls made before it have aged out.
+func (src Source) inputs(ctx context.Context, in jetstream.Stream, f func(*jetstream.RawStreamMsg), zero bool) (kept time.Time, err error) {
 	info, err := in.Info(ctx)
 	if err != nil {
-		return kept, fmt.Errorf("whatif: read %s: %w", streams.StreamIn, err)
+		return kept, fmt.Errorf("whatif: read %s: %w", in.CachedInfo().Config.Name, err)
 	}
 	first, last := info.State.FirstSeq, info.State.LastSeq
 	if info.State.Msgs == 0 {
@@ -120,9 +153,13 @@ func (src Source) inputs(ctx context.Context, in jetstream.Stream, f func(*jetst
 	}
 	kept = info.State.FirstTime
 	// The shared subject, then every tenant's own (wire.InTenantResponse
-	// and its batch subject, wire.InTenantBatch), whose tenant is the
-	// subject's (as accumulate takes it).
-	for _, subject := range []string{streams.SubjectInResponse, streams.InTenantResponses(), streams.InTenantBatches()} {
+	// and its batch subject, wire.InTenantBatch, with P > 1 stored with a
+	// partition), whose tenant is the subject's (as accumulate takes it).
+	subjects := []string{streams.InTenantBatches() + ".*"}
+	if zero {
+		subjects = append([]string{streams.SubjectInResponse, streams.InTenantResponses(), streams.InTenantBatches()}, subjects...)
+	}
+	for _, subject := range subjects {
 		if err := src.inputsOn(ctx, in, subject, first, last, func(m *jetstream.RawStreamMsg) {
 			if tok, _, ok := wire.SplitInTenant(m.Subject); ok && m.Header.Get(streams.HeaderTenant) == "" {
 				m.Header.Set(streams.HeaderTenant, tok)
@@ -193,7 +230,7 @@ func (src Source) inputsOn(ctx context.Context, in jetstream.Stream, subject str
 			return nil, nil
 		}
 		if err != nil {
-			return nil, fmt.Errorf("whatif: read %s at %d: %w", streams.StreamIn, seq, err)
+			return nil, fmt.Errorf("whatif: read %s at %d: %w", in.CachedInfo().Config.Name, seq, err)
 		}
 		return m, nil
 	}

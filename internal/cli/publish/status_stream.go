@@ -28,26 +28,52 @@ type streamState struct {
 	EndsBy time.Time `json:"ends_by,omitzero"`
 }
 
+// eventsIn adds to s the events st stores on subj (a filter) and the last
+// one's time.
+func (rd *reader) eventsIn(st jetstream.Stream, subj string, s *streamState) error {
+	name := st.CachedInfo().Config.Name
+	info, err := st.Info(rd.ctx, jetstream.WithSubjectFilter(subj))
+	if err != nil {
+		return cmdutil.ExplainNATS(err, "stream "+name)
+	}
+	var n uint64
+	for _, c := range info.State.Subjects {
+		n += c
+	}
+	if n == 0 {
+		return nil
+	}
+	s.Events += n
+	m, err := st.GetLastMsgForSubject(rd.ctx, subj)
+	if err != nil && !errors.Is(err, jetstream.ErrMsgNotFound) {
+		return cmdutil.ExplainNATS(err, "stream events in "+name)
+	}
+	if m != nil && m.Time.After(s.LastEvent) {
+		s.LastEvent = m.Time
+	}
+	return nil
+}
+
 // streamOf reads responseID's stream state; nil when the response was
 // never streamed (or its events aged out) and was never settled.
 func (rd *reader) streamOf(responseID string) (*streamState, error) {
-	st, err := rd.js.Stream(rd.ctx, streams.StreamIn)
+	// TOOLGATE_IN and its partitions (streams/in_partitions.go): with
+	// P > 1 the events are stored with ".<k>", and in the claim period
+	// after P changed in two places.
+	names, err := streams.AllInStreams(rd.ctx, rd.js)
 	if err != nil {
 		return nil, cmdutil.ExplainNATS(err, "stream "+streams.StreamIn)
 	}
-	subj := streams.InStream(responseID)
-	info, err := st.Info(rd.ctx, jetstream.WithSubjectFilter(subj))
-	if err != nil {
-		return nil, cmdutil.ExplainNATS(err, "stream "+streams.StreamIn)
-	}
-	s := &streamState{Events: info.State.Subjects[subj]}
-	if s.Events > 0 {
-		m, err := st.GetLastMsgForSubject(rd.ctx, subj)
-		if err != nil && !errors.Is(err, jetstream.ErrMsgNotFound) {
-			return nil, cmdutil.ExplainNATS(err, "stream events of "+responseID)
+	s := &streamState{}
+	for _, name := range names {
+		st, err := rd.js.Stream(rd.ctx, name)
+		if err != nil {
+			return nil, cmdutil.ExplainNATS(err, "stream "+name)
 		}
-		if m != nil {
-			s.LastEvent = m.Time
+		for _, subj := range []string{streams.InStream(responseID), streams.InStream(responseID) + ".*"} {
+			if err := rd.eventsIn(st, subj, s); err != nil {
+				return nil, err
+			}
 		}
 	}
 	kv, err := rd.js.KeyValue(rd.ctx, streams.BucketResponses)

@@ -115,7 +115,7 @@ func Up(args []string) error {
 		return errors.New("embedded NATS did not start within 10s")
 	}
 	defer ns.Shutdown()
-	// The claimed subjects' partitions (streams.ResponsesMapping), as
+	// The ingest's partitions' mappings (wire.Mappings), as
 	// deploy/'s server is configured with its P.
 	if err := embedded.Apply(ns, flagged.Settings.Fair.PartitionCount()); err != nil {
 		return err
