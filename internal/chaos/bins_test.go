@@ -22,6 +22,10 @@ func TestMain(m *testing.M) {
 		rssChild(mib) // the test binary as the sampler's child process (rss_test.go)
 		return
 	}
+	if os.Getenv(httpChildEnv) != "" {
+		httpChild() // the test binary as a stage serving /readyz (procs_test.go)
+		return
+	}
 	code := m.Run()
 	if binsDir != "" {
 		os.RemoveAll(binsDir)

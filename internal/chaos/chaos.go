@@ -344,7 +344,7 @@ func startStageSet(cfg Config, natsURL, redisURL string, replicas map[string]int
 			}
 			p := &proc{stage: st, bin: cfg.Bins[st], http: "127.0.0.1:" + strconv.Itoa(port), log: filepath.Join(cfg.Dir, name+".log")}
 			p.env = append([]string{
-				"TOOLGATE_NATS_URL=" + natsURL, "TOOLGATE_REDIS_URL=" + redisURL, "TOOLGATE_HTTP_ADDR=" + p.http,
+				"TOOLGATE_NATS_URL=" + natsURL, "TOOLGATE_REDIS_URL=" + redisURL, httpAddrEnv + p.http,
 				"TOOLGATE_LOG_LEVEL=warn", "TOOLGATE_ACK_WAIT=" + cfg.AckWait.String(), "TOOLGATE_SEAL_KEYS=" + sealDir,
 			}, env...)
 			if err := p.start(); err != nil {

@@ -302,7 +302,7 @@ func (c *child) endPhase() string {
 // answer).
 func (c *child) scrapeMetrics() string {
 	cl := http.Client{Timeout: 5 * time.Second}
-	resp, err := cl.Get("http://" + c.p.http + "/metrics")
+	resp, err := cl.Get("http://" + c.p.addr() + "/metrics")
 	if err != nil {
 		return ""
 	}

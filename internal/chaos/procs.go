@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -60,6 +61,11 @@ type proc struct {
 }
 
 func (p *proc) start() error {
+	if p.starts > 0 {
+		if err := p.freshAddr(); err != nil {
+			return err
+		}
+	}
 	logf, err := os.OpenFile(p.log, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return fmt.Errorf("chaos: %w", err)
@@ -100,6 +106,38 @@ func (p *proc) start() error {
 	return nil
 }
 
+// httpAddrEnv names the stage's HTTP address in its environment.
+const httpAddrEnv = "TOOLGATE_HTTP_ADDR="
+
+// freshAddr gives a process started again a free HTTP port of its own, when
+// its address is set in its environment (a stage's; `toolgate up`'s is in
+// its command line): the port it had is free while it is down, and any
+// process may take it meanwhile, even as the local port of an outgoing
+// connection, so starting again on it could fail for good ("address
+// already in use"), as a pod's restart never does. Called with p.mu held
+// or before the process is shared.
+func (p *proc) freshAddr() error {
+	for i, kv := range p.env {
+		if !strings.HasPrefix(kv, httpAddrEnv) {
+			continue
+		}
+		port, err := testenv.Port()
+		if err != nil {
+			return fmt.Errorf("chaos: restart %s: %w", p.stage, err)
+		}
+		p.http = "127.0.0.1:" + strconv.Itoa(port)
+		p.env[i] = httpAddrEnv + p.http
+	}
+	return nil
+}
+
+// addr is where the process serves HTTP now (freshAddr).
+func (p *proc) addr() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.http
+}
+
 // kill SIGKILLs the process (no drain, no ack); the supervisor starts it
 // again. It returns once the process is gone, false when it was not running
 // (between an exit and its restart).
@@ -138,7 +176,7 @@ func (p *proc) stop(grace time.Duration) {
 func (p *proc) ready(total time.Duration) error {
 	c := http.Client{Timeout: time.Second}
 	return testenv.Poll(total, 50*time.Millisecond, func() error {
-		resp, err := c.Get("http://" + p.http + "/readyz")
+		resp, err := c.Get("http://" + p.addr() + "/readyz")
 		if err != nil {
 			return fmt.Errorf("%s: %w", p.stage, err)
 		}
