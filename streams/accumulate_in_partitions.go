@@ -51,7 +51,7 @@ func (s Settings) accumulateInPartitionConsumers(st Stage, k int) []Consumer {
 		}
 		batch := strings.HasSuffix(l.Name, "b")
 		l.Stream, l.Subject, l.Subjects = InputStream(k), "", nil
-		for _, tok := range lanes[inLaneIndexOf(l.Name)] {
+		for _, tok := range lanes[laneIndexOf(l.Name)] {
 			if batch {
 				l.Subjects = append(l.Subjects, wire.InTenantPrefix+tok+"."+wire.InTenantBatchRest+suffix)
 			} else {
@@ -62,12 +62,4 @@ func (s Settings) accumulateInPartitionConsumers(st Stage, k int) []Consumer {
 		out = append(out, l)
 	}
 	return out
-}
-
-// inLaneIndexOf is idx of accumulate's lane durable AccumulateLane(idx) or
-// AccumulateBatchLane(idx).
-func inLaneIndexOf(durable string) int {
-	rest, _ := strings.CutPrefix(durable, Accumulate+"_")
-	idx, _ := strconv.Atoi(strings.TrimSuffix(rest, "b"))
-	return idx
 }

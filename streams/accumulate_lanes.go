@@ -131,11 +131,11 @@ func (s Settings) accumulatePartitionConsumers(st Stage, k int) []Consumer {
 	return out
 }
 
-// laneIndexOf is idx of accumulate's claimed lane durable
-// AccumulateClaimedLane(idx).
+// laneIndexOf is idx of accumulate's lane durable AccumulateLane(idx),
+// AccumulateBatchLane(idx) or AccumulateClaimedLane(idx).
 func laneIndexOf(durable string) int {
 	rest, _ := strings.CutPrefix(durable, Accumulate+"_")
-	idx, _ := strconv.Atoi(strings.TrimSuffix(rest, "r"))
+	idx, _ := strconv.Atoi(strings.TrimSuffix(strings.TrimSuffix(rest, "r"), "b"))
 	return idx
 }
 

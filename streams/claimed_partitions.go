@@ -2,7 +2,6 @@ package streams
 
 import (
 	"context"
-	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -98,57 +97,40 @@ func (s Settings) responsesPartitionConfigs(resp jetstream.StreamConfig) (jetstr
 	return zero, out
 }
 
+// responses is TOOLGATE_RESPONSES and its partition streams.
+func responses() partitionFamily {
+	return partitionFamily{base: StreamResponses, subject: wire.InTenantPrefix + ">", name: ResponsesStream}
+}
+
 // ResponsesPartitionsOf lists the claimed partition streams k >= 1 that
 // exist, in order of k: what accumulate reads besides TOOLGATE_RESPONSES,
 // whatever its P.
 func ResponsesPartitionsOf(ctx context.Context, js jetstream.JetStream) ([]int, error) {
-	_, ks, err := listPartitions(ctx, js, wire.InTenantPrefix+">", StreamResponses, responsesStreamIndex)
-	if err != nil {
-		return nil, fmt.Errorf("streams: partitions of %s: %w", StreamResponses, err)
-	}
-	return ks, nil
+	return responses().partitionsOf(ctx, js)
 }
 
 // ResponsesStreamNames names the claimed partition streams k >= 1 that
 // exist (ResponsesPartitionsOf).
 func ResponsesStreamNames(ctx context.Context, js jetstream.JetStream) ([]string, error) {
-	ks, err := ResponsesPartitionsOf(ctx, js)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]string, 0, len(ks))
-	for _, k := range ks {
-		out = append(out, ResponsesStream(k))
-	}
-	return out, nil
+	return responses().names(ctx, js)
 }
 
 // AllResponsesStreams names TOOLGATE_RESPONSES and every claimed partition
 // stream that exists: what a reader of every claimed response reads.
 func AllResponsesStreams(ctx context.Context, js jetstream.JetStream) ([]string, error) {
-	names, err := ResponsesStreamNames(ctx, js)
-	if err != nil {
-		return nil, err
-	}
-	return append([]string{StreamResponses}, names...), nil
+	return responses().all(ctx, js)
 }
 
 // IsResponsesPartitionStream reports whether name is
 // TOOLGATE_RESPONSES_<k>, k >= 1.
 func IsResponsesPartitionStream(name string) bool {
-	_, ok := responsesStreamIndex(name)
+	_, ok := responses().index(name)
 	return ok
-}
-
-// responsesStreamIndex is k of a stream name ResponsesStream(k), k >= 1.
-func responsesStreamIndex(name string) (int, bool) {
-	k, ok := suffixPartition(StreamResponses, name)
-	return k, ok && k < MaxPartitions
 }
 
 // responsesPartitionStreams names TOOLGATE_RESPONSES, when infos has it,
 // and its partition streams in infos, in order of k: the leader plan
 // places them like a stage's partitions, each on another node.
 func responsesPartitionStreams(infos map[string]*jetstream.StreamInfo) []string {
-	return partitionNamesIn(infos, StreamResponses, responsesStreamIndex, ResponsesStream)
+	return responses().namesIn(infos)
 }

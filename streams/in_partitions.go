@@ -2,8 +2,6 @@ package streams
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -119,57 +117,40 @@ func (s Settings) inPartitionConfigs(in jetstream.StreamConfig) (jetstream.Strea
 	return zero, out
 }
 
+// input is TOOLGATE_IN and its partition streams.
+func input() partitionFamily {
+	return partitionFamily{base: StreamIn, subject: "toolgate.in.>", name: InputStream}
+}
+
 // InPartitionsOf lists TOOLGATE_IN's partition streams k >= 1 that exist,
 // in order of k: what accumulate reads besides TOOLGATE_IN, whatever its P.
 func InPartitionsOf(ctx context.Context, js jetstream.JetStream) ([]int, error) {
-	_, ks, err := listPartitions(ctx, js, "toolgate.in.>", StreamIn, inStreamIndex)
-	if err != nil {
-		return nil, fmt.Errorf("streams: partitions of %s: %w", StreamIn, err)
-	}
-	return ks, nil
+	return input().partitionsOf(ctx, js)
 }
 
 // InStreamNames names TOOLGATE_IN's partition streams k >= 1 that exist
 // (InPartitionsOf).
 func InStreamNames(ctx context.Context, js jetstream.JetStream) ([]string, error) {
-	ks, err := InPartitionsOf(ctx, js)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]string, 0, len(ks))
-	for _, k := range ks {
-		out = append(out, InputStream(k))
-	}
-	return out, nil
+	return input().names(ctx, js)
 }
 
 // AllInStreams names TOOLGATE_IN and every partition stream of it that
 // exists: what a reader of every stored input reads.
 func AllInStreams(ctx context.Context, js jetstream.JetStream) ([]string, error) {
-	names, err := InStreamNames(ctx, js)
-	if err != nil {
-		return nil, err
-	}
-	return append([]string{StreamIn}, names...), nil
+	return input().all(ctx, js)
 }
 
 // IsInPartitionStream reports whether name is TOOLGATE_IN_<k>, k >= 1.
 func IsInPartitionStream(name string) bool {
-	_, ok := inStreamIndex(name)
+	_, ok := input().index(name)
 	return ok
-}
-
-// inStreamIndex is k of a stream name InputStream(k), k >= 1.
-func inStreamIndex(name string) (int, bool) {
-	k, ok := suffixPartition(StreamIn, name)
-	return k, ok && k < MaxPartitions
 }
 
 // inPartitionStreams names TOOLGATE_IN, when infos has it, and its
 // partition streams in infos, in order of k: the leader plan places them
 // like a stage's partitions, each on another node.
 func inPartitionStreams(infos map[string]*jetstream.StreamInfo) []string {
-	return partitionNamesIn(infos, StreamIn, inStreamIndex, InputStream)
+	return input().namesIn(infos)
 }
 
 // pruneIn deletes TOOLGATE_IN's partition streams beyond s's P that hold
@@ -180,23 +161,5 @@ func pruneIn(ctx context.Context, js jetstream.JetStream, s Settings) (deleted, 
 	if err != nil {
 		return nil, nil, err
 	}
-	for _, k := range ks {
-		if k < s.Fair.PartitionCount() {
-			continue
-		}
-		name := InputStream(k)
-		str, err := js.Stream(ctx, name)
-		if err != nil {
-			return deleted, kept, fmt.Errorf("streams: stream %s: %w", name, err)
-		}
-		if str.CachedInfo().State.Msgs > 0 {
-			kept = append(kept, name)
-			continue
-		}
-		if err := js.DeleteStream(ctx, name); err != nil && !errors.Is(err, jetstream.ErrStreamNotFound) {
-			return deleted, kept, fmt.Errorf("streams: delete %s: %w", name, err)
-		}
-		deleted = append(deleted, name)
-	}
-	return deleted, kept, nil
+	return pruneBeyond(ctx, js, ks, s.Fair.PartitionCount(), InputStream)
 }

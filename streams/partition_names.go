@@ -2,6 +2,8 @@ package streams
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -11,8 +13,9 @@ import (
 
 // A partition p >= 1 of a stream is a stream of its own named base_<p>
 // beside its partition 0 stream, base: a stage's (PartitionStream), the
-// results' (ResultsStream), the claimed responses' (ResponsesStream). One
-// parser and two listings serve them all.
+// results' (ResultsStream), the claimed responses' (ResponsesStream), the
+// input's (InputStream). One parser, two listings and one prune serve them
+// all.
 
 // suffixPartition is p of a stream name base_<p>, p >= 1 in canonical
 // decimal; false for any other name.
@@ -63,4 +66,80 @@ func partitionNamesIn(infos map[string]*jetstream.StreamInfo, base string, index
 		out = append(out, name(p))
 	}
 	return out
+}
+
+// partitionFamily is a stream base and its partition streams name(k),
+// k >= 1, that hold subject: the claimed responses' and the input's, read
+// and listed alike.
+type partitionFamily struct {
+	base, subject string
+	name          func(k int) string
+}
+
+// index is k of a stream name name(k), 1 <= k < MaxPartitions.
+func (f partitionFamily) index(name string) (int, bool) {
+	k, ok := suffixPartition(f.base, name)
+	return k, ok && k < MaxPartitions
+}
+
+// partitionsOf lists the partition streams k >= 1 that exist, in order of k.
+func (f partitionFamily) partitionsOf(ctx context.Context, js jetstream.JetStream) ([]int, error) {
+	_, ks, err := listPartitions(ctx, js, f.subject, f.base, f.index)
+	if err != nil {
+		return nil, fmt.Errorf("streams: partitions of %s: %w", f.base, err)
+	}
+	return ks, nil
+}
+
+// names names the partition streams k >= 1 that exist, in order of k.
+func (f partitionFamily) names(ctx context.Context, js jetstream.JetStream) ([]string, error) {
+	ks, err := f.partitionsOf(ctx, js)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, 0, len(ks))
+	for _, k := range ks {
+		out = append(out, f.name(k))
+	}
+	return out, nil
+}
+
+// all names base and every partition stream that exists.
+func (f partitionFamily) all(ctx context.Context, js jetstream.JetStream) ([]string, error) {
+	names, err := f.names(ctx, js)
+	if err != nil {
+		return nil, err
+	}
+	return append([]string{f.base}, names...), nil
+}
+
+// namesIn names base, when infos has it, and its partition streams in
+// infos, in order of k (partitionNamesIn).
+func (f partitionFamily) namesIn(infos map[string]*jetstream.StreamInfo) []string {
+	return partitionNamesIn(infos, f.base, f.index, f.name)
+}
+
+// pruneBeyond deletes the partition streams name(k) of ks with k >= p that
+// hold nothing, and keeps those that still hold messages (their readers
+// read them until they empty).
+func pruneBeyond(ctx context.Context, js jetstream.JetStream, ks []int, p int, name func(k int) string) (deleted, kept []string, err error) {
+	for _, k := range ks {
+		if k < p {
+			continue
+		}
+		n := name(k)
+		str, err := js.Stream(ctx, n)
+		if err != nil {
+			return deleted, kept, fmt.Errorf("streams: stream %s: %w", n, err)
+		}
+		if str.CachedInfo().State.Msgs > 0 {
+			kept = append(kept, n)
+			continue
+		}
+		if err := js.DeleteStream(ctx, n); err != nil && !errors.Is(err, jetstream.ErrStreamNotFound) {
+			return deleted, kept, fmt.Errorf("streams: delete %s: %w", n, err)
+		}
+		deleted = append(deleted, n)
+	}
+	return deleted, kept, nil
 }

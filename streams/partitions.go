@@ -2,7 +2,6 @@ package streams
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -319,23 +318,10 @@ func Prune(ctx context.Context, js jetstream.JetStream, s Settings) (deleted, ke
 		if err != nil {
 			return deleted, kept, err
 		}
-		for _, p := range ps {
-			if p < s.Fair.PartitionCount() {
-				continue
-			}
-			name := PartitionStream(stage, p)
-			str, err := js.Stream(ctx, name)
-			if err != nil {
-				return deleted, kept, fmt.Errorf("streams: stream %s: %w", name, err)
-			}
-			if str.CachedInfo().State.Msgs > 0 {
-				kept = append(kept, name)
-				continue
-			}
-			if err := js.DeleteStream(ctx, name); err != nil && !errors.Is(err, jetstream.ErrStreamNotFound) {
-				return deleted, kept, fmt.Errorf("streams: delete %s: %w", name, err)
-			}
-			deleted = append(deleted, name)
+		d, k, err := pruneBeyond(ctx, js, ps, s.Fair.PartitionCount(), func(p int) string { return PartitionStream(stage, p) })
+		deleted, kept = append(deleted, d...), append(kept, k...)
+		if err != nil {
+			return deleted, kept, err
 		}
 	}
 	d, k, err := pruneResults(ctx, js, s)

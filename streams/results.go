@@ -2,7 +2,6 @@ package streams
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -122,24 +121,11 @@ func pruneResults(ctx context.Context, js jetstream.JetStream, s Settings) (dele
 	if err != nil {
 		return nil, nil, err
 	}
+	ps := make([]int, 0, len(refs))
 	for _, r := range refs {
-		if r.P < s.Fair.PartitionCount() {
-			continue
-		}
-		str, err := js.Stream(ctx, r.Name)
-		if err != nil {
-			return deleted, kept, fmt.Errorf("streams: stream %s: %w", r.Name, err)
-		}
-		if str.CachedInfo().State.Msgs > 0 {
-			kept = append(kept, r.Name)
-			continue
-		}
-		if err := js.DeleteStream(ctx, r.Name); err != nil && !errors.Is(err, jetstream.ErrStreamNotFound) {
-			return deleted, kept, fmt.Errorf("streams: delete %s: %w", r.Name, err)
-		}
-		deleted = append(deleted, r.Name)
+		ps = append(ps, r.P)
 	}
-	return deleted, kept, nil
+	return pruneBeyond(ctx, js, ps, s.Fair.PartitionCount(), ResultsStream)
 }
 
 // resultsPartitionStreams names the results streams among infos, in order
